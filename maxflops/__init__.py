@@ -1,0 +1,20 @@
+"""maxflops: exact per-device, per-step FLOPs of MaxText-style LLM configs, split into learnable-weight and
+attention FLOPs, per component and per layer, for training, prefill and decode.
+
+    import maxflops
+    cfg = maxflops.load_config("deepseek3.2-671b", per_device_batch_size=4, max_target_length=4096)
+    b = maxflops.count(cfg)                        # or count(cfg, segment_lengths=[...]) for packed batches
+    b.total, b.learnable_weight, b.attention, b.components, b.layers
+
+This package imports neither jax nor numpy nor ml_collections at import time; ``maxflops.xla`` and
+``maxflops.bench`` use jax.
+"""
+
+from .account import count
+from .breakdown import Breakdown, LayerRow
+from .config import SCHEMA, CONVENTIONS, available_models, load_config, model_config
+from .maxtext import calculate_tflops_training_per_device
+
+__all__ = ["count", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
+           "model_config", "calculate_tflops_training_per_device"]
+__version__ = "0.1.0"

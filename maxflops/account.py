@@ -1,0 +1,250 @@
+"""Plan + terms + masks -> a Breakdown: the mode, the train multipliers, gradient accumulation, conventions.
+
+Train multipliers (forward + backward): a matmul whose two inputs both need gradients costs 3x its forward
+(forward, input gradient, weight gradient). The DSA indexer reads detached inputs: its projections cost 2x
+(forward + weight gradient) and its scoring 3x (both operands come from trained indexer weights); with
+``indexer_loss_scaling_factor == 0`` nothing reaches it and it costs 1x. ``indexer_train_factor`` overrides.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from typing import Any, Sequence
+
+from . import masks, terms
+from .breakdown import Breakdown, LayerRow, make_breakdown
+from .config import as_dict, resolve, _explicit
+from .plan import CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
+
+
+# --- the sequences of one device step ---------------------------------------------------------------------
+
+class _Uniform:
+    """``count`` sequences of length ``length`` (``count`` may be fractional: MaxText's per-device batch)."""
+
+    def __init__(self, length: int, count):
+        self.length, self.count = length, count
+
+    @property
+    def tokens(self):
+        return self.length * self.count
+
+    def sum(self, f):
+        return f(self.length) * self.count
+
+    def longer_than(self, threshold):
+        return self if self.length > threshold else None
+
+
+class _Packed:
+    """Documents of given lengths (numpy int64 array)."""
+
+    def __init__(self, lengths):
+        self.lengths = lengths
+        self.count = len(lengths)
+
+    @functools.cached_property
+    def tokens(self):
+        return int(self.lengths.sum())
+
+    def sum(self, f):
+        return int(f(self.lengths).sum())
+
+    def longer_than(self, threshold):
+        sel = self.lengths[self.lengths > threshold]
+        return _Packed(sel) if len(sel) else None
+
+
+def _as_lengths(segment_lengths, c) -> Any:
+    import numpy as np
+
+    arr = np.asarray(segment_lengths)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"segment_lengths: expected a non-empty 1-D sequence of ints, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ValueError(f"segment_lengths: expected integers, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    if c["mode"] == "decode":
+        if arr.min() < 0:
+            raise ValueError(f"segment_lengths (decode KV lengths): {int(arr.min())} is negative")
+        return arr
+    if arr.min() < 1:
+        i = int(np.argmin(arr))
+        raise ValueError(f"segment_lengths[{i}] = {int(arr[i])}: document lengths must be >= 1")
+    T = c["max_target_length"]
+    if arr.max() > T:
+        i = int(np.argmax(arr))
+        raise ValueError(f"segment_lengths[{i}] = {int(arr[i])} exceeds max_target_length={T}")
+    capacity = c["per_device_batch_size"] * T
+    total = int(arr.sum())
+    if total > capacity:
+        raise ValueError(f"segment_lengths sum to {total} tokens, more than per_device_batch_size x "
+                         f"max_target_length = {c['per_device_batch_size']} x {T} = {capacity:g}")
+    return arr
+
+
+def _batch(c):
+    b = c["per_device_batch_size"]
+    return int(b) if float(b).is_integer() else Fraction(b).limit_denominator(1 << 20)
+
+
+# --- pricing one layer kind -------------------------------------------------------------------------------
+
+def _pairs(kind: LayerKind, seqs, c, decode: bool):
+    """Attended (query, key) pairs of an attention layer kind under the config's conventions."""
+    mixer, span = kind.mixer, kind.span
+    if decode:
+        return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
+    if mixer == GLOBAL and c["causal_pairs"] == "half_square":
+        return masks.half_square(seqs)
+    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "megatron":
+        return masks.window_megatron(seqs, span)
+    if mixer == WINDOW and c["window_pairs"] == "maxtext":
+        return masks.band_maxtext(seqs, span)
+    if mixer == CHUNK and c["window_pairs"] == "maxtext":
+        return masks.chunk_maxtext(seqs, span)
+    if mixer == DSA and c["dsa_pairs"] == "maxtext":
+        return masks.band_maxtext(seqs, span)
+    if mixer == DSA and c["dsa_pairs"] == "megatron":
+        return masks.dsa_megatron(seqs, span)
+    return seqs.sum(lambda L: masks.pairs(mixer, span, L))
+
+
+def _indexer(kind: LayerKind, seqs, c, decode: bool) -> tuple[Any, Any]:
+    """(tokens that run the indexer, scored pairs)."""
+    if decode:  # the new token scores every cached key and itself
+        return seqs.count, seqs.sum(lambda kv: kv + 1)
+    if c["indexer_skip_within_topk"]:  # only sequences longer than K run the indexer
+        seqs = seqs.longer_than(kind.span)
+        if seqs is None:
+            return 0, 0
+    if c["indexer_pairs"] == "half_square":
+        return seqs.tokens, masks.half_square(seqs)
+    return seqs.tokens, seqs.sum(masks.causal)
+
+
+def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
+    """Forward FLOPs of every row of this kind, by component (may hold Fractions under a convention)."""
+    d = c["emb_dim"]
+    tokens = seqs.count if decode else seqs.tokens
+    out: dict[str, Any] = {}
+    if kind.projection == "gdn":
+        nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
+        dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
+        proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
+        out["qkv_proj"] = proj_in * tokens
+        if c["gdn_conv_taps"] == "full":
+            taps = K * tokens
+        elif decode:
+            taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
+        else:
+            taps = seqs.sum(lambda L: masks.capped(L, K))
+        out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
+        out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
+        out["out_proj"] = proj_out * tokens
+    else:
+        h = c["num_query_heads"]
+        if kind.projection == "mla":
+            out["qkv_proj"] = terms.mla_qkv(d, h, c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                                            c["qk_rope_head_dim"], c["v_head_dim"], c["mla_norm_flops"]) * tokens
+            d_qk, d_v = c["qk_nope_head_dim"] + c["qk_rope_head_dim"], c["v_head_dim"]
+        else:
+            hd = c["head_dim"]
+            gate = c["attention_output_gate"] and c["gate_projections"]
+            out["qkv_proj"] = terms.gqa_qkv(d, h, c["num_kv_heads"], hd, gate) * tokens
+            d_qk = d_v = hd
+        out["core_attention"] = terms.attention_per_pair(h, d_qk, d_v) * _pairs(kind, seqs, c, decode)
+        if kind.computes_index:
+            idx_tokens, scored = _indexer(kind, seqs, c, decode)
+            n, hd_i = c["index_n_heads"], c["index_head_dim"]
+            out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
+            out["indexer_score"] = terms.indexer_per_pair(n, hd_i) * scored
+        out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
+    gated = len(c["mlp_activations"]) == 2
+    if kind.ffn == "moe":
+        out["moe_router"] = terms.router(d, c["num_experts"]) * tokens
+        out["moe_routed"] = c["num_experts_per_tok"] * terms.mlp(d, c["moe_mlp_dim"], gated) * tokens
+        if c["shared_experts"]:
+            gate = terms.shared_gate(d) if c["shared_expert_gate"] and c["gate_projections"] else 0
+            out["moe_shared"] = (c["shared_experts"] * terms.mlp(d, c["moe_mlp_dim"], gated) + gate) * tokens
+    else:
+        out["mlp"] = terms.mlp(d, c["mlp_dim"], gated) * tokens
+    if kind.mtp:
+        if c["mtp_eh_proj"]:
+            out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
+        if c["mtp_norm_flops"]:
+            out["mtp_norm"] = 3 * d * tokens
+        if c["mtp_logits"]:
+            out["logits"] = terms.logits(d, _vocab(c)) * tokens
+    return out
+
+
+def _vocab(c) -> int:
+    return terms.padded_vocab(c["vocab_size"], c["make_vocab_size_divisible_by"], c["tensor_parallel_size"])
+
+
+def train_factor(component: str, c) -> int:
+    """Forward + backward cost of a component as a multiple of its forward."""
+    if component.startswith("indexer_"):
+        if c["indexer_train_factor"]:
+            return c["indexer_train_factor"]
+        if c["indexer_loss_scaling_factor"] == 0:
+            return 1
+        return 2 if component == "indexer_proj" else 3
+    return 3
+
+
+# --- the count --------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=256)
+def _resolved_and_plan(items: tuple):
+    c = resolve(_explicit(dict(items)))
+    return c, build_plan(c)
+
+
+def _freeze(config) -> tuple:
+    d = as_dict(config)
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items()))
+
+
+def _to_int(x) -> int:
+    return x if isinstance(x, int) else round(x)
+
+
+def count(config, segment_lengths: Sequence[int] | Any = None) -> Breakdown:
+    """Exact per-device per-step FLOPs of ``config``.
+
+    ``segment_lengths``: the real document lengths of one micro-batch on this device (packed THD); every
+    mask restarts at a document start and padding is not counted. Without it the batch is
+    ``per_device_batch_size`` full sequences of ``max_target_length``. In decode mode it gives each sequence's
+    KV-cache length instead of ``decode_kv_length``.
+    """
+    c, plan = _resolved_and_plan(_freeze(config))
+    mode = c["mode"]
+    decode = mode == "decode"
+    if segment_lengths is not None:
+        seqs = _Packed(_as_lengths(segment_lengths, c))
+    elif decode:
+        seqs = _Uniform(c["decode_kv_length"], _batch(c))
+    else:
+        seqs = _Uniform(c["max_target_length"], _batch(c))
+    steps = c["gradient_accumulation_steps"] if mode == "train" else 1
+
+    priced: dict[LayerKind, dict[str, int]] = {}
+    for kind in plan.kinds:
+        fwd = price_forward(kind, c, seqs, decode)
+        if mode == "train":
+            fwd = {k: v * train_factor(k, c) for k, v in fwd.items()}
+        priced[kind] = {k: _to_int(v * steps) for k, v in fwd.items()}
+
+    rows = [LayerRow(name, "mtp" if kind.mtp else "decoder", kind.mixer, kind.ffn, kind.computes_index,
+                     priced[kind]) for name, kind in plan.rows]
+    tokens = seqs.count if decode else seqs.tokens
+    head = terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if mode == "train" else 1) * steps
+    rows.append(LayerRow("head", "head", "", "", False, {"logits": _to_int(head)}))
+    return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), rows)
+

@@ -1,0 +1,107 @@
+"""The result of a count: an immutable breakdown of per-device per-step FLOPs."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Mapping
+
+# Components that mix the sequence (the "attention FLOPs" of MaxText's split); every other one is a matmul
+# against a learned weight.
+ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score"})
+
+# Display order; unknown names sort after these.
+COMPONENT_ORDER = ("qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score",
+                   "mlp", "moe_router", "moe_routed", "moe_shared", "mtp_eh_proj", "mtp_norm", "logits", "mtp")
+
+
+def ordered(components: Mapping[str, int]) -> dict[str, int]:
+    rank = {n: i for i, n in enumerate(COMPONENT_ORDER)}
+    return {k: components[k] for k in sorted(components, key=lambda k: (rank.get(k, len(rank)), k))}
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerRow:
+    """One decoder layer, MTP module, or the output head ("head")."""
+
+    name: str
+    group: str  # "decoder", "mtp" or "head"
+    mixer: str  # global / window / chunk / dsa / bidirectional / linear, or "" for the head
+    ffn: str  # dense / moe, or "" for the head
+    computes_index: bool
+    components: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.components.values())
+
+    @property
+    def attention(self) -> int:
+        return sum(v for k, v in self.components.items() if k in ATTENTION_COMPONENTS)
+
+    @property
+    def learnable_weight(self) -> int:
+        return self.total - self.attention
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "group": self.group, "mixer": self.mixer, "ffn": self.ffn, "computes_index": self.computes_index,
+                "total": self.total, "learnable_weight": self.learnable_weight, "attention": self.attention,
+                "components": dict(self.components)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Breakdown:
+    """Per-device, per-step FLOPs (Python ints) of one config, mode and batch.
+
+    ``components`` sums each kind of matmul over the decoder layers and the head; everything the MTP modules
+    execute (eh projection, their layer, their logits) is the single component ``mtp``. ``layers`` has one
+    row per decoder layer, per MTP module and for the head, each with its own components. Invariants:
+    ``total == learnable_weight + attention == sum(components.values()) == sum(row.total for row in layers)``.
+    """
+
+    model_name: str
+    mode: str
+    convention: str
+    tokens: int  # tokens processed per device per step (decode: new tokens)
+    layers: tuple  # LayerRow, in execution order, the head last
+    learnable_weight: int
+    attention: int
+    components: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return self.learnable_weight + self.attention
+
+    @property
+    def per_token(self) -> float:
+        """FLOPs per processed token."""
+        return self.total / self.tokens if self.tokens else 0.0
+
+    @property
+    def tflops(self) -> float:
+        return self.total / 1e12
+
+    @property
+    def mtp(self) -> int:
+        return self.components.get("mtp", 0)
+
+    def to_dict(self) -> dict:
+        return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,
+                "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
+                "attention": self.attention, "per_token": self.per_token, "components": dict(self.components),
+                "layers": [row.to_dict() for row in self.layers]}
+
+
+def make_breakdown(model_name, mode, convention, tokens, rows) -> Breakdown:
+    components: dict[str, int] = {}
+    learnable = attention = 0
+    for row in rows:
+        for name, value in row.components.items():
+            key = "mtp" if row.group == "mtp" else name
+            components[key] = components.get(key, 0) + value
+            if name in ATTENTION_COMPONENTS:
+                attention += value
+            else:
+                learnable += value
+    return Breakdown(model_name, mode, convention, tokens, tuple(rows), learnable, attention,
+                     types.MappingProxyType(ordered(components)))

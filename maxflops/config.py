@@ -1,0 +1,368 @@
+"""The config schema: every key, its default, its type and what it means, in one place.
+
+A maxflops config is a locked ``ml_collections.ConfigDict`` whose keys are exactly the keys of ``SCHEMA``.
+Key names follow MaxText where MaxText has the idea (``emb_dim``, ``num_query_heads``, ``index_topk``...).
+
+``ml_collections`` is imported only when a ConfigDict is built, so ``import maxflops`` stays cheap; the
+accounting itself reads any mapping or attribute-style object with these keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.util
+import os
+import pathlib
+from typing import Any, Mapping
+
+_PATTERN_LETTERS = "GLCD"
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    default: Any
+    kind: type  # int, float, bool, str, tuple (of str)
+    doc: str
+    choices: tuple = ()
+    minimum: float | None = None  # inclusive lower bound for numbers
+
+
+def _f(default, kind, doc, choices=(), minimum=None):
+    return Field(default, kind, doc, tuple(choices), minimum)
+
+
+SCHEMA: dict[str, Field] = {
+    # --- identity and trunk -------------------------------------------------------------------------------
+    "model_name": _f("default", str, "Name shown in reports."),
+    "num_decoder_layers": _f(2, int, "Decoder layers (MTP modules not included).", minimum=1),
+    "emb_dim": _f(512, int, "Model (hidden) width D.", minimum=1),
+    "vocab_size": _f(32000, int, "Vocabulary size V of the output head (logits cost 2*D*V per token).",
+                     minimum=1),
+    # --- attention projections ----------------------------------------------------------------------------
+    "attention_type": _f("global", str, "'global': MHA/GQA/MQA projections; 'mla': multi-head latent "
+                                         "attention (DeepSeek).", choices=("global", "mla")),
+    "num_query_heads": _f(4, int, "Query heads H.", minimum=1),
+    "num_kv_heads": _f(4, int, "Key/value heads (GQA groups); must divide num_query_heads.", minimum=1),
+    "head_dim": _f(128, int, "Per-head width for 'global' attention (q, k and v).", minimum=1),
+    "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
+                                             "per-head output gate, doubling its width."),
+    "q_lora_rank": _f(0, int, "MLA: q down-projection rank; 0 means q is projected directly from D.",
+                      minimum=0),
+    "kv_lora_rank": _f(512, int, "MLA: compressed kv rank.", minimum=1),
+    "qk_nope_head_dim": _f(128, int, "MLA: per-head q/k width without RoPE.", minimum=0),
+    "qk_rope_head_dim": _f(64, int, "MLA: per-head q/k RoPE width (k's is shared by all heads).", minimum=0),
+    "v_head_dim": _f(128, int, "MLA: per-head value width.", minimum=1),
+    # --- feed-forward -------------------------------------------------------------------------------------
+    "mlp_dim": _f(2048, int, "Dense FFN hidden width.", minimum=1),
+    "mlp_activations": _f(("silu", "linear"), tuple, "FFN activations, MaxText style: two entries mean a "
+                                                     "gated FFN (3 matrices), one entry a plain FFN (2)."),
+    "num_experts": _f(1, int, "Routed experts E; 1 means no MoE layers.", minimum=1),
+    "num_experts_per_tok": _f(1, int, "Experts each token is routed to (top-k).", minimum=1),
+    "moe_mlp_dim": _f(2048, int, "Hidden width of each routed and each shared expert.", minimum=1),
+    "shared_experts": _f(0, int, "Shared (always-on) experts per MoE layer.", minimum=0),
+    "shared_expert_gate": _f(False, bool, "Qwen3-Next: a sigmoid gate D -> 1 scales the shared experts."),
+    "first_num_dense_layers": _f(0, int, "Layers 0..k-1 use the dense FFN (DeepSeek first_k_dense).",
+                                 minimum=0),
+    "interleave_moe_layer_step": _f(1, int, "With s > 1, layer l (0-based) past the dense prefix is MoE iff "
+                                            "(l+1) % s == 0 (Llama 4).", minimum=1),
+    # --- mixers -------------------------------------------------------------------------------------------
+    "attention_layer_pattern": _f("G", str, "Cyclic mixer pattern over decoder layers, layer l uses "
+                                            "pattern[l % len]: G global causal, L sliding window, C chunked, "
+                                            "D gated-delta-net linear attention."),
+    "sliding_window_size": _f(0, int, "Window W of 'L' layers: query i sees keys max(0, i-W+1)..i.",
+                              minimum=0),
+    "chunk_attn_window_size": _f(0, int, "Chunk C of 'C' layers: query i sees earlier keys of its chunk.",
+                                 minimum=0),
+    "causal": _f(True, bool, "False: bidirectional (encoder) attention, L^2 pairs, on 'G' layers."),
+    # --- DSA sparse attention (DeepSeek-V3.2, GLM-5) ------------------------------------------------------
+    "use_sparse_indexer": _f(False, bool, "DSA: 'G' layers attend only the index_topk keys the indexer "
+                                          "picks."),
+    "index_n_heads": _f(64, int, "DSA indexer heads.", minimum=1),
+    "index_head_dim": _f(128, int, "DSA indexer head width.", minimum=1),
+    "index_topk": _f(2048, int, "DSA: keys attended per query (K).", minimum=1),
+    "index_topk_freq": _f(1, int, "GLM-5 index reuse: see index_skip_offset.", minimum=1),
+    "index_skip_offset": _f(0, int, "GLM-5 index reuse: layer l (1-based) computes its own top-k iff "
+                                    "max(l - max(offset, 1), 0) % freq == 0; other layers reuse it.",
+                            minimum=0),
+    "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
+                                                  "gets no gradient (counted forward only).", minimum=0),
+    # --- multi-token prediction ---------------------------------------------------------------------------
+    "mtp_num_layers": _f(0, int, "MTP modules (train mode only): eh projection 2D -> D, one layer like the "
+                                 "last decoder layer, and the output head.", minimum=0),
+    # --- gated delta net (Qwen3-Next linear attention) ----------------------------------------------------
+    "gdn_num_key_heads": _f(16, int, "Gated-delta-net q/k heads.", minimum=1),
+    "gdn_num_value_heads": _f(32, int, "Gated-delta-net value heads (the state count).", minimum=1),
+    "gdn_key_head_dim": _f(128, int, "Gated-delta-net q/k head width.", minimum=1),
+    "gdn_value_head_dim": _f(128, int, "Gated-delta-net value head width.", minimum=1),
+    "gdn_conv_kernel_dim": _f(4, int, "Causal depthwise conv width over q, k, v channels.", minimum=1),
+    # --- the step -----------------------------------------------------------------------------------------
+    "per_device_batch_size": _f(1.0, float, "Sequences per device per micro-batch (may be fractional, as in "
+                                            "MaxText).", minimum=0),
+    "max_target_length": _f(2048, int, "Sequence length T (prompt length in prefill).", minimum=1),
+    "gradient_accumulation_steps": _f(1, int, "Micro-batches per train step (train mode only).", minimum=1),
+    "mode": _f("train", str, "'train' (forward + backward), 'prefill' (forward over the prompt), 'decode' "
+                             "(one new token per sequence).", choices=("train", "prefill", "decode")),
+    "decode_kv_length": _f(0, int, "Decode: tokens already in the KV cache; the new token sees these and "
+                                   "itself.", minimum=0),
+    # --- conventions --------------------------------------------------------------------------------------
+    "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
+                                   "reproduces 'maxtext' or 'megatron'. Knobs set explicitly win.",
+                     choices=("exact", "maxtext", "megatron")),
+    "causal_pairs": _f("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
+                                     "'half_square' L^2/2 (MaxText, Megatron).",
+                       choices=("exact", "half_square")),
+    "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', or 'maxtext' (MaxText's "
+                                     "approximation).", choices=("exact", "maxtext", "megatron")),
+    "dsa_pairs": _f("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
+                                  "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
+                                  "min(1, attended/dense).", choices=("exact", "maxtext", "megatron")),
+    "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
+                                      "'half_square' L^2/2.", choices=("exact", "half_square")),
+    "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
+    "indexer_every_layer": _f(False, bool, "Charge the indexer on every DSA layer, ignoring index reuse "
+                                           "(MaxText)."),
+    "indexer_train_factor": _f(0, int, "Train multiplier of the indexer; 0 = the gradient rule "
+                                       "(projections 2x, scoring 3x, or 1x with no indexer loss).",
+                               minimum=0),
+    "gdn_conv_taps": _f("exact", str, "Gated-delta-net conv: 'exact' counts non-padding taps only "
+                                      "(min(i+1, kernel) for token i); 'full' counts the whole kernel "
+                                      "(MaxText).", choices=("exact", "full")),
+    "gdn_core_state_ops": _f(3, int, "Gated-delta-net core: state-sized matmuls per token and value head "
+                                     "(exact 3: read S^T k, rank-one update, read S^T q; MaxText and "
+                                     "Megatron count 4).", minimum=1),
+    "gate_projections": _f(True, bool, "Count the gate matmuls MaxText omits: Qwen3-Next's attention "
+                                       "output gate and shared-expert gate."),
+    "mtp_eh_proj": _f(True, bool, "Count the MTP eh projection 2D -> D."),
+    "mtp_logits": _f(True, bool, "Count the MTP modules' output head."),
+    "mtp_norm_flops": _f(False, bool, "Megatron: add 3*D per token per MTP module for its norms."),
+    "mla_norm_flops": _f(False, bool, "Megatron: add the '+1' norm terms inside the MLA q and kv terms."),
+    "make_vocab_size_divisible_by": _f(1, int, "Pad the vocab to a multiple of this x "
+                                               "tensor_parallel_size (Megatron pads to 128).", minimum=1),
+    "tensor_parallel_size": _f(1, int, "Tensor parallel degree; only used to pad the vocab.", minimum=1),
+}
+
+# What each convention bundle sets. A knob given explicitly in the same config wins over its bundle.
+CONVENTIONS: dict[str, dict[str, Any]] = {
+    "exact": {},
+    "maxtext": {
+        "causal_pairs": "half_square",
+        "window_pairs": "maxtext",
+        "dsa_pairs": "maxtext",
+        "indexer_pairs": "half_square",
+        "indexer_skip_within_topk": True,
+        "indexer_every_layer": True,
+        "indexer_train_factor": 3,
+        "gdn_conv_taps": "full",
+        "gdn_core_state_ops": 4,
+        "gate_projections": False,
+        "mtp_eh_proj": False,
+        "mtp_logits": False,
+    },
+    "megatron": {
+        "causal_pairs": "half_square",
+        "window_pairs": "megatron",
+        "dsa_pairs": "megatron",
+        "indexer_pairs": "half_square",
+        "indexer_train_factor": 3,
+        "gdn_core_state_ops": 4,
+        "mtp_norm_flops": True,
+        "mla_norm_flops": True,
+        "make_vocab_size_divisible_by": 128,
+    },
+}
+
+CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
+
+
+def _closest(key: str) -> str:
+    match = difflib.get_close_matches(key, SCHEMA, n=1, cutoff=0.5)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """Return ``value`` as the schema type of ``key`` or raise ValueError naming both."""
+    field = SCHEMA[key]
+    kind = field.kind
+    bad = ValueError(f"config key {key!r}: expected {kind.__name__}, got {value!r} ({type(value).__name__})")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise bad
+    if kind is int:
+        if isinstance(value, bool):
+            raise bad
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                raise bad from None
+        if hasattr(value, "__index__"):  # numpy integers
+            return int(value)
+        raise bad
+    if kind is float:
+        if isinstance(value, bool):
+            raise bad
+        try:
+            if isinstance(value, (int, float, str)) or hasattr(value, "__float__"):
+                return float(value)
+        except ValueError:
+            raise bad from None
+        raise bad
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        raise bad
+    if kind is tuple:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise bad
+    raise AssertionError(kind)
+
+
+def _check_value(key: str, value: Any) -> None:
+    field = SCHEMA[key]
+    if field.choices and value not in field.choices:
+        raise ValueError(f"config key {key!r}: {value!r} is not one of {', '.join(map(repr, field.choices))}")
+    if field.minimum is not None and value < field.minimum:
+        what = "must be positive" if field.minimum == 1 else f"must be >= {field.minimum}"
+        raise ValueError(f"config key {key!r}: {what}, got {value!r}")
+
+
+def _check_relations(c: Mapping[str, Any]) -> None:
+    """Checks that involve more than one key."""
+
+    def err(key, msg):
+        raise ValueError(f"config key {key!r}: {msg}")
+
+    if c["num_query_heads"] % c["num_kv_heads"]:
+        err("num_kv_heads", f"{c['num_kv_heads']} does not divide num_query_heads={c['num_query_heads']}")
+    if c["num_experts_per_tok"] > c["num_experts"]:
+        err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}")
+    if not 1 <= len(c["mlp_activations"]) <= 2:
+        err("mlp_activations", f"{list(c['mlp_activations'])!r}: give one activation (plain FFN) or two "
+                               "(gated FFN)")
+    pattern = c["attention_layer_pattern"]
+    if not pattern:
+        err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
+    for ch in pattern:
+        if ch not in _PATTERN_LETTERS:
+            err("attention_layer_pattern", f"{pattern!r} has unknown letter {ch!r}; letters are G (global), "
+                                           "L (sliding window), C (chunked), D (gated delta net)")
+    if "L" in pattern and c["sliding_window_size"] < 1:
+        err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'L' layers, "
+                                   f"got {c['sliding_window_size']}")
+    if "C" in pattern and c["chunk_attn_window_size"] < 1:
+        err("chunk_attn_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'C' "
+                                      f"layers, got {c['chunk_attn_window_size']}")
+    if c["use_sparse_indexer"] and c["attention_type"] != "mla":
+        err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla'")
+    if c["mode"] == "decode" and not c["causal"]:
+        err("causal", "decode needs causal attention")
+    tokens = c["per_device_batch_size"] * c["max_target_length"]
+    if tokens <= 0 or (c["mode"] != "decode" and not float(tokens).is_integer()):
+        err("per_device_batch_size", f"{c['per_device_batch_size']!r} x max_target_length="
+                                     f"{c['max_target_length']} must be a positive whole number of tokens")
+
+
+def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults + convention bundle + overrides -> validated plain dict. Raises ValueError on bad input."""
+    values = {k: f.default for k, f in SCHEMA.items()}
+    given = {}
+    for key, value in overrides.items():
+        if key not in SCHEMA:
+            raise ValueError(f"unknown config key {key!r}{_closest(key)}")
+        given[key] = _coerce(key, value)
+    convention = given.get("convention", values["convention"])
+    _check_value("convention", convention)
+    values.update(CONVENTIONS[convention])
+    values.update(given)
+    for key, value in values.items():
+        _check_value(key, value)
+    _check_relations(values)
+    return values
+
+
+def model_config(**overrides):
+    """A locked ConfigDict: schema defaults, then the convention bundle, then ``overrides``; validated."""
+    from ml_collections import config_dict
+
+    cfg = config_dict.ConfigDict(resolve(overrides))
+    cfg.lock()
+    return cfg
+
+
+def config_dir() -> pathlib.Path:
+    env = os.environ.get(CONFIG_DIR_ENV)
+    if env:
+        return pathlib.Path(env)
+    return pathlib.Path(__file__).resolve().parent.parent / "configs"
+
+
+def available_models() -> list[str]:
+    d = config_dir()
+    return sorted(p.stem for p in d.glob("*.py") if not p.name.startswith("_")) if d.is_dir() else []
+
+
+def _load_file(path: pathlib.Path):
+    spec = importlib.util.spec_from_file_location(f"maxflops_config_{path.stem.replace('.', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "get_config"):
+        raise ValueError(f"config file {str(path)!r} has no get_config()")
+    return module.get_config()
+
+
+def as_dict(config: Any) -> dict[str, Any]:
+    """Any ConfigDict, mapping or attribute object with schema keys -> plain dict (no validation)."""
+    if hasattr(config, "to_dict"):
+        return config.to_dict()
+    if isinstance(config, Mapping):
+        return dict(config)
+    return {k: getattr(config, k) for k in SCHEMA if hasattr(config, k)}
+
+
+def load_config(name_or_path: str, **overrides):
+    """Load a model by name (a file in ``configs/``) or a path to an ml_collections config file.
+
+    ``overrides`` replace keys of the loaded config; the result is validated and locked.
+    """
+    path = pathlib.Path(name_or_path)
+    if not (name_or_path.endswith(".py") or path.is_file()):
+        path = config_dir() / f"{name_or_path}.py"
+        if not path.is_file():
+            names = available_models()
+            match = difflib.get_close_matches(name_or_path, names, n=1, cutoff=0.4)
+            hint = f" (did you mean {match[0]!r}?)" if match else ""
+            raise ValueError(f"model {name_or_path!r} not found{hint}; known models: {', '.join(names)}")
+    elif not path.is_file():
+        raise ValueError(f"config file {name_or_path!r} does not exist")
+    return model_config(**{**_explicit(as_dict(_load_file(path))), **overrides})
+
+
+def _explicit(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Drop the knobs a convention bundle set, so that a convention override re-derives them.
+
+    A loaded ConfigDict carries every key. Keys still equal to the bundle value of its own convention are
+    treated as not given, so ``load_config(name, convention='maxtext')`` works on a file built as 'exact'.
+    """
+    out = dict(values)
+    bundle = CONVENTIONS.get(out.get("convention", "exact"), {})
+    for key, field in SCHEMA.items():
+        if key in out and key != "convention" and out[key] == bundle.get(key, field.default):
+            del out[key]
+    return out
+
+
+def validate(config: Any) -> dict[str, Any]:
+    """Validate any config-like object and return the resolved plain dict (convention knobs applied)."""
+    return resolve(_explicit(as_dict(config)))
+

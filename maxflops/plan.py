@@ -1,0 +1,94 @@
+"""Config -> plan: the one place that knows layer patterns.
+
+A plan is a tuple of rows ``(name, LayerKind)``, one per decoder layer and (in train mode) one per MTP module.
+``LayerKind`` says what a layer is made of; identical kinds are priced once by the account.
+
+Patterns handled here and nowhere else:
+- mixers: ``attention_layer_pattern`` is cyclic; 'G' layers become DSA sparse layers when
+  ``use_sparse_indexer`` is on, and a DSA layer computes its own top-k index iff the GLM-5 reuse rule says so;
+- FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``);
+- MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
+  index-reuse rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+# Mixer kinds. The first five are attention over (query, key) pairs; "linear" is the gated delta net.
+GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR = "global", "window", "chunk", "dsa", "bidirectional", "linear"
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerKind:
+    mixer: str  # one of GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR
+    span: int  # window W, chunk C or top-k K; 0 for the others
+    projection: str  # "gqa", "mla" or "gdn"
+    computes_index: bool  # DSA only: this layer runs the indexer (else it reuses an earlier top-k)
+    ffn: str  # "dense" or "moe"
+    mtp: bool  # an MTP module (adds the eh projection and its own output head)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    rows: tuple  # ((name, LayerKind), ...) in execution order
+    counts: tuple  # ((LayerKind, how many rows have it), ...) in order of first appearance
+
+    @property
+    def kinds(self):
+        return tuple(k for k, _ in self.counts)
+
+
+def computes_index(layer_number: int, freq: int, offset: int) -> bool:
+    """GLM-5 index reuse: layer ``layer_number`` (1-based) computes its own top-k iff
+    max(layer_number - max(offset, 1), 0) % freq == 0. With freq 1 every layer does."""
+    return max(layer_number - max(offset, 1), 0) % freq == 0
+
+
+def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
+    """Layer ``layer`` (0-based) is MoE iff there are experts, it is past the dense prefix, and the
+    interleave step selects it ((layer+1) % step == 0)."""
+    return (c["num_experts"] > 1 and layer >= c["first_num_dense_layers"]
+            and (layer + 1) % c["interleave_moe_layer_step"] == 0)
+
+
+def mixer_of(letter: str, layer_number: int, c: Mapping[str, Any]) -> tuple[str, int, bool]:
+    """(mixer, span, computes_index) of a pattern letter; ``layer_number`` is 1-based for index reuse."""
+    if letter == "L":
+        return WINDOW, c["sliding_window_size"], False
+    if letter == "C":
+        return CHUNK, c["chunk_attn_window_size"], False
+    if letter == "D":
+        return LINEAR, 0, False
+    if not c["causal"]:
+        return BIDIRECTIONAL, 0, False
+    if c["use_sparse_indexer"]:
+        if c["indexer_every_layer"]:
+            return DSA, c["index_topk"], True
+        return DSA, c["index_topk"], computes_index(layer_number, c["index_topk_freq"], c["index_skip_offset"])
+    return GLOBAL, 0, False
+
+
+def build_plan(c: Mapping[str, Any]) -> Plan:
+    """The plan of a resolved config (see ``maxflops.config.resolve``)."""
+    pattern = c["attention_layer_pattern"]
+    attn_projection = "mla" if c["attention_type"] == "mla" else "gqa"
+    rows = []
+    letter = "G"
+    ffn = "dense"
+    for layer in range(c["num_decoder_layers"]):
+        letter = pattern[layer % len(pattern)]
+        mixer, span, index = mixer_of(letter, layer + 1, c)
+        ffn = "moe" if is_moe_layer(layer, c) else "dense"
+        projection = "gdn" if mixer == LINEAR else attn_projection
+        rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False)))
+    if c["mode"] == "train":
+        for k in range(1, c["mtp_num_layers"] + 1):
+            mixer, span, index = mixer_of(letter, k, c)
+            projection = "gdn" if mixer == LINEAR else attn_projection
+            rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True)))
+    counts: dict[LayerKind, int] = {}
+    for _, kind in rows:
+        counts[kind] = counts.get(kind, 0) + 1
+    return Plan(tuple(rows), tuple(counts.items()))

@@ -1,0 +1,111 @@
+"""Forward FLOPs of each component: small pure functions over Python ints.
+
+A matmul [M, K] x [K, N] costs 2*M*N*K. Only matmuls count: norms, softmax, activations, RoPE, the router's
+top-k, sorting, gathers, elementwise gates and the embedding lookup cost 0 here.
+
+Per-token terms return the FLOPs of one token's matmuls against learned weights (multiply by tokens).
+Per-pair terms return the FLOPs of one attended (query, key) pair summed over heads (multiply by pairs).
+"""
+
+from __future__ import annotations
+
+
+def gqa_qkv(d: int, n_q: int, n_kv: int, head_dim: int, output_gate: bool = False) -> int:
+    """q: D -> H*hd (x2 with a per-head output gate, Qwen3-Next); k and v: D -> Hkv*hd each.
+    MHA is Hkv = H, MQA is Hkv = 1."""
+    q_width = n_q * head_dim * (2 if output_gate else 1)
+    return 2 * d * (q_width + 2 * n_kv * head_dim)
+
+
+def attention_out(n_q: int, v_head_dim: int, d: int) -> int:
+    """Output projection H*dv -> D."""
+    return 2 * n_q * v_head_dim * d
+
+
+def mla_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int, v: int,
+            norm_flops: bool = False) -> int:
+    """Multi-head latent attention, non-absorbed (the model-FLOPs form).
+
+    q: with q_lora > 0, D -> q_lora then q_lora -> H*(nope+rope); else D -> H*(nope+rope).
+    kv: D -> kv_lora + rope (the latent plus the shared RoPE key), then kv_lora -> H*(nope + v).
+    ``norm_flops`` adds Megatron's '+1' terms: one FLOP per element of each low-rank latent that an RMSNorm
+    touches, written as (rank + 1) in its q and kv down-projection widths -- not a matmul; a convention only.
+    """
+    qk = nope + rope
+    plus = 1 if norm_flops else 0
+    if q_lora:
+        q = 2 * d * q_lora + 2 * (q_lora + plus) * n_q * qk
+    else:
+        q = 2 * d * n_q * qk
+    kv = 2 * d * (kv_lora + rope) + 2 * (kv_lora + plus) * n_q * (nope + v)
+    return q + kv
+
+
+def attention_per_pair(n_q: int, d_qk: int, d_v: int) -> int:
+    """QK^T (2*d_qk) plus PV (2*d_v) per head for one attended pair."""
+    return 2 * n_q * (d_qk + d_v)
+
+
+def indexer_proj(d: int, q_lora: int, n_heads: int, head_dim: int) -> int:
+    """DSA indexer projections per token: q from the q latent (or from D without q LoRA) to
+    n_heads*head_dim, k D -> head_dim (one shared key head), head weights D -> n_heads."""
+    q_in = q_lora if q_lora else d
+    return 2 * q_in * n_heads * head_dim + 2 * d * head_dim + 2 * d * n_heads
+
+
+def indexer_per_pair(n_heads: int, head_dim: int) -> int:
+    """DSA indexer scoring per scored pair: q.k over every head (2*n*hd) and the weighted head
+    reduction sum_h w_h * relu(q_h.k) (2*n)."""
+    return 2 * n_heads * head_dim + 2 * n_heads
+
+
+def mlp(d: int, hidden: int, gated: bool) -> int:
+    """Gated FFN (SwiGLU/GeGLU): gate and up D -> F, down F -> D: 6*D*F. Plain FFN: 4*D*F."""
+    return (6 if gated else 4) * d * hidden
+
+
+def router(d: int, num_experts: int) -> int:
+    """MoE router logits D -> E: every expert is scored for every token."""
+    return 2 * d * num_experts
+
+
+def shared_gate(d: int) -> int:
+    """Qwen3-Next shared-expert gate D -> 1."""
+    return 2 * d
+
+
+def gdn_proj(d: int, n_k: int, n_v: int, dk: int, dv: int) -> tuple[int, int]:
+    """Gated delta net projections per token: (input, output).
+
+    input: q and k D -> n_k*dk each, v and the output gate z D -> n_v*dv each, beta and the decay a D -> n_v each.
+    output: n_v*dv -> D.
+    """
+    return 2 * d * (2 * n_k * dk + 2 * n_v * dv + 2 * n_v), 2 * n_v * dv * d
+
+
+def gdn_conv_channels(n_k: int, n_v: int, dk: int, dv: int) -> int:
+    """Channels of the causal depthwise conv (q, k and v): each costs 2 FLOPs per non-padding tap."""
+    return 2 * n_k * dk + n_v * dv
+
+
+def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 3) -> int:
+    """Gated delta rule, recurrent form, per token over the n_v value heads with state S [dk, dv]:
+    read S^T k (2*dk*dv), rank-one update S += k (x) delta (2*dk*dv), output S^T q (2*dk*dv): 3 state ops.
+    The decay and the beta scaling are elementwise (0). MaxText and Megatron count 4 state-sized ops."""
+    return 2 * state_ops * n_v * dk * dv
+
+
+def logits(d: int, vocab: int) -> int:
+    """Output head D -> V."""
+    return 2 * d * vocab
+
+
+def mtp_eh(d: int) -> int:
+    """MTP eh projection: concat(embedding, hidden) 2D -> D."""
+    return 2 * (2 * d) * d
+
+
+def padded_vocab(vocab: int, divisible_by: int, tp: int) -> int:
+    """Vocabulary padded up to a multiple of divisible_by * tp (Megatron)."""
+    m = divisible_by * tp
+    return -(-vocab // m) * m
