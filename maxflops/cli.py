@@ -82,7 +82,7 @@ def _parse(argv: list[str]):
 
     fv = flags.FlagValues()
     config_flags.DEFINE_config_file("config", None, "ml_collections config file (get_config()).",
-                                    flag_values=fv, lock_config=True)
+                                    flag_values=fv, lock_config=True, sys_argv=argv)
     flags.DEFINE_boolean("json", False, "Print the breakdown as JSON.", flag_values=fv)
     flags.DEFINE_boolean("list", False, "List the built-in models.", flag_values=fv)
     try:

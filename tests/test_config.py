@@ -1,0 +1,121 @@
+"""Config loading and every kind of bad input: a ValueError that names the key and the value."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import maxflops
+from maxflops import cli
+from maxflops.config import SCHEMA
+
+ALL_MODELS = ["llama2-7b", "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "deepseek2-16b",
+              "deepseek3-671b", "deepseek3.2-671b", "glm5", "gemma3-27b", "gpt-oss-120b", "llama4-17b-128e",
+              "qwen3-235b-a22b", "qwen3-next-80b-a3b"]
+
+
+def test_every_required_model_is_shipped_and_loads():
+    assert set(ALL_MODELS) <= set(maxflops.available_models())
+    for name in ALL_MODELS:
+        cfg = maxflops.load_config(name)
+        assert cfg.model_name == name
+        assert set(cfg.keys()) == set(SCHEMA)
+
+
+def test_loaded_config_is_locked_and_overridable():
+    cfg = maxflops.load_config("llama2-7b", max_target_length=4096)
+    assert cfg.max_target_length == 4096
+    with pytest.raises(AttributeError):
+        cfg.not_a_key = 1  # locked: no new keys
+
+
+def test_load_by_path(tmp_path):
+    p = tmp_path / "mine.py"
+    p.write_text("from maxflops.config import model_config\n\n"
+                 "def get_config():\n    return model_config(model_name='mine', emb_dim=64)\n")
+    assert maxflops.load_config(str(p)).emb_dim == 64
+
+
+def test_convention_override_rederives_the_bundle():
+    cfg = maxflops.load_config("deepseek3.2-671b", convention="maxtext")
+    assert cfg.causal_pairs == "half_square" and cfg.dsa_pairs == "maxtext"
+    back = maxflops.load_config("deepseek3.2-671b", convention="maxtext", causal_pairs="exact")
+    assert back.causal_pairs == "exact"  # an explicit knob beats its bundle
+
+
+def test_every_key_is_documented():
+    for key, field in SCHEMA.items():
+        assert field.doc.strip(), key
+        assert isinstance(field.default, field.kind), key
+
+
+BAD = [
+    (dict(max_target_lenght=4096), "max_target_lenght", "max_target_length"),
+    (dict(emb_dim="wide"), "emb_dim", "'wide'"),
+    (dict(emb_dim=0), "emb_dim", "0"),
+    (dict(num_decoder_layers=-2), "num_decoder_layers", "-2"),
+    (dict(num_query_heads=8, num_kv_heads=3), "num_kv_heads", "3"),
+    (dict(num_experts=4, num_experts_per_tok=6), "num_experts_per_tok", "6"),
+    (dict(attention_type="mla", use_sparse_indexer=True, index_topk=0), "index_topk", "0"),
+    (dict(attention_layer_pattern="GLX", sliding_window_size=4), "attention_layer_pattern", "'X'"),
+    (dict(attention_layer_pattern="L"), "sliding_window_size", "0"),
+    (dict(attention_layer_pattern="C", chunk_attn_window_size=-1), "chunk_attn_window_size", "-1"),
+    (dict(mode="serve"), "mode", "'serve'"),
+    (dict(convention="nemo"), "convention", "'nemo'"),
+    (dict(use_sparse_indexer=True), "use_sparse_indexer", "mla"),
+    (dict(mlp_activations=("silu", "linear", "gelu")), "mlp_activations", "gelu"),
+    (dict(per_device_batch_size=0.3, max_target_length=5), "per_device_batch_size", "0.3"),
+    (dict(use_sparse_indexer="yes"), "use_sparse_indexer", "'yes'"),
+]
+
+
+@pytest.mark.parametrize("overrides,key,value", BAD)
+def test_bad_config_names_key_and_value(overrides, key, value):
+    with pytest.raises(ValueError) as e:
+        maxflops.model_config(**overrides)
+    assert key in str(e.value) and value in str(e.value)
+
+
+@pytest.mark.parametrize("lengths,needle", [
+    ([100, 0, 5], "segment_lengths[1] = 0"),
+    ([100, -3], "segment_lengths[1] = -3"),
+    ([3000], "segment_lengths[0] = 3000 exceeds max_target_length=2048"),
+    ([2048, 2048, 1], "sum to 4097"),
+    ([[1, 2]], "1-D"),
+    ([1.5], "integers"),
+    ([], "non-empty"),
+])
+def test_bad_segment_lengths(lengths, needle):
+    cfg = maxflops.model_config(per_device_batch_size=2, max_target_length=2048)
+    with pytest.raises(ValueError) as e:
+        maxflops.count(cfg, segment_lengths=lengths)
+    assert needle in str(e.value)
+
+
+def test_unknown_model_suggests_the_closest():
+    with pytest.raises(ValueError, match="glm5"):
+        maxflops.load_config("glm6")
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--model=glm6"], "did you mean 'glm5'"),
+    (["--config.max_target_lenght=4"], "unknown config key 'max_target_lenght'"),
+    (["--config.num_kv_heads=abc"], "'num_kv_heads': expected int, got 'abc'"),
+    (["--config.num_kv_heads=3"], "'num_kv_heads': 3 does not divide"),
+    (["--config.mode=serve"], "'mode': 'serve'"),
+    (["--model=glm5", "--config=configs/glm5.py"], "not both"),
+    (["stray"], "unexpected argument"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(argv, needle, capsys):
+    assert cli.main(["maxflops", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_bad_input_in_a_real_process():
+    root = pathlib.Path(__file__).resolve().parent.parent
+    p = subprocess.run([sys.executable, "-m", "maxflops", "--config.emb_dim=0"], capture_output=True, text=True,
+                       cwd=root)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == "maxflops: error: config key 'emb_dim': must be positive, got 0"

@@ -1,0 +1,166 @@
+"""Per-model goldens derived by another route: weight shapes and brute-force masks, not the library's terms.
+
+For every shipped config this test lists the weight matrices one token multiplies (a state-dict view: name ->
+shape), counts FLOPs as 2 * prod(shape) per matrix, enumerates each layer's attention mask as a boolean
+matrix, and rebuilds the train-step count. It also checks the configs against the models' published
+parameter counts.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import maxflops
+from maxflops.config import validate
+
+T = 3000  # odd-sized, above every window and top-k of the shipped configs, below Llama 4's chunk
+MODELS = maxflops.available_models()
+
+
+def mask_pairs(letter, c, L=T):
+    """Attended pairs of one layer by enumerating its boolean mask."""
+    i = np.arange(L)[:, None]
+    j = np.arange(L)[None, :]
+    causal = j <= i
+    if letter == "L":
+        return int((causal & (j > i - c["sliding_window_size"])).sum())
+    if letter == "C":
+        C = c["chunk_attn_window_size"]
+        return int((causal & (j // C == i // C)).sum())
+    if letter == "G" and c["use_sparse_indexer"]:  # each query keeps its K best visible keys
+        return int(np.minimum(causal.sum(axis=1), c["index_topk"]).sum())
+    return int(causal.sum())
+
+
+def layer_weights(c, letter, moe, computes_index, active=True):
+    """(name, shape) of every matmul weight a token goes through in one layer."""
+    D = c["emb_dim"]
+    w = []
+    if letter == "D":
+        nk, nv, dk, dv = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
+                          c["gdn_value_head_dim"])
+        w += [("in_proj_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), ("in_proj_ba", (D, 2 * nv)),
+              ("out_proj", (nv * dv, D))]
+    elif c["attention_type"] == "mla":
+        H, qk = c["num_query_heads"], c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+        if c["q_lora_rank"]:
+            w += [("wq_a", (D, c["q_lora_rank"])), ("wq_b", (c["q_lora_rank"], H * qk))]
+        else:
+            w += [("wq", (D, H * qk))]
+        w += [("wkv_a", (D, c["kv_lora_rank"] + c["qk_rope_head_dim"])),
+              ("wkv_b", (c["kv_lora_rank"], H * (c["qk_nope_head_dim"] + c["v_head_dim"]))),
+              ("wo", (H * c["v_head_dim"], D))]
+    else:
+        H, Hkv, hd = c["num_query_heads"], c["num_kv_heads"], c["head_dim"]
+        gate = 2 if c["attention_output_gate"] else 1
+        w += [("wq", (D, gate * H * hd)), ("wk", (D, Hkv * hd)), ("wv", (D, Hkv * hd)), ("wo", (H * hd, D))]
+    gated = len(c["mlp_activations"]) == 2
+    if moe:
+        E, k, S, F = c["num_experts"], c["num_experts_per_tok"], c["shared_experts"], c["moe_mlp_dim"]
+        w += [("router", (D, E))]
+        for e in range(k if active else E):
+            w += [(f"expert{e}.up", (D, F)), (f"expert{e}.down", (F, D))] + ([(f"expert{e}.gate", (D, F))] if gated else [])
+        for s in range(S):
+            w += [(f"shared{s}.up", (D, F)), (f"shared{s}.down", (F, D))] + ([(f"shared{s}.gate", (D, F))] if gated else [])
+        if c["shared_expert_gate"]:
+            w += [("shared_gate", (D, 1))]
+    else:
+        F = c["mlp_dim"]
+        w += [("up", (D, F)), ("down", (F, D))] + ([("gate", (D, F))] if gated else [])
+    return w
+
+
+def indexer_weights(c):
+    D, n, hd = c["emb_dim"], c["index_n_heads"], c["index_head_dim"]
+    return [("idx_wq", (c["q_lora_rank"] or D, n * hd)), ("idx_wk", (D, hd)), ("idx_w", (D, n))]
+
+
+def flops(weights):
+    return sum(2 * math.prod(shape) for _, shape in weights)
+
+
+def golden_train(c, tokens=T):
+    """Train-step FLOPs of one sequence of T tokens: 3x forward for everything but the indexer, which gets no
+    gradient with indexer_loss_scaling_factor == 0 (1x)."""
+    pattern, N = c["attention_layer_pattern"], c["num_decoder_layers"]
+    learn = attn = 0
+    layers = []
+    for l in range(N):
+        letter = pattern[l % len(pattern)]
+        moe = c["num_experts"] > 1 and l >= c["first_num_dense_layers"] and (l + 1) % c["interleave_moe_layer_step"] == 0
+        # GLM-5.2 index reuse written out as its published schedule: layers 1, 2, 3, then every 4th.
+        own_index = c["index_topk_freq"] == 1 or (l + 1) <= c["index_skip_offset"] or \
+            (l + 1 - c["index_skip_offset"]) % c["index_topk_freq"] == 0
+        layers.append((letter, moe, own_index))
+    layers += [(layers[-1][0], layers[-1][1], True, "mtp")] * c["mtp_num_layers"]
+    for entry in layers:
+        letter, moe, own_index = entry[:3]
+        learn += 3 * flops(layer_weights(c, letter, moe, own_index)) * tokens
+        if letter == "D":
+            nk, nv, dk, dv, K = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
+                                 c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
+            taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
+            learn += 3 * 2 * (2 * nk * dk + nv * dv) * taps
+            attn += 3 * (3 * 2 * dk * dv) * nv * tokens  # S^T k, k (x) delta, S^T q per value head
+        else:
+            if c["attention_type"] == "mla":
+                dqk, dv = c["qk_nope_head_dim"] + c["qk_rope_head_dim"], c["v_head_dim"]
+            else:
+                dqk = dv = c["head_dim"]
+            attn += 3 * 2 * c["num_query_heads"] * (dqk + dv) * mask_pairs(letter, c, tokens)
+            if c["use_sparse_indexer"] and letter == "G" and own_index:
+                learn += 1 * flops(indexer_weights(c)) * tokens
+                n, hd = c["index_n_heads"], c["index_head_dim"]
+                attn += 1 * (2 * n * hd + 2 * n) * (tokens * (tokens + 1) // 2)
+        if len(entry) == 4:  # MTP: eh projection and its own head
+            learn += 3 * flops([("eh", (2 * c["emb_dim"], c["emb_dim"])), ("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
+    learn += 3 * flops([("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
+    return learn, attn
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_train_step_matches_weight_shape_golden(name):
+    cfg = maxflops.load_config(name, max_target_length=T, per_device_batch_size=1)
+    c = validate(cfg)
+    b = maxflops.count(cfg)
+    learn, attn = golden_train(c)
+    assert (b.learnable_weight, b.attention) == (learn, attn)
+    assert b.total == sum(b.components.values()) == sum(r.total for r in b.layers)
+
+
+def test_glm5_index_schedule_is_the_published_one():
+    # GLM-5.2's indexer_types: layers 0, 1, 2 and then every fourth layer from 6 compute their own top-k.
+    b = maxflops.count(maxflops.load_config("glm5"))
+    own = [int(r.name.split()[1]) for r in b.layers if r.group == "decoder" and r.computes_index]
+    assert own == [0, 1, 2] + list(range(6, 78, 4))
+    assert len(own) == 21
+    assert [r.computes_index for r in b.layers if r.group == "mtp"] == [True]  # MTP numbers itself from 1
+
+
+# Published total parameter counts (embeddings included, tied heads once). The tolerance is 2.5% because the
+# published figures are rounded and include norms, biases and other non-matmul weights counted nowhere here.
+PUBLISHED = {
+    "llama2-7b": 6.74e9, "llama3.1-8b": 8.03e9, "llama3.1-70b": 70.6e9, "llama3.1-405b": 405.9e9,
+    "mixtral-8x7b": 46.7e9, "deepseek2-16b": 15.7e9, "deepseek3-671b": 671e9, "deepseek3.2-671b": 671e9,
+    "qwen3-235b-a22b": 235e9, "gpt-oss-120b": 116.8e9, "llama4-17b-128e": 400e9, "qwen3-next-80b-a3b": 80e9,
+    "gemma3-27b": 27.0e9, "glm5": 744e9,
+}
+TIED = {"gemma3-27b"}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_configs_match_published_parameter_counts(name):
+    c = validate(maxflops.load_config(name))
+    pattern = c["attention_layer_pattern"]
+    total = 0
+    for l in range(c["num_decoder_layers"]):
+        moe = c["num_experts"] > 1 and l >= c["first_num_dense_layers"] and (l + 1) % c["interleave_moe_layer_step"] == 0
+        letter = pattern[l % len(pattern)]
+        total += sum(math.prod(s) for _, s in layer_weights(c, letter, moe, True, active=False))
+        if c["use_sparse_indexer"] and letter == "G":
+            total += sum(math.prod(s) for _, s in indexer_weights(c))
+    total += c["vocab_size"] * c["emb_dim"] * (1 if name in TIED else 2)
+    if name == "glm5":  # GLM-5's 744B counts its MTP layer (a full MoE layer)
+        total += sum(math.prod(s) for _, s in layer_weights(c, "G", True, True, active=False))
+    assert abs(total - PUBLISHED[name]) / PUBLISHED[name] < 0.025, f"{name}: {total / 1e9:.2f}B"
