@@ -1,0 +1,186 @@
+"""Modes, packed sequences, gradient accumulation, MTP, the indexer's training rule, invariants."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import maxflops
+from maxflops import cli
+
+SMALL = dict(model_name="small", num_decoder_layers=4, emb_dim=64, vocab_size=1000, num_query_heads=4,
+             num_kv_heads=2, head_dim=16, mlp_dim=128)
+MLA_DSA = dict(SMALL, attention_type="mla", num_kv_heads=4, q_lora_rank=32, kv_lora_rank=24, qk_nope_head_dim=8,
+               qk_rope_head_dim=4, v_head_dim=8, use_sparse_indexer=True, index_n_heads=2, index_head_dim=8,
+               index_topk=5, index_topk_freq=2, index_skip_offset=1, num_experts=4, num_experts_per_tok=2,
+               moe_mlp_dim=32, shared_experts=1, first_num_dense_layers=1, mtp_num_layers=1)
+HYBRID = dict(SMALL, attention_layer_pattern="LCDG", sliding_window_size=5, chunk_attn_window_size=6,
+              gdn_num_key_heads=2, gdn_num_value_heads=4, gdn_key_head_dim=8, gdn_value_head_dim=8,
+              gdn_conv_kernel_dim=3, attention_output_gate=True)
+SHAPES = {"dense": SMALL, "mla_dsa": MLA_DSA, "hybrid": HYBRID}
+
+
+def count(shape, **kw):
+    return maxflops.count(maxflops.model_config(**{**SHAPES[shape], **kw}))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_decode_is_the_last_row_of_a_prefill(shape):
+    # One decode step at KV length kv does exactly the work that a prefill of kv+1 tokens adds over a prefill
+    # of kv tokens: the same projections for one token, the last row of every mask, one logits row.
+    for kv in (1, 4, 5, 6, 11, 17):
+        dec = count(shape, mode="decode", decode_kv_length=kv, max_target_length=64)
+        longer = count(shape, mode="prefill", max_target_length=kv + 1)
+        shorter = count(shape, mode="prefill", max_target_length=kv)
+        assert dec.total == longer.total - shorter.total, kv
+        assert dict(dec.components) == {k: longer.components[k] - shorter.components.get(k, 0)
+                                        for k in longer.components}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_packed_documents_are_separate_sequences(shape):
+    # Packing restarts every mask at a document start: a packed batch costs the sum of its documents run alone.
+    docs = [7, 1, 12, 30, 3]
+    packed = maxflops.count(maxflops.model_config(**{**SHAPES[shape], "max_target_length": 32,
+                                                     "per_device_batch_size": 2, "mode": "prefill"}),
+                            segment_lengths=docs)
+    alone = sum(count(shape, max_target_length=L, mode="prefill").total for L in docs)
+    assert packed.total == alone
+    assert packed.tokens == sum(docs)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_uniform_packed_equals_padded_bshd(shape):
+    cfg = maxflops.model_config(**{**SHAPES[shape], "max_target_length": 16, "per_device_batch_size": 3})
+    assert maxflops.count(cfg, segment_lengths=[16, 16, 16]).to_dict() == maxflops.count(cfg).to_dict()
+    assert maxflops.count(cfg, segment_lengths=np.array([16, 16, 16])).total == maxflops.count(cfg).total
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=12))
+def test_thd_never_exceeds_padded_bshd(docs):
+    cfg = maxflops.model_config(**{**MLA_DSA, "max_target_length": 40, "per_device_batch_size": len(docs)})
+    assert maxflops.count(cfg, segment_lengths=docs).total <= maxflops.count(cfg).total
+
+
+def test_packed_100k_documents_is_exact():
+    rng = np.random.default_rng(1)
+    docs = rng.integers(1, 4097, size=100_000)
+    cfg = maxflops.load_config("glm5", max_target_length=4096, per_device_batch_size=int(docs.sum()) // 4096 + 1)
+    b = maxflops.count(cfg, segment_lengths=docs)
+    # DSA core pairs by another route: sum over documents of sum_i min(i+1, K), via a histogram of lengths.
+    K = 2048
+    per_len = np.concatenate([[0], np.cumsum(np.minimum(np.arange(1, 4097), K))])
+    pairs = int(per_len[docs].sum())
+    h, dqk, dv = 64, 192 + 64, 256
+    # 78 decoder layers (the MTP module's share is in the "mtp" component).
+    assert b.components["core_attention"] == 3 * 2 * h * (dqk + dv) * pairs * 78
+    assert b.tokens == int(docs.sum())
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_gradient_accumulation_multiplies_the_step(shape):
+    one = count(shape, max_target_length=24)
+    four = count(shape, max_target_length=24, gradient_accumulation_steps=4)
+    assert four.total == 4 * one.total and four.tokens == 4 * one.tokens
+    assert dict(four.components) == {k: 4 * v for k, v in one.components.items()}
+
+
+def test_train_is_three_forwards_without_indexer_and_mtp():
+    for shape in ("dense", "hybrid"):
+        train = count(shape, max_target_length=20)
+        prefill = count(shape, max_target_length=20, mode="prefill")
+        assert train.total == 3 * prefill.total
+
+
+def test_indexer_training_rule():
+    base = dict(MLA_DSA, mtp_num_layers=0, max_target_length=20)
+    fwd = count("mla_dsa", **{**base, "mode": "prefill"}).components
+    frozen = count("mla_dsa", **base).components
+    trained = count("mla_dsa", **base, indexer_loss_scaling_factor=0.1).components
+    # No indexer loss: the detached indexer gets no gradient, forward only.
+    assert frozen["indexer_proj"] == fwd["indexer_proj"] and frozen["indexer_score"] == fwd["indexer_score"]
+    # With the loss: projections see detached inputs (forward + weight gradient), scoring is 3x.
+    assert trained["indexer_proj"] == 2 * fwd["indexer_proj"]
+    assert trained["indexer_score"] == 3 * fwd["indexer_score"]
+    assert trained["qkv_proj"] == frozen["qkv_proj"] == 3 * fwd["qkv_proj"]
+
+
+def test_mtp_module_costs_eh_projection_a_layer_and_its_logits():
+    # Hand-derived for MLA_DSA at T=20 (train, MTP copies the last decoder layer: DSA + MoE, own index).
+    T, D, V = 20, 64, 1000
+    with_mtp = count("mla_dsa", max_target_length=T)
+    without = count("mla_dsa", max_target_length=T, mtp_num_layers=0)
+    last = [r for r in with_mtp.layers if r.name == "layer 3"][0]
+    mtp_row = [r for r in with_mtp.layers if r.group == "mtp"][0]
+    eh = 3 * 2 * (2 * D) * D * T
+    logits = 3 * 2 * D * V * T
+    # Layer 3 (1-based 4) reuses its index under freq 2 offset 1; MTP 1 computes its own, so add the indexer.
+    idx_proj = 1 * 2 * (32 * 2 * 8 + D * 8 + D * 2) * T
+    idx_score = 1 * (2 * 2 * 8 + 2 * 2) * (T * (T + 1) // 2)
+    assert not last.computes_index and mtp_row.computes_index
+    assert mtp_row.total == last.total + eh + logits + idx_proj + idx_score
+    assert with_mtp.total - without.total == mtp_row.total == with_mtp.components["mtp"]
+    # MTP is a training objective only.
+    assert count("mla_dsa", max_target_length=T, mode="prefill").components.get("mtp", 0) == 0
+
+
+def test_fractional_batch_is_a_per_device_average():
+    half = count("dense", per_device_batch_size=0.5, max_target_length=64)
+    two = count("dense", per_device_batch_size=2, max_target_length=64)
+    assert half.total * 4 == two.total
+    assert half.tokens == 32
+
+
+def test_bidirectional_attention_counts_the_full_square():
+    enc = count("dense", causal=False, max_target_length=10, mode="prefill")
+    dec = count("dense", max_target_length=10, mode="prefill")
+    per_pair = 2 * 4 * (16 + 16)
+    assert enc.components["core_attention"] - dec.components["core_attention"] == 4 * per_pair * (100 - 55)
+
+
+def test_decode_with_ragged_cache_lengths():
+    cfg = maxflops.model_config(**{**SMALL, "mode": "decode", "per_device_batch_size": 3})
+    ragged = maxflops.count(cfg, segment_lengths=[5, 0, 9])
+    parts = [maxflops.count(maxflops.model_config(**{**SMALL, "mode": "decode", "decode_kv_length": kv}))
+             for kv in (5, 0, 9)]
+    assert ragged.total == sum(p.total for p in parts) and ragged.tokens == 3
+
+
+def test_breakdown_is_immutable_and_serializable():
+    b = count("mla_dsa", max_target_length=16)
+    with pytest.raises(Exception):
+        b.components["logits"] = 0
+    with pytest.raises(Exception):
+        b.total = 1
+    d = json.loads(json.dumps(b.to_dict()))
+    assert d["total"] == b.total == d["learnable_weight"] + d["attention"]
+    assert all(isinstance(v, int) for v in b.components.values())
+
+
+def test_maxtext_style_entry_point_prints_the_maxtext_line(capsys):
+    cfg = maxflops.load_config("deepseek2-16b", per_device_batch_size=4, max_target_length=8192, convention="maxtext")
+    total, learnable, attention = maxflops.calculate_tflops_training_per_device(cfg, log=True)
+    out = capsys.readouterr().out
+    assert "Per train step:" in out and "Total TFLOPs: 593.27" in out
+    assert "split as 81.24% learnable weight flops and 18.76% attention flops" in out
+    assert total == pytest.approx(learnable + attention, rel=1e-15)
+
+
+def test_import_does_not_pull_jax_numpy_or_ml_collections():
+    code = "import sys, maxflops; print(sorted(m for m in ('jax', 'numpy', 'ml_collections') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_cli_default_report_and_json(capsys):
+    assert cli.main(["maxflops"]) == 0
+    text = capsys.readouterr().out
+    assert "deepseek3.2-671b" in text and "Total TFLOPs per device per step" in text and "indexer_score" in text
+    assert cli.main(["maxflops", "--model=glm5", "--config.max_target_length=4096", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    b = maxflops.count(maxflops.load_config("glm5", max_target_length=4096))
+    assert d["total"] == b.total and d["config"]["max_target_length"] == 4096
