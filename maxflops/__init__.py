@@ -10,11 +10,11 @@ This package imports neither jax nor numpy nor ml_collections at import time; ``
 ``maxflops.bench`` use jax.
 """
 
-from .account import count
+from .account import count, sweep
 from .breakdown import Breakdown, LayerRow
 from .config import SCHEMA, CONVENTIONS, available_models, load_config, model_config
 from .maxtext import calculate_tflops_training_per_device
 
-__all__ = ["count", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
+__all__ = ["count", "sweep", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
            "model_config", "calculate_tflops_training_per_device"]
 __version__ = "0.1.0"

@@ -13,8 +13,8 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
-from .breakdown import Breakdown, LayerRow, make_breakdown
-from .config import as_dict, resolve, _explicit
+from .breakdown import Breakdown, make_breakdown
+from .config import apply_overrides, as_dict, resolve, _explicit
 from .plan import CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
 
 
@@ -33,6 +33,9 @@ class _Uniform:
     def sum(self, f):
         return f(self.length) * self.count
 
+    def exact_pairs(self, mixer, span):
+        return masks.pairs(mixer, span, self.length) * self.count
+
     def longer_than(self, threshold):
         return self if self.length > threshold else None
 
@@ -43,6 +46,7 @@ class _Packed:
     def __init__(self, lengths):
         self.lengths = lengths
         self.count = len(lengths)
+        self._pairs = {}
 
     @functools.cached_property
     def tokens(self):
@@ -50,6 +54,13 @@ class _Packed:
 
     def sum(self, f):
         return int(f(self.lengths).sum())
+
+    def exact_pairs(self, mixer, span):
+        """Cached: several layer kinds share a mask, and each pass reads every document."""
+        key = (mixer, span)
+        if key not in self._pairs:
+            self._pairs[key] = int(masks.pairs(mixer, span, self.lengths).sum())
+        return self._pairs[key]
 
     def longer_than(self, threshold):
         sel = self.lengths[self.lengths > threshold]
@@ -111,7 +122,7 @@ def _pairs(kind: LayerKind, seqs, c, decode: bool):
         return masks.band_maxtext(seqs, span)
     if mixer == DSA and c["dsa_pairs"] == "megatron":
         return masks.dsa_megatron(seqs, span)
-    return seqs.sum(lambda L: masks.pairs(mixer, span, L))
+    return seqs.exact_pairs(mixer, span)
 
 
 def _indexer(kind: LayerKind, seqs, c, decode: bool) -> tuple[Any, Any]:
@@ -124,7 +135,7 @@ def _indexer(kind: LayerKind, seqs, c, decode: bool) -> tuple[Any, Any]:
             return 0, 0
     if c["indexer_pairs"] == "half_square":
         return seqs.tokens, masks.half_square(seqs)
-    return seqs.tokens, seqs.sum(masks.causal)
+    return seqs.tokens, seqs.exact_pairs(GLOBAL, 0)
 
 
 def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
@@ -142,7 +153,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
         elif decode:
             taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
         else:
-            taps = seqs.sum(lambda L: masks.capped(L, K))
+            taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
         out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
         out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
         out["out_proj"] = proj_out * tokens
@@ -200,30 +211,58 @@ def train_factor(component: str, c) -> int:
 
 # --- the count --------------------------------------------------------------------------------------------
 
+# Keys the plan depends on; sweeps over anything else (lengths, batch, conventions' pair rules) reuse it.
+PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", "causal", "use_sparse_indexer",
+             "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
+             "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
+             "interleave_moe_layer_step", "mtp_num_layers", "mode")
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(plan_items: tuple):
+    return build_plan(dict(plan_items))
+
+
 @functools.lru_cache(maxsize=256)
-def _resolved_and_plan(items: tuple):
-    c = resolve(_explicit(dict(items)))
-    return c, build_plan(c)
+def _resolved(items: tuple) -> dict:
+    return resolve(_explicit(dict(items)))
 
 
-def _freeze(config) -> tuple:
+@functools.lru_cache(maxsize=4096)
+def _with_overrides(items: tuple, overrides: tuple) -> dict:
+    if any(k == "convention" for k, _ in overrides):
+        return resolve({**_explicit(dict(items)), **dict(overrides)})
+    return apply_overrides(_resolved(items), dict(overrides))
+
+
+def _key(config) -> tuple:
+    """A hashable snapshot of the config's values (cheap for a ConfigDict)."""
+    fields = getattr(config, "_fields", None)  # ConfigDict's own storage: 30x faster than to_dict()
+    if isinstance(fields, dict) and all(type(v) in _PLAIN for v in fields.values()):
+        return tuple(fields.items())
     d = as_dict(config)
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items()))
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items())
+
+
+_PLAIN = (int, float, str, bool, tuple)
 
 
 def _to_int(x) -> int:
     return x if isinstance(x, int) else round(x)
 
 
-def count(config, segment_lengths: Sequence[int] | Any = None) -> Breakdown:
+def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Breakdown:
     """Exact per-device per-step FLOPs of ``config``.
 
     ``segment_lengths``: the real document lengths of one micro-batch on this device (packed THD); every
     mask restarts at a document start and padding is not counted. Without it the batch is
     ``per_device_batch_size`` full sequences of ``max_target_length``. In decode mode it gives each sequence's
-    KV-cache length instead of ``decode_kv_length``.
+    KV-cache length instead of ``decode_kv_length``. ``overrides`` replace config keys for this count only
+    (validated; e.g. ``count(cfg, max_target_length=L)`` in a sweep).
     """
-    c, plan = _resolved_and_plan(_freeze(config))
+    key = _key(config)
+    c = _with_overrides(key, tuple(sorted(overrides.items()))) if overrides else _resolved(key)
+    plan = _plan(tuple((k, c[k]) for k in PLAN_KEYS))
     mode = c["mode"]
     decode = mode == "decode"
     if segment_lengths is not None:
@@ -233,18 +272,17 @@ def count(config, segment_lengths: Sequence[int] | Any = None) -> Breakdown:
     else:
         seqs = _Uniform(c["max_target_length"], _batch(c))
     steps = c["gradient_accumulation_steps"] if mode == "train" else 1
+    train = mode == "train"
 
-    priced: dict[LayerKind, dict[str, int]] = {}
+    priced = []
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode)
-        if mode == "train":
-            fwd = {k: v * train_factor(k, c) for k, v in fwd.items()}
-        priced[kind] = {k: _to_int(v * steps) for k, v in fwd.items()}
-
-    rows = [LayerRow(name, "mtp" if kind.mtp else "decoder", kind.mixer, kind.ffn, kind.computes_index,
-                     priced[kind]) for name, kind in plan.rows]
+        priced.append({k: _to_int(v * (train_factor(k, c) if train else 1) * steps) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    head = terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if mode == "train" else 1) * steps
-    rows.append(LayerRow("head", "head", "", "", False, {"logits": _to_int(head)}))
-    return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), rows)
+    head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if train else 1) * steps)}
+    return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head)
 
+
+def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:
+    """``count`` at each value of one config key (e.g. ``sweep(cfg, "max_target_length", lengths)``)."""
+    return [count(config, segment_lengths, **{**overrides, key: v}) for v in values]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from typing import Mapping
 
@@ -63,10 +64,10 @@ class Breakdown:
     mode: str
     convention: str
     tokens: int  # tokens processed per device per step (decode: new tokens)
-    layers: tuple  # LayerRow, in execution order, the head last
     learnable_weight: int
     attention: int
     components: Mapping[str, int]
+    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head)
 
     @property
     def total(self) -> int:
@@ -85,6 +86,16 @@ class Breakdown:
     def mtp(self) -> int:
         return self.components.get("mtp", 0)
 
+    @functools.cached_property
+    def layers(self) -> tuple:
+        """LayerRow per decoder layer, per MTP module, and the head, in execution order (built on first use)."""
+        plan, priced, head = self._source
+        frozen = [types.MappingProxyType(p) for p in priced]
+        rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
+                         plan.kinds[i].computes_index, frozen[i]) for name, i in plan.rows]
+        rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head)))
+        return tuple(rows)
+
     def to_dict(self) -> dict:
         return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,
                 "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
@@ -92,16 +103,21 @@ class Breakdown:
                 "layers": [row.to_dict() for row in self.layers]}
 
 
-def make_breakdown(model_name, mode, convention, tokens, rows) -> Breakdown:
+def make_breakdown(model_name, mode, convention, tokens, plan, priced, head) -> Breakdown:
+    """Sum the priced layer kinds (``priced[i]`` for ``plan.kinds[i]``, each as many times as the plan has it)
+    and the head into a Breakdown."""
     components: dict[str, int] = {}
     learnable = attention = 0
-    for row in rows:
-        for name, value in row.components.items():
-            key = "mtp" if row.group == "mtp" else name
-            components[key] = components.get(key, 0) + value
+    for kind, n, comps in zip(plan.kinds, plan.multiplicity, priced):
+        for name, value in comps.items():
+            key = "mtp" if kind.mtp else name
+            components[key] = components.get(key, 0) + value * n
             if name in ATTENTION_COMPONENTS:
-                attention += value
+                attention += value * n
             else:
-                learnable += value
-    return Breakdown(model_name, mode, convention, tokens, tuple(rows), learnable, attention,
-                     types.MappingProxyType(ordered(components)))
+                learnable += value * n
+    for name, value in head.items():
+        components[name] = components.get(name, 0) + value
+        learnable += value
+    return Breakdown(model_name, mode, convention, tokens, learnable, attention,
+                     types.MappingProxyType(ordered(components)), (plan, priced, head))

@@ -291,6 +291,18 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
+def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A resolved config with some keys replaced (not 'convention'), validated."""
+    values = dict(resolved)
+    for key, value in overrides.items():
+        if key not in SCHEMA:
+            raise ValueError(f"unknown config key {key!r}{_closest(key)}")
+        values[key] = _coerce(key, value)
+        _check_value(key, values[key])
+    _check_relations(values)
+    return values
+
+
 def model_config(**overrides):
     """A locked ConfigDict: schema defaults, then the convention bundle, then ``overrides``; validated."""
     from ml_collections import config_dict

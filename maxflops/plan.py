@@ -32,12 +32,13 @@ class LayerKind:
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    rows: tuple  # ((name, LayerKind), ...) in execution order
-    counts: tuple  # ((LayerKind, how many rows have it), ...) in order of first appearance
+    kinds: tuple  # the distinct LayerKinds, in order of first appearance
+    multiplicity: tuple  # how many rows have each kind
+    rows: tuple  # ((name, index into kinds), ...) in execution order
 
-    @property
-    def kinds(self):
-        return tuple(k for k, _ in self.counts)
+    def kind_rows(self):
+        """(name, LayerKind) per row."""
+        return tuple((name, self.kinds[i]) for name, i in self.rows)
 
 
 def computes_index(layer_number: int, freq: int, offset: int) -> bool:
@@ -88,7 +89,11 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
             mixer, span, index = mixer_of(letter, k, c)
             projection = "gdn" if mixer == LINEAR else attn_projection
             rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True)))
-    counts: dict[LayerKind, int] = {}
+    index: dict[LayerKind, int] = {}
     for _, kind in rows:
-        counts[kind] = counts.get(kind, 0) + 1
-    return Plan(tuple(rows), tuple(counts.items()))
+        index.setdefault(kind, len(index))
+    kinds = tuple(index)
+    multiplicity = [0] * len(kinds)
+    for _, kind in rows:
+        multiplicity[index[kind]] += 1
+    return Plan(kinds, tuple(multiplicity), tuple((name, index[kind]) for name, kind in rows))

@@ -1,0 +1,114 @@
+"""Speed of the analytic engine, written to benchmarks/RESULTS.md.
+
+    python benchmarks/bench_analytic.py            # prints and rewrites the "Analytic engine" section
+
+Measures (median of repeats, this machine): count() for deepseek3.2-671b and glm5, a 1,000-point sweep over
+sequence lengths, packed accounting of 100,000 documents, per-step cost with the same config object, and the
+wall time of `python -c "import maxflops"` against a bare interpreter.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import maxflops
+
+HERE = pathlib.Path(__file__).resolve().parent
+TARGETS = {"count": 200e-6, "sweep": 100e-3, "packed": 10e-3, "import": 150e-3}
+
+
+def median_time(fn, repeats: int, inner: int = 1) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - t) / inner)
+    return statistics.median(times)
+
+
+def wall(cmd: list[str], repeats: int = 15) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    rows = []
+    ds = maxflops.load_config("deepseek3.2-671b", per_device_batch_size=4, max_target_length=4096)
+    maxflops.count(ds)
+    t = median_time(lambda: maxflops.count(ds), repeats=30, inner=200)
+    rows.append(("count(), deepseek3.2-671b, same config object", t, TARGETS["count"]))
+
+    glm = maxflops.load_config("glm5", max_target_length=131072)
+    t = median_time(lambda: maxflops.count(glm), repeats=30, inner=200)
+    rows.append(("count(), glm5 (78 layers + MTP, index reuse)", t, TARGETS["count"]))
+
+    lengths = np.linspace(1024, 262144, 1000).astype(int)
+
+    t = median_time(lambda: maxflops.sweep(ds, "max_target_length", lengths.tolist()), repeats=5)
+    rows.append(("1,000-point sequence-length sweep, deepseek3.2-671b (`maxflops.sweep`)", t, TARGETS["sweep"]))
+    t = median_time(lambda: maxflops.sweep(glm, "max_target_length", lengths.tolist()), repeats=5)
+    rows.append(("1,000-point sequence-length sweep, glm5", t, TARGETS["sweep"]))
+    t = median_time(lambda: [maxflops.load_config("deepseek3.2-671b", max_target_length=int(L)) for L in
+                             lengths[:100]], repeats=3) * 10
+    rows.append(("for comparison: 1,000 x `load_config` (file + ConfigDict per point)", t, None))
+
+    rng = np.random.default_rng(0)
+    docs = rng.integers(1, 4097, size=100_000)
+    packed_cfg = maxflops.load_config("glm5", max_target_length=4096,
+                                      per_device_batch_size=int(docs.sum()) // 4096 + 1)
+    maxflops.count(packed_cfg, segment_lengths=docs)
+    t = median_time(lambda: maxflops.count(packed_cfg, segment_lengths=docs), repeats=20)
+    rows.append(("packed: 100,000 documents (numpy array), glm5", t, TARGETS["packed"]))
+    docs_list = docs.tolist()
+    t = median_time(lambda: maxflops.count(packed_cfg, segment_lengths=docs_list), repeats=20)
+    rows.append(("packed: 100,000 documents (Python list), glm5", t, None))
+
+    bare = wall([sys.executable, "-c", "pass"])
+    imp = wall([sys.executable, "-c", "import maxflops"])
+    rows.append(("python -c 'import maxflops' (wall, whole process)", imp, TARGETS["import"]))
+    rows.append(("python -c 'pass' (bare interpreter, for reference)", bare, None))
+
+    lines = ["## Analytic engine", "",
+             f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
+             f"numpy {np.__version__}; {time.strftime('%Y-%m-%d')}. Median of repeats; "
+             "`python benchmarks/bench_analytic.py` regenerates this section.", "",
+             "| what | median | target | met |", "|---|---:|---:|:--:|"]
+    for name, t, target in rows:
+        tgt = "" if target is None else _fmt(target)
+        met = "" if target is None else ("yes" if t <= target else "NO")
+        lines.append(f"| {name} | {_fmt(t)} | {tgt} | {met} |")
+    section = "\n".join(lines) + "\n"
+    print(section)
+    _write_section(HERE / "RESULTS.md", "## Analytic engine", section)
+
+
+def _fmt(t: float) -> str:
+    return f"{t * 1e6:.1f} us" if t < 1e-3 else f"{t * 1e3:.2f} ms"
+
+
+def _write_section(path: pathlib.Path, heading: str, section: str) -> None:
+    """Replace one '## ' section of RESULTS.md, keeping the others."""
+    text = path.read_text() if path.exists() else "# Benchmark results\n\n"
+    if heading in text:
+        start = text.index(heading)
+        nxt = text.find("\n## ", start + len(heading))
+        text = text[:start] + section + (text[nxt + 1:] if nxt != -1 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
