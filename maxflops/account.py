@@ -13,94 +13,10 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
+from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
 from .config import apply_overrides, as_dict, resolve, _explicit
 from .plan import CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
-
-
-# --- the sequences of one device step ---------------------------------------------------------------------
-
-class _Uniform:
-    """``count`` sequences of length ``length`` (``count`` may be fractional: MaxText's per-device batch)."""
-
-    def __init__(self, length: int, count):
-        self.length, self.count = length, count
-
-    @property
-    def tokens(self):
-        return self.length * self.count
-
-    def sum(self, f):
-        return f(self.length) * self.count
-
-    def exact_pairs(self, mixer, span):
-        return masks.pairs(mixer, span, self.length) * self.count
-
-    def longer_than(self, threshold):
-        return self if self.length > threshold else None
-
-
-class _Packed:
-    """Documents of given lengths (numpy int64 array)."""
-
-    def __init__(self, lengths):
-        self.lengths = lengths
-        self.count = len(lengths)
-        self._pairs = {}
-
-    @functools.cached_property
-    def tokens(self):
-        return int(self.lengths.sum())
-
-    def sum(self, f):
-        return int(f(self.lengths).sum())
-
-    def exact_pairs(self, mixer, span):
-        """Cached: several layer kinds share a mask, and each pass reads every document."""
-        key = (mixer, span)
-        if key not in self._pairs:
-            self._pairs[key] = int(masks.pairs(mixer, span, self.lengths).sum())
-        return self._pairs[key]
-
-    def longer_than(self, threshold):
-        sel = self.lengths[self.lengths > threshold]
-        return _Packed(sel) if len(sel) else None
-
-
-def _as_lengths(segment_lengths, c) -> Any:
-    import numpy as np
-
-    arr = np.asarray(segment_lengths)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"segment_lengths: expected a non-empty 1-D sequence of ints, got shape {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise ValueError(f"segment_lengths: expected integers, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64, copy=False)
-    if c["mode"] == "decode":
-        if arr.min() < 0:
-            raise ValueError(f"segment_lengths (decode KV lengths): {int(arr.min())} is negative")
-        return arr
-    if arr.min() < 1:
-        i = int(np.argmin(arr))
-        raise ValueError(f"segment_lengths[{i}] = {int(arr[i])}: document lengths must be >= 1")
-    T = c["max_target_length"]
-    if arr.max() > T:
-        i = int(np.argmax(arr))
-        raise ValueError(f"segment_lengths[{i}] = {int(arr[i])} exceeds max_target_length={T}")
-    capacity = c["per_device_batch_size"] * T
-    total = int(arr.sum())
-    if total > capacity:
-        raise ValueError(f"segment_lengths sum to {total} tokens, more than per_device_batch_size x "
-                         f"max_target_length = {c['per_device_batch_size']} x {T} = {capacity:g}")
-    return arr
-
-
-def _batch(c):
-    b = c["per_device_batch_size"]
-    return int(b) if float(b).is_integer() else Fraction(b).limit_denominator(1 << 20)
 
 
 # --- pricing one layer kind -------------------------------------------------------------------------------
@@ -112,8 +28,10 @@ def _pairs(kind: LayerKind, seqs, c, decode: bool):
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     if mixer == GLOBAL and c["causal_pairs"] == "half_square":
         return masks.half_square(seqs)
-    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "megatron":
+    if mixer == WINDOW and c["window_pairs"] == "megatron":
         return masks.window_megatron(seqs, span)
+    if mixer == CHUNK and c["window_pairs"] == "megatron":
+        return masks.chunk_megatron(seqs, span)
     if mixer == WINDOW and c["window_pairs"] == "maxtext":
         return masks.band_maxtext(seqs, span)
     if mixer == CHUNK and c["window_pairs"] == "maxtext":
@@ -173,11 +91,12 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
             idx_tokens, scored = _indexer(kind, seqs, c, decode)
             n, hd_i = c["index_n_heads"], c["index_head_dim"]
             out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-            out["indexer_score"] = terms.indexer_per_pair(n, hd_i) * scored
+            out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
         out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
     gated = len(c["mlp_activations"]) == 2
     if kind.ffn == "moe":
-        out["moe_router"] = terms.router(d, c["num_experts"]) * tokens
+        if c["router_flops"]:
+            out["moe_router"] = terms.router(d, c["num_experts"]) * tokens
         out["moe_routed"] = c["num_experts_per_tok"] * terms.mlp(d, c["moe_mlp_dim"], gated) * tokens
         if c["shared_experts"]:
             gate = terms.shared_gate(d) if c["shared_expert_gate"] and c["gate_projections"] else 0
@@ -188,7 +107,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
         if c["mtp_eh_proj"]:
             out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
         if c["mtp_norm_flops"]:
-            out["mtp_norm"] = 3 * d * tokens
+            out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
             out["logits"] = terms.logits(d, _vocab(c)) * tokens
     return out
@@ -266,11 +185,11 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     mode = c["mode"]
     decode = mode == "decode"
     if segment_lengths is not None:
-        seqs = _Packed(_as_lengths(segment_lengths, c))
+        seqs = Packed(as_lengths(segment_lengths, c))
     elif decode:
-        seqs = _Uniform(c["decode_kv_length"], _batch(c))
+        seqs = Uniform(c["decode_kv_length"], batch(c))
     else:
-        seqs = _Uniform(c["max_target_length"], _batch(c))
+        seqs = Uniform(c["max_target_length"], batch(c))
     steps = c["gradient_accumulation_steps"] if mode == "train" else 1
     train = mode == "train"
 

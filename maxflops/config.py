@@ -119,6 +119,8 @@ SCHEMA: dict[str, Field] = {
                                   "min(1, attended/dense).", choices=("exact", "maxtext", "megatron")),
     "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
                                       "'half_square' L^2/2.", choices=("exact", "half_square")),
+    "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
+                                             "per scored pair; Megatron does not)."),
     "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
     "indexer_every_layer": _f(False, bool, "Charge the indexer on every DSA layer, ignoring index reuse "
                                            "(MaxText)."),
@@ -128,14 +130,17 @@ SCHEMA: dict[str, Field] = {
     "gdn_conv_taps": _f("exact", str, "Gated-delta-net conv: 'exact' counts non-padding taps only "
                                       "(min(i+1, kernel) for token i); 'full' counts the whole kernel "
                                       "(MaxText).", choices=("exact", "full")),
-    "gdn_core_state_ops": _f(3, int, "Gated-delta-net core: state-sized matmuls per token and value head "
-                                     "(exact 3: read S^T k, rank-one update, read S^T q; MaxText and "
-                                     "Megatron count 4).", minimum=1),
+    "gdn_core_state_ops": _f(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
+                                     "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
+                                     "rank-one update and the decay are elementwise. MaxText and Megatron "
+                                     "count 4.", minimum=1),
     "gate_projections": _f(True, bool, "Count the gate matmuls MaxText omits: Qwen3-Next's attention "
                                        "output gate and shared-expert gate."),
+    "router_flops": _f(True, bool, "Count the MoE router D -> E (Megatron does not)."),
     "mtp_eh_proj": _f(True, bool, "Count the MTP eh projection 2D -> D."),
     "mtp_logits": _f(True, bool, "Count the MTP modules' output head."),
-    "mtp_norm_flops": _f(False, bool, "Megatron: add 3*D per token per MTP module for its norms."),
+    "mtp_norm_flops": _f(False, bool, "Megatron: add its MTP norm term 3*D multiply-adds (6*D FLOPs) per token "
+                                      "per MTP module."),
     "mla_norm_flops": _f(False, bool, "Megatron: add the '+1' norm terms inside the MLA q and kv terms."),
     "make_vocab_size_divisible_by": _f(1, int, "Pad the vocab to a multiple of this x "
                                                "tensor_parallel_size (Megatron pads to 128).", minimum=1),
@@ -150,7 +155,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "window_pairs": "maxtext",
         "dsa_pairs": "maxtext",
         "indexer_pairs": "half_square",
-        "indexer_skip_within_topk": True,
+        "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
+                                             "per scored pair; Megatron does not)."),
+    "indexer_skip_within_topk": True,
         "indexer_every_layer": True,
         "indexer_train_factor": 3,
         "gdn_conv_taps": "full",
@@ -166,6 +173,8 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "indexer_pairs": "half_square",
         "indexer_train_factor": 3,
         "gdn_core_state_ops": 4,
+        "router_flops": False,
+        "indexer_head_reduction": False,
         "mtp_norm_flops": True,
         "mla_norm_flops": True,
         "make_vocab_size_divisible_by": 128,

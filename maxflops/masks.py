@@ -91,5 +91,63 @@ def chunk_maxtext(seqs, span):
 
 
 def window_megatron(seqs, span):
-    """Megatron's sliding window and chunk (effective length min(L, span), halved): L*min(L, span)/2."""
+    """Megatron's sliding window (seed 3: effective length min(L, W), halved): L*min(L, W)/2."""
     return Fraction(seqs.sum(lambda L: L * _minimum(L, span)), 2)
+
+
+def chunk_megatron(seqs, span):
+    """Megatron's chunked attention (seed 3: effective length C, halved, even when L < C): L*C/2."""
+    return Fraction(seqs.sum(lambda L: L * span), 2)
+
+
+def dsa_megatron(seqs, K):
+    """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
+    the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""
+    Q = seqs.sum(lambda L: L * L)
+    T = seqs.sum(lambda L: L)
+    s = Fraction(Q, T)
+    dense = Fraction(Q, 2)
+    return dense if s <= K else dense * (K * s - Fraction(K * K, 2)) / (s * s / 2)
+
+
+# --- hardware: what kernels execute ------------------------------------------------------------------------
+
+def _visible_from(mixer: str, span: int, a0):
+    """First key visible to query row a0 (and, for these masks, the smallest over rows a0..a1-1)."""
+    if mixer == "window":
+        return _maximum(a0 - span + 1, 0)
+    if mixer == "chunk":
+        return (a0 // span) * span
+    return a0 * 0  # global causal, bidirectional
+
+
+def _maximum(a, b):
+    if isinstance(a, int) and isinstance(b, int):
+        return a if a > b else b
+    import numpy as np
+
+    return np.maximum(a, b)
+
+
+def blocked(mixer: str, span: int, L: int, block_q: int, block_kv: int) -> int:
+    """Pairs a tiled (flash/splash) kernel computes for one sequence of length L: every (block_q x block_kv)
+    tile that holds at least one visible pair, counted whole (the last tiles of a row/column are partial).
+
+    Row block [a0, a1) sees keys from ``_visible_from(a0)`` to a1-1 (to L-1 when bidirectional) as one
+    contiguous range for every mask here, so its touched key blocks run from lo // bkv to hi // bkv.
+    """
+    import numpy as np
+
+    a0 = np.arange(0, L, block_q, dtype=np.int64)
+    a1 = np.minimum(a0 + block_q, L)
+    hi = np.full_like(a0, L - 1) if mixer == "bidirectional" else a1 - 1
+    lo = _visible_from(mixer, span, a0)
+    cols = np.minimum((hi // block_kv + 1) * block_kv, L) - (lo // block_kv) * block_kv
+    return int(((a1 - a0) * cols).sum())
+
+
+def blocked_decode(mixer: str, span: int, kv: int, block_kv: int) -> int:
+    """Keys a tiled kernel reads for the new token at position kv: its visible range rounded out to KV blocks."""
+    L = kv + 1
+    lo = _visible_from(mixer, span, kv)
+    return min((kv // block_kv + 1) * block_kv, L) - (lo // block_kv) * block_kv

@@ -28,16 +28,16 @@ def mla_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int, v
 
     q: with q_lora > 0, D -> q_lora then q_lora -> H*(nope+rope); else D -> H*(nope+rope).
     kv: D -> kv_lora + rope (the latent plus the shared RoPE key), then kv_lora -> H*(nope + v).
-    ``norm_flops`` adds Megatron's '+1' terms: one FLOP per element of each low-rank latent that an RMSNorm
-    touches, written as (rank + 1) in its q and kv down-projection widths -- not a matmul; a convention only.
+    ``norm_flops`` adds Megatron's '+1' terms: rank*(h + n*d + 1) in its q and kv terms, i.e. one multiply-add
+    per element of each normalized low-rank latent (2*q_lora + 2*kv_lora per token) -- not a matmul; a
+    convention only.
     """
     qk = nope + rope
-    plus = 1 if norm_flops else 0
     if q_lora:
-        q = 2 * d * q_lora + 2 * (q_lora + plus) * n_q * qk
+        q = 2 * d * q_lora + 2 * q_lora * n_q * qk + (2 * q_lora if norm_flops else 0)
     else:
         q = 2 * d * n_q * qk
-    kv = 2 * d * (kv_lora + rope) + 2 * (kv_lora + plus) * n_q * (nope + v)
+    kv = 2 * d * (kv_lora + rope) + 2 * kv_lora * n_q * (nope + v) + (2 * kv_lora if norm_flops else 0)
     return q + kv
 
 
@@ -53,10 +53,10 @@ def indexer_proj(d: int, q_lora: int, n_heads: int, head_dim: int) -> int:
     return 2 * q_in * n_heads * head_dim + 2 * d * head_dim + 2 * d * n_heads
 
 
-def indexer_per_pair(n_heads: int, head_dim: int) -> int:
+def indexer_per_pair(n_heads: int, head_dim: int, head_reduction: bool = True) -> int:
     """DSA indexer scoring per scored pair: q.k over every head (2*n*hd) and the weighted head
-    reduction sum_h w_h * relu(q_h.k) (2*n)."""
-    return 2 * n_heads * head_dim + 2 * n_heads
+    reduction sum_h w_h * relu(q_h.k) (2*n; Megatron leaves it out)."""
+    return 2 * n_heads * head_dim + (2 * n_heads if head_reduction else 0)
 
 
 def mlp(d: int, hidden: int, gated: bool) -> int:
@@ -88,10 +88,12 @@ def gdn_conv_channels(n_k: int, n_v: int, dk: int, dv: int) -> int:
     return 2 * n_k * dk + n_v * dv
 
 
-def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 3) -> int:
+def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 2) -> int:
     """Gated delta rule, recurrent form, per token over the n_v value heads with state S [dk, dv]:
-    read S^T k (2*dk*dv), rank-one update S += k (x) delta (2*dk*dv), output S^T q (2*dk*dv): 3 state ops.
-    The decay and the beta scaling are elementwise (0). MaxText and Megatron count 4 state-sized ops."""
+    S <- a*S;  S <- S + k (x) beta*(v - S^T k);  o = S^T q.
+    The matmuls are the two state reads S^T k and S^T q (2*dk*dv each). The rank-one update k (x) delta has
+    no contraction (an outer product: one multiply-add per state element, like the decay a*S, which XLA
+    also emits as elementwise ops), so it counts 0 here. MaxText and Megatron count 4 state-sized ops."""
     return 2 * state_ops * n_v * dk * dv
 
 

@@ -102,7 +102,7 @@ def golden_train(c, tokens=T):
                                  c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
             taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
             learn += 3 * 2 * (2 * nk * dk + nv * dv) * taps
-            attn += 3 * (3 * 2 * dk * dv) * nv * tokens  # S^T k, k (x) delta, S^T q per value head
+            attn += 3 * (2 * 2 * dk * dv) * nv * tokens  # the state reads S^T k and S^T q per value head
         else:
             if c["attention_type"] == "mla":
                 dqk, dv = c["qk_nope_head_dim"] + c["qk_rope_head_dim"], c["v_head_dim"]

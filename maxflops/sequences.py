@@ -1,0 +1,94 @@
+"""The sequences of one device step: uniform rows (BSHD) or packed documents (THD), and their validation."""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from typing import Any
+
+from . import masks
+
+
+class Uniform:
+    """``count`` sequences of length ``length`` (``count`` may be fractional: MaxText's per-device batch)."""
+
+    def __init__(self, length: int, count):
+        self.length, self.count = length, count
+
+    @property
+    def tokens(self):
+        return self.length * self.count
+
+    def sum(self, f):
+        return f(self.length) * self.count
+
+    def exact_pairs(self, mixer, span):
+        return masks.pairs(mixer, span, self.length) * self.count
+
+    def longer_than(self, threshold):
+        return self if self.length > threshold else None
+
+
+class Packed:
+    """Documents of given lengths (numpy int64 array)."""
+
+    def __init__(self, lengths):
+        self.lengths = lengths
+        self.count = len(lengths)
+        self._pairs = {}
+
+    @functools.cached_property
+    def tokens(self):
+        return int(self.lengths.sum())
+
+    def sum(self, f):
+        return int(f(self.lengths).sum())
+
+    def exact_pairs(self, mixer, span):
+        """Cached: several layer kinds share a mask, and each pass reads every document."""
+        key = (mixer, span)
+        if key not in self._pairs:
+            self._pairs[key] = int(masks.pairs(mixer, span, self.lengths).sum())
+        return self._pairs[key]
+
+    def longer_than(self, threshold):
+        sel = self.lengths[self.lengths > threshold]
+        return Packed(sel) if len(sel) else None
+
+
+def as_lengths(segment_lengths, c) -> Any:
+    import numpy as np
+
+    arr = np.asarray(segment_lengths)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"segment_lengths: expected a non-empty 1-D sequence of ints, got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.floor(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ValueError(f"segment_lengths: expected integers, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    if c["mode"] == "decode":
+        if arr.min() < 0:
+            raise ValueError(f"segment_lengths (decode KV lengths): {int(arr.min())} is negative")
+        return arr
+    if arr.min() < 1:
+        i = int(np.argmin(arr))
+        raise ValueError(f"segment_lengths[{i}] = {int(arr[i])}: document lengths must be >= 1")
+    T = c["max_target_length"]
+    if arr.max() > T:
+        i = int(np.argmax(arr))
+        raise ValueError(f"segment_lengths[{i}] = {int(arr[i])} exceeds max_target_length={T}")
+    capacity = c["per_device_batch_size"] * T
+    total = int(arr.sum())
+    if total > capacity:
+        raise ValueError(f"segment_lengths sum to {total} tokens, more than per_device_batch_size x "
+                         f"max_target_length = {c['per_device_batch_size']} x {T} = {capacity:g}")
+    return arr
+
+
+def batch(c):
+    b = c["per_device_batch_size"]
+    return int(b) if float(b).is_integer() else Fraction(b).limit_denominator(1 << 20)
+
+
