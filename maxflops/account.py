@@ -9,13 +9,14 @@ Train multipliers (forward + backward): a matmul whose two inputs both need grad
 from __future__ import annotations
 
 import functools
+import math
 from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
-from .config import apply_overrides, as_dict, resolve, _explicit
+from .config import CONVENTIONS, SCHEMA, apply_overrides, as_dict, resolve, _explicit
 from .plan import CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
 
 
@@ -56,11 +57,43 @@ def _indexer(kind: LayerKind, seqs, c, decode: bool) -> tuple[Any, Any]:
     return seqs.tokens, seqs.exact_pairs(GLOBAL, 0)
 
 
-def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
-    """Forward FLOPs of every row of this kind, by component (may hold Fractions under a convention)."""
+def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
+    """Pairs the kernels compute: ``attention_impl`` for masked attention, ``dsa_impl`` for DSA."""
+    mixer, span = kind.mixer, kind.span
+    if mixer == DSA:
+        if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
+            if decode:
+                return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))
+            return seqs.sum(lambda L: L * masks._minimum(L, span))
+        return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv)) if decode else seqs.exact_pairs(DSA, span)
+    return _impl_pairs(mixer, span, seqs, c, decode)
+
+
+def _impl_pairs(mixer, span, seqs, c, decode: bool):
+    impl = c["attention_impl"]
+    if impl == "dense":  # the full square, masked (decode: the whole cache)
+        return seqs.sum(lambda kv: kv + 1) if decode else seqs.sum(lambda L: L * L)
+    if impl == "blocked":
+        bq, bkv = c["attention_block_q"], c["attention_block_kv"]
+        if decode:
+            return seqs.sum_scalar(lambda kv: masks.blocked_decode(mixer, span, kv, bkv))
+        return seqs.sum_scalar(lambda L: masks.blocked(mixer, span, L, bq, bkv))
+    if decode:
+        return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
+    return seqs.exact_pairs(mixer, span)
+
+
+def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False) -> tuple[dict[str, Any], Any]:
+    """Forward FLOPs of every row of this kind, by component, and the QK^T part of its core attention.
+
+    Model FLOPs (``hardware=False``) follow the convention knobs and may hold Fractions. Hardware FLOPs
+    (``hardware=True``, ``c`` an exact view of the config) follow the implementation knobs: the pairs a kernel
+    computes, absorbed MLA, MoE capacity or dense experts, and the DSA indexer's KL-loss scores.
+    """
     d = c["emb_dim"]
     tokens = seqs.count if decode else seqs.tokens
     out: dict[str, Any] = {}
+    qk = 0
     if kind.projection == "gdn":
         nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
         dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
@@ -78,26 +111,51 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
     else:
         h = c["num_query_heads"]
         if kind.projection == "mla":
-            out["qkv_proj"] = terms.mla_qkv(d, h, c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
-                                            c["qk_rope_head_dim"], c["v_head_dim"], c["mla_norm_flops"]) * tokens
-            d_qk, d_v = c["qk_nope_head_dim"] + c["qk_rope_head_dim"], c["v_head_dim"]
+            q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                                              c["qk_rope_head_dim"], c["v_head_dim"])
+            if hardware and c["mla_absorbed"]:
+                out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
+                d_qk, d_v = kv_lora + rope, kv_lora
+                out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d) * tokens
+            else:
+                out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
+                d_qk, d_v = nope + rope, v
+                out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
         else:
             hd = c["head_dim"]
             gate = c["attention_output_gate"] and c["gate_projections"]
             out["qkv_proj"] = terms.gqa_qkv(d, h, c["num_kv_heads"], hd, gate) * tokens
             d_qk = d_v = hd
-        out["core_attention"] = terms.attention_per_pair(h, d_qk, d_v) * _pairs(kind, seqs, c, decode)
+            out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
+        pairs = _hardware_pairs(kind, seqs, c, decode) if hardware else _pairs(kind, seqs, c, decode)
+        qk = terms.attention_per_pair(h, d_qk, 0) * pairs
+        out["core_attention"] = qk + terms.attention_per_pair(h, 0, d_v) * pairs
         if kind.computes_index:
-            idx_tokens, scored = _indexer(kind, seqs, c, decode)
             n, hd_i = c["index_n_heads"], c["index_head_dim"]
+            if hardware:
+                idx_tokens = tokens
+                scored = _impl_pairs(GLOBAL, 0, seqs, c, decode)
+                if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
+                    # The KL loss's target: the main attention's scores over the same pairs (detached).
+                    out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * scored
+            else:
+                idx_tokens, scored = _indexer(kind, seqs, c, decode)
             out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
             out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
-        out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
     gated = len(c["mlp_activations"]) == 2
     if kind.ffn == "moe":
         if c["router_flops"]:
             out["moe_router"] = terms.router(d, c["num_experts"]) * tokens
-        out["moe_routed"] = c["num_experts_per_tok"] * terms.mlp(d, c["moe_mlp_dim"], gated) * tokens
+        per_expert_token = terms.mlp(d, c["moe_mlp_dim"], gated)
+        impl = c["moe_impl"] if hardware else "ideal"
+        if impl == "dense":  # every expert runs every token
+            out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
+        elif impl == "capacity":  # every expert runs C slots, padded: C = ceil(cf * tokens * k / E)
+            cf = Fraction(c["capacity_factor"]).limit_denominator(1 << 20)
+            slots = math.ceil(cf * tokens * c["num_experts_per_tok"] / c["num_experts"])
+            out["moe_routed"] = c["num_experts"] * slots * per_expert_token
+        else:
+            out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
         if c["shared_experts"]:
             gate = terms.shared_gate(d) if c["shared_expert_gate"] and c["gate_projections"] else 0
             out["moe_shared"] = (c["shared_experts"] * terms.mlp(d, c["moe_mlp_dim"], gated) + gate) * tokens
@@ -110,7 +168,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool) -> dict[str, Any]:
             out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
             out["logits"] = terms.logits(d, _vocab(c)) * tokens
-    return out
+    return out, qk
 
 
 def _vocab(c) -> int:
@@ -120,12 +178,39 @@ def _vocab(c) -> int:
 def train_factor(component: str, c) -> int:
     """Forward + backward cost of a component as a multiple of its forward."""
     if component.startswith("indexer_"):
+        if component == "indexer_kl":  # a detached target: forward only
+            return 1
         if c["indexer_train_factor"]:
             return c["indexer_train_factor"]
         if c["indexer_loss_scaling_factor"] == 0:
             return 1
         return 2 if component == "indexer_proj" else 3
     return 3
+
+
+# Components of an MTP row outside its transformer layer (not recomputed by layer remat).
+_OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits"})
+
+
+def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[str, int]:
+    """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config).
+
+    Train: each component's model multiplier, plus one forward of every layer component under
+    ``remat_policy='full'``, plus one QK^T forward under ``flash_backward_recompute``.
+    """
+    fwd, qk = price_forward(kind, c, seqs, decode, hardware=True)
+    if c["mode"] != "train":
+        return {k: _to_int(v * steps) for k, v in fwd.items()}
+    remat = c["remat_policy"] == "full"
+    out = {}
+    for k, v in fwd.items():
+        total = v * train_factor(k, c)
+        if remat and not (kind.mtp and k in _OUTSIDE_LAYER):
+            total += v
+        if k == "core_attention" and c["flash_backward_recompute"]:
+            total += qk
+        out[k] = _to_int(total * steps)
+    return out
 
 
 # --- the count --------------------------------------------------------------------------------------------
@@ -152,6 +237,14 @@ def _with_overrides(items: tuple, overrides: tuple) -> dict:
     if any(k == "convention" for k, _ in overrides):
         return resolve({**_explicit(dict(items)), **dict(overrides)})
     return apply_overrides(_resolved(items), dict(overrides))
+
+
+def _hardware_view(c) -> dict:
+    """The config with every convention knob at its exact value: hardware FLOPs are what kernels execute,
+    whatever a peer's reporting convention says (vocab padding is real work, so it stays)."""
+    exact = {k: SCHEMA[k].default for k in CONVENTIONS["maxtext"].keys() | CONVENTIONS["megatron"].keys()
+             if k not in ("make_vocab_size_divisible_by", "tensor_parallel_size")}
+    return {**c, **exact}
 
 
 def _key(config) -> tuple:
@@ -195,11 +288,17 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
 
     priced = []
     for kind in plan.kinds:
-        fwd = price_forward(kind, c, seqs, decode)
+        fwd, _ = price_forward(kind, c, seqs, decode)
         priced.append({k: _to_int(v * (train_factor(k, c) if train else 1) * steps) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
     head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if train else 1) * steps)}
-    return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head)
+
+    def hardware():  # evaluated on first use of Breakdown.hardware_*
+        hw = _hardware_view(c)
+        return [price_hardware(kind, hw, seqs, decode, steps) for kind in plan.kinds], head
+
+    return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
+                          hardware)
 
 
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:

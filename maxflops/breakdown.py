@@ -9,10 +9,10 @@ from typing import Mapping
 
 # Components that mix the sequence (the "attention FLOPs" of MaxText's split); every other one is a matmul
 # against a learned weight.
-ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score"})
+ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl"})
 
 # Display order; unknown names sort after these.
-COMPONENT_ORDER = ("qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score",
+COMPONENT_ORDER = ("qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl",
                    "mlp", "moe_router", "moe_routed", "moe_shared", "mtp_eh_proj", "mtp_norm", "logits", "mtp")
 
 
@@ -31,6 +31,11 @@ class LayerRow:
     ffn: str  # dense / moe, or "" for the head
     computes_index: bool
     components: Mapping[str, int]
+    hardware_components: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def hardware_flops(self) -> int:
+        return sum(self.hardware_components.values())
 
     @property
     def total(self) -> int:
@@ -47,7 +52,8 @@ class LayerRow:
     def to_dict(self) -> dict:
         return {"name": self.name, "group": self.group, "mixer": self.mixer, "ffn": self.ffn, "computes_index": self.computes_index,
                 "total": self.total, "learnable_weight": self.learnable_weight, "attention": self.attention,
-                "components": dict(self.components)}
+                "components": dict(self.components), "hardware_flops": self.hardware_flops,
+                "hardware_components": dict(self.hardware_components)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +73,7 @@ class Breakdown:
     learnable_weight: int
     attention: int
     components: Mapping[str, int]
-    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head)
+    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head, hw)
 
     @property
     def total(self) -> int:
@@ -89,23 +95,49 @@ class Breakdown:
     @functools.cached_property
     def layers(self) -> tuple:
         """LayerRow per decoder layer, per MTP module, and the head, in execution order (built on first use)."""
-        plan, priced, head = self._source
+        plan, priced, head, _ = self._source
+        hw_priced, hw_head = self._hardware
         frozen = [types.MappingProxyType(p) for p in priced]
+        hw_frozen = [types.MappingProxyType(p) for p in hw_priced]
         rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
-                         plan.kinds[i].computes_index, frozen[i]) for name, i in plan.rows]
-        rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head)))
+                         plan.kinds[i].computes_index, frozen[i], hw_frozen[i]) for name, i in plan.rows]
+        rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head),
+                             types.MappingProxyType(hw_head)))
         return tuple(rows)
+
+    @functools.cached_property
+    def _hardware(self):
+        return self._source[3]()
+
+    @functools.cached_property
+    def hardware_components(self) -> Mapping[str, int]:
+        """What the kernels execute, by component (see the implementation knobs); MTP rows sum into 'mtp'."""
+        plan = self._source[0]
+        hw_priced, hw_head = self._hardware
+        return types.MappingProxyType(ordered(_sum_rows(plan, hw_priced, hw_head)[0]))
+
+    @property
+    def hardware_flops(self) -> int:
+        """Hardware FLOPs per device per step: the numerator of hardware MFU. Always >= total."""
+        return sum(self.hardware_components.values())
 
     def to_dict(self) -> dict:
         return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,
                 "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
                 "attention": self.attention, "per_token": self.per_token, "components": dict(self.components),
+                "hardware_flops": self.hardware_flops, "hardware_components": dict(self.hardware_components),
                 "layers": [row.to_dict() for row in self.layers]}
 
 
-def make_breakdown(model_name, mode, convention, tokens, plan, priced, head) -> Breakdown:
+def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware) -> Breakdown:
     """Sum the priced layer kinds (``priced[i]`` for ``plan.kinds[i]``, each as many times as the plan has it)
-    and the head into a Breakdown."""
+    and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs; it runs on first use."""
+    components, learnable, attention = _sum_rows(plan, priced, head)
+    return Breakdown(model_name, mode, convention, tokens, learnable, attention,
+                     types.MappingProxyType(ordered(components)), (plan, priced, head, hardware))
+
+
+def _sum_rows(plan, priced, head):
     components: dict[str, int] = {}
     learnable = attention = 0
     for kind, n, comps in zip(plan.kinds, plan.multiplicity, priced):
@@ -119,5 +151,4 @@ def make_breakdown(model_name, mode, convention, tokens, plan, priced, head) -> 
     for name, value in head.items():
         components[name] = components.get(name, 0) + value
         learnable += value
-    return Breakdown(model_name, mode, convention, tokens, learnable, attention,
-                     types.MappingProxyType(ordered(components)), (plan, priced, head))
+    return components, learnable, attention

@@ -105,6 +105,26 @@ SCHEMA: dict[str, Field] = {
                              "(one new token per sequence).", choices=("train", "prefill", "decode")),
     "decode_kv_length": _f(0, int, "Decode: tokens already in the KV cache; the new token sees these and "
                                    "itself.", minimum=0),
+    # --- hardware FLOPs: what the kernels execute -----------------------------------------------------------
+    "attention_impl": _f("ideal", str, "Hardware attention kernel: 'ideal' computes only attended pairs; 'dense' "
+                                       "the full L x L square, masked; 'blocked' every attention_block_q x "
+                                       "attention_block_kv tile the mask touches (flash/splash). Packed documents "
+                                       "are tiled one by one (varlen kernels).",
+                         choices=("ideal", "dense", "blocked")),
+    "attention_block_q": _f(512, int, "Query tile of attention_impl='blocked'.", minimum=1),
+    "attention_block_kv": _f(512, int, "Key/value tile of attention_impl='blocked'.", minimum=1),
+    "flash_backward_recompute": _f(False, bool, "Flash-style backward: QK^T is recomputed once more."),
+    "mla_absorbed": _f(False, bool, "Hardware MLA runs absorbed: attention in the kv latent (d_qk = kv_lora + "
+                                    "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
+    "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' every expert runs "
+                                 "ceil(capacity_factor * tokens * k / E) slots, padded; 'dense' every expert runs "
+                                 "every token.", choices=("ideal", "capacity", "dense")),
+    "capacity_factor": _f(1.0, float, "Expert capacity factor of moe_impl='capacity'.", minimum=1e-9),
+    "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
+                                 "min(L, K) gathered keys for every query of a length-L sequence, early "
+                                 "queries too (the extra keys masked).", choices=("ideal", "gather_k")),
+    "remat_policy": _f("none", str, "'full': every decoder and MTP layer recomputes its forward in the "
+                                    "backward pass (hardware only).", choices=("none", "full")),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
                                    "reproduces 'maxtext' or 'megatron'. Knobs set explicitly win.",

@@ -28,6 +28,10 @@ class Uniform:
     def longer_than(self, threshold):
         return self if self.length > threshold else None
 
+    def sum_scalar(self, f):
+        """Like ``sum`` for a function of one Python int length (not vectorized)."""
+        return f(self.length) * self.count
+
 
 class Packed:
     """Documents of given lengths (numpy int64 array)."""
@@ -54,6 +58,13 @@ class Packed:
     def longer_than(self, threshold):
         sel = self.lengths[self.lengths > threshold]
         return Packed(sel) if len(sel) else None
+
+    def sum_scalar(self, f):
+        """Like ``sum`` for a function of one Python int length: called once per distinct length."""
+        import numpy as np
+
+        values, counts = np.unique(self.lengths, return_counts=True)
+        return sum(f(int(L)) * int(n) for L, n in zip(values, counts))
 
 
 def as_lengths(segment_lengths, c) -> Any:

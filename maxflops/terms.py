@@ -41,6 +41,20 @@ def mla_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int, v
     return q + kv
 
 
+def mla_absorbed_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int) -> int:
+    """Absorbed MLA (what DSA kernels and decode execute): q as non-absorbed, then q_nope absorbed into the
+    latent per head (H*nope -> H*kv_lora); kv only down-projected (D -> kv_lora + rope), never expanded.
+    Attention then runs in the latent: d_qk = kv_lora + rope, d_v = kv_lora per pair."""
+    qk = nope + rope
+    q = 2 * d * q_lora + 2 * q_lora * n_q * qk if q_lora else 2 * d * n_q * qk
+    return q + 2 * n_q * nope * kv_lora + 2 * d * (kv_lora + rope)
+
+
+def mla_absorbed_out(n_q: int, kv_lora: int, v: int, d: int) -> int:
+    """Absorbed MLA output: the latent output per head expanded to v (H*kv_lora -> H*v), then H*v -> D."""
+    return 2 * n_q * kv_lora * v + 2 * n_q * v * d
+
+
 def attention_per_pair(n_q: int, d_qk: int, d_v: int) -> int:
     """QK^T (2*d_qk) plus PV (2*d_v) per head for one attended pair."""
     return 2 * n_q * (d_qk + d_v)

@@ -805,29 +805,61 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
     _visit(module.entry)
     order.reverse()
 
-    def _multipliers(loop_aware: bool) -> dict[str, int]:
-        mult = {name: 0 for name in order}
-        mult[module.entry] = 1
-        for name in order:
-            if mult[name] == 0:
+    # Propagate multipliers from ENTRY down the call graph, per op_name context. In the pre-optimization module the
+    # op_names inside a called computation are relative to it ("mlp/dot_general"), so they are prefixed with the
+    # op_name of the call site; op_names that already start with the module's root scope (e.g. "jit(f)", the case
+    # throughout optimized modules) are absolute and kept as they are.
+    root = _root_scope(comps[module.entry])
+
+    def _absolute(prefix: str, op_name: str) -> str:
+        if not op_name:
+            return prefix
+        if not prefix or (root is not None and (op_name == root or op_name.startswith(root + "/"))):
+            return op_name
+        return prefix + "/" + op_name
+
+    # ctx[computation][prefix] = [loop-aware multiplier, naive multiplier]
+    ctx: dict[str, dict[str, list[int]]] = {name: {} for name in order}
+    ctx[module.entry][""] = [1, 1]
+    for name in order:
+        for prefix, (m, nm) in ctx[name].items():
+            if m == 0 and nm == 0:
                 continue
             for ins in comps[name].instructions:
-                for callee, factor in _edge_factors(name, ins, loop_aware):
-                    mult[callee] += mult[name] * factor
-        return mult
+                edges = _edge_factors(name, ins, True)
+                if not edges:
+                    continue
+                naive_edges = dict(_edge_factors(name, ins, False))
+                callee_prefix = _absolute(prefix, ins.op_name)
+                for callee, factor in edges:
+                    slot = ctx[callee].setdefault(callee_prefix, [0, 0])
+                    slot[0] += m * factor
+                    slot[1] += nm * naive_edges.get(callee, 0)
 
-    mult = _multipliers(True)
-    naive_mult = _multipliers(False)
-    dots = []
+    acc: dict[tuple[str, str, str], list] = {}           # (computation, instruction, op_name) -> [kind, flops, m]
     naive = 0
     for name in order:
-        for ins, kind, flops in own[name]:
-            if mult[name] == 0 and naive_mult[name] == 0:
-                continue
-            dots.append(Dot(ins.name, kind, ins.op_name, flops, mult[name]))
-            naive += flops * naive_mult[name]
+        for prefix, (m, nm) in ctx[name].items():
+            for ins, kind, flops in own[name]:
+                if m == 0 and nm == 0:
+                    continue
+                key = (name, ins.name, _absolute(prefix, ins.op_name))
+                acc.setdefault(key, [kind, flops, 0])[2] += m
+                naive += flops * nm
+    dots = tuple(Dot(ins_name, kind, op_name, flops, m) for (_, ins_name, op_name), (kind, flops, m) in acc.items())
     total = sum(d.flops * d.multiplier for d in dots)
-    return MatmulCount(total, naive, raw_cost_analysis_flops, tuple(dots))
+    return MatmulCount(total, naive, raw_cost_analysis_flops, dots)
+
+
+def _root_scope(entry: Computation) -> str | None:
+    """The first op_name component shared by most of ENTRY's instructions, e.g. "jit(f)"; None when there is none."""
+    counts: dict[str, int] = {}
+    for ins in entry.instructions:
+        on = ins.op_name
+        if "/" in on:
+            first = on.split("/", 1)[0]
+            counts[first] = counts.get(first, 0) + 1
+    return max(counts, key=counts.get) if counts else None
 
 
 def count_hlo_text(text: str, raw_cost_analysis_flops: float | None = None) -> MatmulCount:

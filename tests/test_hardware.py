@@ -1,0 +1,158 @@
+"""Hardware FLOPs (what kernels execute) against brute force and hand derivations."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import maxflops
+from maxflops import masks
+
+
+def mask_matrix(kind, L, span):
+    i = np.arange(L)[:, None]
+    j = np.arange(L)[None, :]
+    if kind == "bidirectional":
+        return np.ones((L, L), bool)
+    m = j <= i
+    if kind == "window":
+        m &= j > i - span
+    if kind == "chunk":
+        m &= j // span == i // span
+    return m
+
+
+def brute_tiles(kind, L, span, bq, bkv):
+    """Sum of the sizes of the tiles that hold at least one visible pair."""
+    m = mask_matrix(kind, L, span)
+    total = 0
+    for a in range(0, L, bq):
+        for b in range(0, L, bkv):
+            tile = m[a:a + bq, b:b + bkv]
+            if tile.any():
+                total += tile.size
+    return total
+
+
+@pytest.mark.parametrize("kind", ["global", "window", "chunk", "bidirectional"])
+def test_blocked_tiles_match_enumeration(kind):
+    for L in (1, 2, 7, 16, 33, 50):
+        for span in (1, 3, 8, 20):
+            for bq, bkv in ((1, 1), (4, 4), (3, 5), (8, 2), (16, 16)):
+                assert masks.blocked(kind, span, L, bq, bkv) == brute_tiles(kind, L, span, bq, bkv), \
+                    (kind, L, span, bq, bkv)
+
+
+@pytest.mark.parametrize("kind", ["global", "window", "chunk"])
+def test_blocked_decode_reads_the_last_row_rounded_to_tiles(kind):
+    for kv in range(0, 40):
+        for span, bkv in ((3, 4), (8, 5), (20, 8)):
+            row = mask_matrix(kind, kv + 1, span)[kv]
+            blocks = {j // bkv for j in np.nonzero(row)[0]}
+            expect = sum(min((b + 1) * bkv, kv + 1) - b * bkv for b in blocks)
+            assert masks.blocked_decode(kind, span, kv, bkv) == expect
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 4000), st.integers(1, 600), st.integers(1, 600))
+def test_tiles_cover_the_mask_and_stay_inside_the_square(L, span, bq, bkv):
+    for kind in ("global", "window", "chunk"):
+        assert masks.pairs(kind, span, L) <= masks.blocked(kind, span, L, bq, bkv) <= L * L
+
+
+SMALL = dict(model_name="hw", num_decoder_layers=2, emb_dim=64, vocab_size=500, num_query_heads=4,
+             num_kv_heads=2, head_dim=8, mlp_dim=96, max_target_length=24, per_device_batch_size=2)
+MLA = dict(SMALL, attention_type="mla", num_kv_heads=4, q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=6,
+           qk_rope_head_dim=4, v_head_dim=6, use_sparse_indexer=True, index_n_heads=2, index_head_dim=4,
+           index_topk=5, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=16, shared_experts=1)
+
+
+def hw(base, **kw):
+    return maxflops.count(maxflops.model_config(**{**base, **kw}))
+
+
+@pytest.mark.parametrize("base", [SMALL, MLA])
+@pytest.mark.parametrize("mode", ["train", "prefill", "decode"])
+def test_ideal_implementations_execute_the_model_flops(base, mode):
+    b = hw(base, mode=mode, decode_kv_length=9)
+    assert b.hardware_flops == b.total and dict(b.hardware_components) == dict(b.components)
+
+
+def test_dense_attention_computes_the_full_square():
+    L, B, H, hd, layers = 24, 2, 4, 8, 2
+    ideal = hw(SMALL, mode="prefill")
+    dense = hw(SMALL, mode="prefill", attention_impl="dense")
+    per_pair = 2 * H * (hd + hd)
+    extra = layers * B * per_pair * (L * L - L * (L + 1) // 2)
+    assert dense.hardware_flops - ideal.hardware_flops == extra
+    assert dense.total == ideal.total  # model FLOPs do not change
+
+
+def test_remat_adds_exactly_one_forward_of_every_layer():
+    fwd = hw(MLA, mode="prefill")
+    train = hw(MLA)
+    remat = hw(MLA, remat_policy="full")
+    layer_fwd = sum(r.hardware_flops for r in fwd.layers if r.group == "decoder")
+    assert remat.hardware_flops - train.hardware_flops == layer_fwd
+
+
+def test_flash_backward_recomputes_qk_once():
+    # MLA per pair and head: QK^T 2*(6+4) = 20 FLOPs; DSA pairs min(i+1, 5) summed over 24 rows = 15 + 19*5.
+    pairs = 15 + 19 * 5
+    flash = hw(MLA, flash_backward_recompute=True)
+    plain = hw(MLA)
+    assert flash.hardware_flops - plain.hardware_flops == 2 * 2 * 4 * 20 * pairs  # 2 layers, batch 2, 4 heads
+
+
+def test_moe_capacity_and_dense():
+    tokens, E, k, D, F = 48, 4, 2, 64, 16
+    ideal = hw(MLA, mode="prefill")
+    cap = hw(MLA, mode="prefill", moe_impl="capacity", capacity_factor=1.3)
+    dense = hw(MLA, mode="prefill", moe_impl="dense")
+    slots = math.ceil(1.3 * tokens * k / E)  # 32 slots per expert (31.2 rounded up)
+    per_slot = 6 * D * F
+    routed = ideal.hardware_components["moe_routed"]
+    assert routed == 2 * k * tokens * per_slot
+    assert cap.hardware_components["moe_routed"] == 2 * E * slots * per_slot
+    assert dense.hardware_components["moe_routed"] == 2 * E * tokens * per_slot
+
+
+def test_dsa_gather_k_gathers_k_keys_for_early_queries_too():
+    ideal = hw(MLA, mode="prefill")
+    gather = hw(MLA, mode="prefill", dsa_impl="gather_k")
+    per_pair, rows, K = 4 * (2 * 10 + 2 * 6), 24, 5
+    missing = sum(K - min(i + 1, K) for i in range(rows))  # 4 + 3 + 2 + 1 = 10 padded keys per sequence
+    assert gather.hardware_flops - ideal.hardware_flops == 2 * 2 * per_pair * missing
+
+
+def test_absorbed_mla_per_pair_and_projections():
+    base = hw(MLA, mode="prefill", use_sparse_indexer=False, num_experts=1, num_experts_per_tok=1)
+    absorbed = hw(MLA, mode="prefill", use_sparse_indexer=False, num_experts=1, num_experts_per_tok=1,
+            mla_absorbed=True)
+    H, D, ql, kl, nope, rope, v, L, B = 4, 64, 16, 12, 6, 4, 6, 24, 2
+    pairs = B * L * (L + 1) // 2
+    core = 2 * (2 * H * (kl + rope) + 2 * H * kl) * pairs
+    qkv = 2 * B * L * (2 * D * ql + 2 * ql * H * (nope + rope) + 2 * H * nope * kl + 2 * D * (kl + rope))
+    out = 2 * B * L * (2 * H * kl * v + 2 * H * v * D)
+    hc = absorbed.hardware_components
+    assert (hc["core_attention"], hc["qkv_proj"], hc["out_proj"]) == (core, qkv, out)
+    assert absorbed.total == base.total
+
+
+def test_indexer_kl_loss_scores_are_hardware_only():
+    b = hw(MLA, indexer_loss_scaling_factor=0.5)
+    H, dqk, L, B = 4, 10, 24, 2
+    assert b.hardware_components["indexer_kl"] == 2 * B * 2 * H * dqk * (L * (L + 1) // 2)
+    assert "indexer_kl" not in b.components
+
+
+@pytest.mark.parametrize("name", maxflops.available_models())
+def test_model_never_exceeds_hardware(name):
+    cfg = maxflops.load_config(name, max_target_length=4096)
+    for kw in ({}, dict(attention_impl="blocked", attention_block_q=512, attention_block_kv=1024),
+               dict(attention_impl="dense", remat_policy="full", flash_backward_recompute=True),
+               dict(moe_impl="capacity", capacity_factor=1.0), dict(dsa_impl="gather_k"),
+               dict(mode="decode", decode_kv_length=5000, attention_impl="blocked")):
+        b = maxflops.count(cfg, **kw)
+        assert b.total <= b.hardware_flops, kw
