@@ -30,6 +30,17 @@ induction variable LT a constant, the body adds a positive constant to it, and t
 constant), which is what ``lax.scan`` and ``fori_loop`` lower to. A loop whose body (transitively) holds a matmul and
 whose trip count is neither annotated nor derivable raises ``ValueError``.
 
+Conditionals: the branches must have the same (loop-aware) matmul FLOPs, counted once; otherwise ``ValueError``
+(which branch runs is data-dependent). ``condition=`` computations and scalar ``to_apply`` reducers/comparators
+(reduce, sort, scatter, all-reduce...) are not counted; ``call`` ``to_apply`` targets are. Library matmul
+custom-calls (cuBLAS gemm: dimension numbers in the backend_config; cuDNN convolutions: window/dim_labels) are
+counted; another custom-call whose target looks like a matmul raises rather than be dropped silently.
+
+Scopes: ``Dot.op_name`` is the instruction's metadata op_name. In the pre-optimization module the op_names inside a
+called computation (a scan body, a nested jit) are relative to it ("mlp/dot_general"); they are made absolute by
+prefixing the call site's op_name, so :meth:`MatmulCount.by_scope` works on both modules. A computation reached
+under several op_names yields one ``Dot`` per op_name.
+
 This module imports jax lazily (only :func:`count_matmuls` and :func:`count_lowered` need it).
 """
 
@@ -39,7 +50,7 @@ import dataclasses
 import json
 import math
 import re
-from typing import Iterable, Sequence
+from typing import Sequence
 
 __all__ = ["Dot", "MatmulCount", "count_hlo_text", "count_matmuls", "count_lowered", "parse_hlo_module",
            "conv_valid_positions"]
@@ -55,7 +66,7 @@ class Dot:
 
     name: str          # HLO instruction name (without '%')
     kind: str          # "dot" or "convolution"
-    op_name: str       # metadata op_name ('' if none); carries jax.named_scope names, e.g. "jit(f)/qkv_proj/dot_general"
+    op_name: str       # metadata op_name ('' if none), with named scopes: "jit(f)/qkv_proj/dot_general"
     flops: int         # FLOPs of one execution
     multiplier: int    # executions per module run: product of enclosing while trip counts, summed over call sites
 
@@ -134,27 +145,14 @@ def _strip_comments(s: str) -> str:
     return "".join(out)
 
 
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def _depth_delta(s: str) -> int:
     """Net bracket depth of ``s`` (all of (), {}, []), ignoring string literals."""
-    depth = 0
-    in_str = False
-    i, n = 0, len(s)
-    while i < n:
-        c = s[i]
-        if in_str:
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        i += 1
-    return depth
+    if '"' in s:
+        s = _STRING_RE.sub("", s)
+    return s.count("(") + s.count("{") + s.count("[") - s.count(")") - s.count("}") - s.count("]")
 
 
 def _match_bracket(s: str, start: int) -> int:
@@ -521,7 +519,7 @@ def conv_flops(comp: Computation, ins: Instruction) -> int:
 
 
 # Custom-call targets known to be matmuls: counting them needs their dimension numbers, which we do not parse.
-_MATMUL_CUSTOM_CALL = re.compile(r"gemm|matmul|conv|dot", re.IGNORECASE)
+_MATMUL_CUSTOM_CALL = re.compile(r"gemm|matmul|\$conv|convolution", re.IGNORECASE)
 
 # Opcodes whose `to_apply` is a scalar reducer/comparator, never executed as a whole computation per call.
 _SCALAR_TO_APPLY = {"reduce", "reduce-window", "scatter", "sort", "select-and-scatter", "all-reduce",
@@ -604,7 +602,10 @@ class _Resolver:
         if op == "tuple":
             return ("tuple", comp, ins.operands, env)
         if op in ("fusion", "call"):
-            callee = self.m.computations[_computation_refs(ins.attrs.get("calls") or ins.attrs["to_apply"])[0]]
+            refs = _computation_refs(ins.attrs.get("calls") or ins.attrs.get("to_apply") or "")
+            callee = self.m.computations.get(refs[0]) if refs else None
+            if callee is None:
+                return ("opaque",)
             sub_env = tuple(self.resolve(comp, o, env, depth + 1) for o in ins.operands)
             return self.resolve(callee, callee.root.name, sub_env, depth + 1)
         if op == "add" and len(ins.operands) == 2:
@@ -923,7 +924,8 @@ def count_lowered(fn_or_lowered, *args, **kwargs) -> MatmulCount:
     Use it to see ``jax.checkpoint`` recompute, which XLA may CSE away in the optimized module. Trip counts are
     derived from the loop conditions (the pre-optimization module carries no ``known_trip_count``); a loop with
     matmuls and a non-standard condition raises ``ValueError``. ``raw_cost_analysis_flops`` is
-    ``lowered.cost_analysis()['flops']``.
+    ``lowered.cost_analysis()['flops']``. A ``shard_map`` body is already per device in this module (XLA sees it
+    with per-device shapes), so only the rest of the module is global.
     """
     import jax
 

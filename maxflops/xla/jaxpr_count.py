@@ -198,11 +198,16 @@ def _while_trip_count(eqn) -> int:
 
 
 def _shard_map_devices(eqn) -> int:
+    """Number of devices the body of a shard_map runs on: the product of its manual mesh axes' sizes."""
     p = eqn.params
     mesh = p.get("mesh")
-    axes = p.get("manual_axes", None)
-    if axes is None:
-        axes = p.get("axis_names", None)
+    axes = None
+    for key in ("newly_manual_axes", "manual_axes", "axis_names"):     # the name moved between jax versions
+        if p.get(key) is not None:
+            axes = p[key]
+            break
+    if axes is None and mesh is not None and "auto" in p:               # older jax: manual = all but `auto`
+        axes = set(mesh.axis_names) - set(p["auto"])
     if mesh is None or axes is None:
         raise ValueError("shard_map without mesh/manual axes in its params: cannot scale its per-device body")
     shape = dict(mesh.shape)

@@ -1,0 +1,370 @@
+"""Reference JAX kernels for every mixer and FFN the engine counts, one per implementation knob.
+
+Each kernel issues exactly the matmuls its analytic hardware count says, so that XLA's loop-aware matmul count
+of the jitted kernel equals the engine's figure (see ``tests/test_xla_kernels.py``). Everything else (masks,
+softmax, gates, the gated-delta-net rank-one update, top-k, gathers) is elementwise or data movement.
+
+Shapes: x [B, L, D]; q [B, L, H, d]; k, v [B, S, Hkv, d]. Scopes (``jax.named_scope``) carry the engine's
+component names so that a module's matmuls can be attributed per component.
+
+Forms of masked attention (``impl``):
+- ``ideal``: one dot per query row over exactly its visible keys;
+- ``dense``: the full L x L square, masked;
+- ``blocked``: per query block, one dot over the contiguous range of key blocks its mask touches (the tiles a
+  flash/splash kernel visits), masked inside.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+NEG = -1e30
+
+
+# --- masks as index ranges ---------------------------------------------------------------------------------
+
+def visible(mixer: str, span: int, i: int, L: int) -> tuple[int, int]:
+    """[lo, hi) keys of query i (0-based) in a sequence of length L."""
+    if mixer == "bidirectional":
+        return 0, L
+    if mixer == "window":
+        return max(0, i - span + 1), i + 1
+    if mixer == "chunk":
+        return (i // span) * span, i + 1
+    return 0, i + 1  # global causal
+
+
+def mask_matrix(mixer: str, span: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    i, j = rows[:, None], cols[None, :]
+    if mixer == "bidirectional":
+        return np.ones((len(rows), len(cols)), bool)
+    m = j <= i
+    if mixer == "window":
+        m &= j > i - span
+    elif mixer == "chunk":
+        m &= (j // span) == (i // span)
+    return m
+
+
+def query_blocks(mixer: str, span: int, L: int, impl: str, bq: int = 1, bkv: int = 1):
+    """[(q_lo, q_hi, k_lo, k_hi)]: the query rows and the contiguous key range one dot covers."""
+    if impl == "ideal":
+        return [(i, i + 1, *visible(mixer, span, i, L)) for i in range(L)]
+    if impl == "dense":
+        return [(0, L, 0, L)]
+    out = []
+    for a0 in range(0, L, bq):
+        a1 = min(a0 + bq, L)
+        lo = visible(mixer, span, a0, L)[0]
+        hi = L - 1 if mixer == "bidirectional" else a1 - 1
+        out.append((a0, a1, (lo // bkv) * bkv, min((hi // bkv + 1) * bkv, L)))
+    return out
+
+
+# --- softmax attention ---------------------------------------------------------------------------------------
+
+def _softmax(s, m):
+    s = jnp.where(m, s, NEG)
+    return jax.nn.softmax(s, axis=-1)
+
+
+def attention(q, k, v, mixer="global", span=0, impl="ideal", block_q=1, block_kv=1, flash=False):
+    """Masked multi-head attention with GQA (H = G * Hkv). q [B,L,H,dqk], k [B,L,Hkv,dqk], v [B,L,Hkv,dv].
+
+    Matmuls: for each (query rows, key range) block, QK^T (2*H*dqk per pair) and PV (2*H*dv per pair).
+    ``flash``: the probabilities are rematerialized in the backward pass (QK^T recomputed once), as flash
+    attention's backward does.
+    """
+    B, L, H, dqk = q.shape
+    hkv = k.shape[2]
+    g = H // hkv
+    qg = q.reshape(B, L, hkv, g, dqk)
+    outs = []
+
+    def probs(qb, kb, m):
+        s = jnp.einsum("bqkgd,bskd->bkgqs", qb, kb)
+        return _softmax(s, m)
+
+    if flash:
+        probs = jax.checkpoint(probs, static_argnums=())
+    for a0, a1, lo, hi in query_blocks(mixer, span, L, impl, block_q, block_kv):
+        m = jnp.asarray(mask_matrix(mixer, span, np.arange(a0, a1), np.arange(lo, hi)))
+        p = probs(qg[:, a0:a1], k[:, lo:hi], m)
+        outs.append(jnp.einsum("bkgqs,bskd->bqkgd", p, v[:, lo:hi]))
+    o = jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
+    return o.reshape(B, L, H, v.shape[-1])
+
+
+def attention_decode(q, k, v, mixer="global", span=0, impl="ideal", block_kv=1):
+    """The new token (position kv = S-1) against the cache k, v [B, S, Hkv, d]. q [B, 1, H, dqk]."""
+    B, _, H, dqk = q.shape
+    S, hkv = k.shape[1], k.shape[2]
+    kv = S - 1
+    lo, hi = visible(mixer, span, kv, S)
+    if impl == "dense":
+        lo, hi = 0, S
+    elif impl == "blocked":
+        lo, hi = (lo // block_kv) * block_kv, min((kv // block_kv + 1) * block_kv, S)
+    m = jnp.asarray(mask_matrix(mixer, span, np.array([kv]), np.arange(lo, hi)))
+    qg = q.reshape(B, 1, hkv, H // hkv, dqk)
+    s = jnp.einsum("bqkgd,bskd->bkgqs", qg, k[:, lo:hi])
+    p = _softmax(s, m)
+    return jnp.einsum("bkgqs,bskd->bqkgd", p, v[:, lo:hi]).reshape(B, 1, H, v.shape[-1])
+
+
+# --- projections -----------------------------------------------------------------------------------------------
+
+def dense(x, w, scope=None):
+    if scope:
+        with jax.named_scope(scope):
+            return jnp.einsum("...d,df->...f", x, w)
+    return jnp.einsum("...d,df->...f", x, w)
+
+
+def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False):
+    """q (and a per-head output gate), k, v projections. Returns q, k, v, gate (or None)."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q = dense(x, p["wq"]).reshape(B, L, n_q, -1)
+        k = dense(x, p["wk"]).reshape(B, L, n_kv, head_dim)
+        v = dense(x, p["wv"]).reshape(B, L, n_kv, head_dim)
+    gate = None
+    if output_gate:
+        q, gate = q[..., :head_dim], q[..., head_dim:]
+    return q, k, v, gate
+
+
+def mla_qkv(p, x, n_q, q_lora, kv_lora, nope, rope, v_dim):
+    """Non-absorbed MLA. Returns q [B,L,H,nope+rope], k [B,L,H,nope+rope], v [B,L,H,v], the q latent."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q_lat = dense(x, p["wq_a"]) if q_lora else x
+        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
+        ckv = dense(x, p["wkv_a"])
+        c, k_rope = ckv[..., :kv_lora], ckv[..., kv_lora:]
+        kv = dense(c, p["wkv_b"]).reshape(B, L, n_q, nope + v_dim)
+    k = jnp.concatenate([kv[..., :nope], jnp.broadcast_to(k_rope[:, :, None, :], (B, L, n_q, rope))], -1)
+    return q, k, kv[..., nope:], q_lat
+
+
+def mla_absorbed_qkv(p, x, n_q, q_lora, kv_lora, nope, rope):
+    """Absorbed MLA as multi-query attention in the kv latent: q = [q_nope W_uk | q_rope] per head
+    [B,L,H,kv_lora+rope], one shared key [c | k_rope] [B,L,1,kv_lora+rope] and value c [B,L,1,kv_lora].
+    W_uk and W_uv are views of wkv_b. Returns q, k, v, the q latent."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q_lat = dense(x, p["wq_a"]) if q_lora else x
+        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
+        w_uk = p["wkv_b"].reshape(kv_lora, n_q, -1)[:, :, :nope].transpose(1, 2, 0)  # [H, nope, kv_lora]
+        q_abs = jnp.einsum("blhn,hnc->blhc", q[..., :nope], w_uk)
+        ckv = dense(x, p["wkv_a"])
+    q_cat = jnp.concatenate([q_abs, q[..., nope:]], -1)
+    return q_cat, ckv[:, :, None, :], ckv[:, :, None, :kv_lora], q_lat
+
+
+def mla_absorbed_out(p, o_lat, n_q, kv_lora, nope):
+    """The latent attention output [B,L,H,kv_lora] expanded per head by W_uv, then projected out."""
+    B, L = o_lat.shape[:2]
+    with jax.named_scope("out_proj"):
+        w_uv = p["wkv_b"].reshape(kv_lora, n_q, -1)[:, :, nope:].transpose(1, 0, 2)  # [H, kv_lora, v]
+        o = jnp.einsum("blhc,hcv->blhv", o_lat, w_uv).reshape(B, L, -1)
+        return dense(o, p["wo"])
+
+
+# --- DSA: indexer, top-k, sparse attention ---------------------------------------------------------------------
+
+def indexer_scores(p, x, q_lat, n_heads, head_dim, impl="ideal", block_q=1, block_kv=1):
+    """Lightning indexer over causal pairs: score(i, j) = sum_h w_h(i) * relu(q_h(i) . k(j)), computed over the
+    pairs the attention implementation visits. Inputs are detached (the indexer learns only from its own
+    loss). Returns scores [B, L, L], -1e30 outside the causal mask."""
+    B, L, _ = x.shape
+    x, q_lat = jax.lax.stop_gradient(x), jax.lax.stop_gradient(q_lat)
+    with jax.named_scope("indexer_proj"):
+        qi = dense(q_lat, p["idx_wq"]).reshape(B, L, n_heads, head_dim)
+        ki = dense(x, p["idx_wk"])
+        wi = dense(x, p["idx_w"])
+    rows = []
+    with jax.named_scope("indexer_score"):
+        for a0, a1, lo, hi in query_blocks("global", 0, L, impl, block_q, block_kv):
+            s = jax.nn.relu(jnp.einsum("bqnh,bsh->bqns", qi[:, a0:a1], ki[:, lo:hi]))
+            s = jnp.einsum("bqns,bqn->bqs", s, wi[:, a0:a1])
+            m = mask_matrix("global", 0, np.arange(a0, a1), np.arange(lo, hi))
+            rows.append(jnp.full((B, a1 - a0, L), NEG).at[:, :, lo:hi].set(jnp.where(m, s, NEG)))
+    return jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
+
+
+def topk_indices(scores, K):
+    """Indices of the K best keys per query, best first (top_k: not a matmul)."""
+    return jax.lax.top_k(jax.lax.stop_gradient(scores), min(K, scores.shape[-1]))[1]
+
+
+def dsa_attention(q, k, v, top_idx, K, impl="ideal"):
+    """Sparse attention over the top-K keys of each query; GQA layout as ``attention``.
+
+    ``ideal``: queries 0..K-2 attend their i+1 visible keys (a dot per row), later queries gather exactly K
+    keys (one batched dot): sum_i min(i+1, K) pairs. ``gather_k``: every query gathers min(L, K) keys, early
+    queries' surplus masked. ``top_idx`` [B, L, >=K] from ``topk_indices`` of causally masked scores.
+    """
+    B, L, H, dqk = q.shape
+    hkv = k.shape[2]
+    g = H // hkv
+    K = min(K, L)
+    qg = q.reshape(B, L, hkv, g, dqk)
+    outs = []
+    first = min(K - 1, L) if impl == "ideal" else 0
+    for i in range(first):
+        s = jnp.einsum("bkgd,bskd->bkgs", qg[:, i], k[:, : i + 1])
+        outs.append(jnp.einsum("bkgs,bskd->bkgd", jax.nn.softmax(s, -1), v[:, : i + 1])[:, None])
+    if first < L:
+        idx = top_idx[:, first:, :K]  # [B, L', K]
+        kg = jnp.take_along_axis(k[:, None], idx[:, :, :, None, None], axis=2)  # [B, L', K, Hkv, d]
+        vg = jnp.take_along_axis(v[:, None], idx[:, :, :, None, None], axis=2)
+        s = jnp.einsum("blkgd,blskd->blkgs", qg[:, first:], kg)
+        rows = np.arange(first, L)[:, None]
+        valid = jnp.asarray(np.arange(K)[None, :] <= rows)  # best-first: the first min(i+1, K) are visible
+        s = jnp.where(valid[None, :, None, None, :], s, NEG)
+        outs.append(jnp.einsum("blkgs,blskd->blkgd", jax.nn.softmax(s, -1), vg))
+    o = jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
+    return o.reshape(B, L, H, v.shape[-1])
+
+
+def indexer_kl_loss(q, k, index_scores, impl="ideal", block_q=1, block_kv=1):
+    """The indexer's KL loss: the main attention's QK^T scores (detached; GQA layout), summed over heads and
+    normalized over the causal keys, are the target of the indexer's distribution. Matmuls: 2*H*dqk per pair
+    visited (the same pairs as the indexer's scoring)."""
+    B, L, H, dqk = q.shape
+    hkv = k.shape[2]
+    qg = jax.lax.stop_gradient(q).reshape(B, L, hkv, H // hkv, dqk)
+    k = jax.lax.stop_gradient(k)
+    rows = []
+    with jax.named_scope("indexer_kl"):
+        for a0, a1, lo, hi in query_blocks("global", 0, L, impl, block_q, block_kv):
+            s = jnp.einsum("bqkgd,bskd->bqkgs", qg[:, a0:a1], k[:, lo:hi]).sum((2, 3))
+            m = mask_matrix("global", 0, np.arange(a0, a1), np.arange(lo, hi))
+            rows.append(jnp.full((B, a1 - a0, L), NEG).at[:, :, lo:hi].set(jnp.where(m, s, NEG)))
+        target = jax.nn.softmax(jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0], -1)
+    return -(target * jax.nn.log_softmax(index_scores, -1)).sum() / (B * L)
+
+
+# --- gated delta net (recurrent form) -------------------------------------------------------------------------
+
+def gdn(p, x, nk, nv, dk, dv, kernel):
+    """Gated delta net, recurrent: projections, causal depthwise conv over q, k, v, then per token and value
+    head S <- a*S + k (x) beta*(v - S^T k) (elementwise update) and o = S^T q (the two state matmuls)."""
+    B, L, D = x.shape
+    with jax.named_scope("qkv_proj"):
+        qkvz = dense(x, p["in_qkvz"])
+        ba = dense(x, p["in_ba"])
+    conv_ch = 2 * nk * dk + nv * dv
+    qkv, z = qkvz[..., :conv_ch], qkvz[..., conv_ch:]
+    with jax.named_scope("gdn_conv"):
+        y = jax.lax.conv_general_dilated(qkv, p["conv"], window_strides=(1,), padding=[(kernel - 1, 0)],
+                                         dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=conv_ch)
+    y = jax.nn.silu(y)
+    q = y[..., : nk * dk].reshape(B, L, nk, dk)
+    k = y[..., nk * dk: 2 * nk * dk].reshape(B, L, nk, dk)
+    v = y[..., 2 * nk * dk:].reshape(B, L, nv, dv)
+    rep = nv // nk
+    q, k = jnp.repeat(q, rep, axis=2), jnp.repeat(k, rep, axis=2)
+    beta = jax.nn.sigmoid(ba[..., :nv])
+    decay = jnp.exp(-jax.nn.softplus(ba[..., nv:]))
+
+    def step(S, inp):
+        qt, kt, vt, bt, at = inp
+        S = S * at[..., None, None]
+        read = jnp.einsum("bhk,bhkv->bhv", kt, S)
+        delta = (vt - read) * bt[..., None]
+        S = S + kt[..., :, None] * delta[..., None, :]  # rank-one update: elementwise
+        return S, jnp.einsum("bhk,bhkv->bhv", qt, S)
+
+    with jax.named_scope("core_attention"):
+        S0 = jnp.zeros((B, nv, dk, dv), x.dtype)
+        xs = tuple(jnp.moveaxis(t, 1, 0) for t in (q, k, v, beta, decay))
+        _, o = jax.lax.scan(step, S0, xs)
+    o = jnp.moveaxis(o, 0, 1).reshape(B, L, nv * dv) * jax.nn.silu(z)
+    with jax.named_scope("out_proj"):
+        return dense(o, p["out"])
+
+
+# --- FFN and MoE -------------------------------------------------------------------------------------------------
+
+def mlp(p, x, gated=True, prefix=""):
+    """Gated: down(act(x W_gate) * (x W_up)); plain: down(act(x W_up))."""
+    h = dense(x, p[prefix + "up"])
+    if gated:
+        h = jax.nn.silu(dense(x, p[prefix + "gate"])) * h
+    else:
+        h = jax.nn.gelu(h)
+    return dense(h, p[prefix + "down"])
+
+
+def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, shared=0, shared_gate=False):
+    """Top-k MoE over the flattened tokens of x. ``ideal``: each token runs its k experts (their weights are
+    gathered per token); ``capacity``: every expert runs ceil(cf * T * k / E) slots (padded, overflow dropped);
+    ``dense``: every expert runs every token. Router D -> E; shared experts and their gate as dense layers."""
+    B, L, D = x.shape
+    xt = x.reshape(B * L, D)
+    T = B * L
+    with jax.named_scope("moe_router"):
+        logits = dense(xt, p["router"])
+    gate_w, idx = jax.lax.top_k(logits, k)
+    gate_w = jax.nn.softmax(gate_w, -1)
+    names = ["up", "down"] + (["gate"] if gated else [])
+    with jax.named_scope("moe_routed"):
+        if impl == "ideal":
+            w = {n: p["experts_" + n][idx] for n in names}  # [T, k, ...]
+            h = jnp.einsum("td,tkdf->tkf", xt, w["up"])
+            if gated:
+                h = jax.nn.silu(jnp.einsum("td,tkdf->tkf", xt, w["gate"])) * h
+            else:
+                h = jax.nn.gelu(h)
+            y = jnp.einsum("tkf,tkfd->tkd", h, w["down"])
+            out = (gate_w[..., None] * y).sum(1)
+        elif impl == "dense":
+            h = jnp.einsum("td,edf->tef", xt, p["experts_up"])
+            if gated:
+                h = jax.nn.silu(jnp.einsum("td,edf->tef", xt, p["experts_gate"])) * h
+            else:
+                h = jax.nn.gelu(h)
+            y = jnp.einsum("tef,efd->ted", h, p["experts_down"])
+            weights = jnp.zeros((T, num_experts), x.dtype).at[jnp.arange(T)[:, None], idx].set(gate_w)
+            out = (weights[..., None] * y).sum(1)
+        else:
+            C = capacity_slots(T, k, num_experts, capacity_factor)
+            onehot = jax.nn.one_hot(idx.reshape(-1), num_experts, dtype=jnp.int32)  # [T*k, E]
+            pos = jnp.cumsum(onehot, axis=0) * onehot - 1  # slot of each (token, choice) in its expert
+            pos = pos.max(-1)
+            keep = pos < C
+            tok = jnp.repeat(jnp.arange(T), k)
+            slot_tok = jnp.full((num_experts, C), T).at[idx.reshape(-1), jnp.where(keep, pos, C)].set(
+                tok, mode="drop")
+            xpad = jnp.concatenate([xt, jnp.zeros((1, D), x.dtype)], 0)
+            xe = xpad[slot_tok]  # [E, C, D]
+            h = jnp.einsum("ecd,edf->ecf", xe, p["experts_up"])
+            if gated:
+                h = jax.nn.silu(jnp.einsum("ecd,edf->ecf", xe, p["experts_gate"])) * h
+            else:
+                h = jax.nn.gelu(h)
+            ye = jnp.einsum("ecf,efd->ecd", h, p["experts_down"])
+            ye = jnp.concatenate([ye.reshape(-1, D), jnp.zeros((1, D), x.dtype)], 0)
+            flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
+            out = (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
+    if shared:
+        with jax.named_scope("moe_shared"):
+            s = sum(mlp(p, xt, gated, prefix=f"shared{i}_") for i in range(shared))
+            if shared_gate:
+                s = jax.nn.sigmoid(dense(xt, p["shared_gate"])) * s
+            out = out + s
+    return out.reshape(B, L, D)
+
+
+def capacity_slots(tokens: int, k: int, num_experts: int, capacity_factor: float) -> int:
+    from fractions import Fraction
+
+    cf = Fraction(capacity_factor).limit_denominator(1 << 20)
+    return math.ceil(cf * tokens * k / num_experts)
+

@@ -1,0 +1,264 @@
+"""A Flax decoder built from any maxflops config, layer by layer from the engine's own plan.
+
+The model never re-derives layer patterns: ``maxflops.plan.build_plan`` says what each layer is (mixer, span,
+projection, whether it computes its DSA index, dense or MoE FFN, MTP), and runs of consecutive identical layers
+are stacked under ``nn.scan`` as MaxText scans its layers. Every matmul goes through ``kernels``; norms,
+activations, gates, softmax, top-k and gathers are not matmuls.
+
+``reduce_config`` shrinks a config so that it compiles in seconds while keeping every feature present:
+
+- widths: emb_dim 32, head dims 8 (MLA: q_lora 16 if used, kv_lora 12, nope 6, rope 4, v 6), FFN 48, experts
+  16 wide, indexer 2 heads x 4, gated delta net 2 key / 4 value heads of 4;
+- heads: at most 2 kv heads and query groups of at most 2 (a group of 1 stays 1; MLA 2 heads);
+- experts: at most 8, top-k at most half of them, shared experts and gates kept;
+- layer pattern: each run of equal letters shortened to at most 2 (Gemma 3's LLLLLG -> LLG), two cycles of it
+  after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept; index reuse kept with
+  freq <= 2 and offset <= 2, so that computing and reusing layers both appear;
+- sequences: batch 2 x 13 tokens, windows <= 5, chunks <= 6 (13 = 6 + 6 + 1: a partial chunk), top-k <= 5,
+  conv kernel <= 3; MTP at most 1 module; vocabulary 64.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+from ..config import resolve, validate
+from ..plan import DSA, build_plan
+from . import kernels as K
+
+REDUCED_BATCH, REDUCED_LENGTH = 2, 13
+
+
+def _short_pattern(pattern: str) -> str:
+    return "".join(ch * min(len(list(run)), 2) for ch, run in itertools.groupby(pattern))
+
+
+def reduce_config(config, **overrides) -> dict[str, Any]:
+    """The documented reduction of a config (see the module docstring), resolved and validated."""
+    c = validate(config)
+    out = dict(c)
+    h, hkv = c["num_query_heads"], c["num_kv_heads"]
+    g = h // hkv
+    kv = min(hkv, 2)
+    out.update(emb_dim=32, vocab_size=64, head_dim=8, mlp_dim=48, moe_mlp_dim=16,
+               num_kv_heads=kv, num_query_heads=kv * min(g, 2),
+               q_lora_rank=16 if c["q_lora_rank"] else 0, kv_lora_rank=12, qk_nope_head_dim=6, qk_rope_head_dim=4,
+               v_head_dim=6, index_n_heads=2, index_head_dim=4,
+               gdn_num_key_heads=2, gdn_num_value_heads=4, gdn_key_head_dim=4, gdn_value_head_dim=4,
+               gdn_conv_kernel_dim=min(c["gdn_conv_kernel_dim"], 3),
+               per_device_batch_size=float(REDUCED_BATCH), max_target_length=REDUCED_LENGTH,
+               gradient_accumulation_steps=1, mtp_num_layers=min(c["mtp_num_layers"], 1),
+               index_topk=min(c["index_topk"], 5), index_topk_freq=min(c["index_topk_freq"], 2),
+               index_skip_offset=min(c["index_skip_offset"], 2),
+               attention_block_q=min(c["attention_block_q"], 4), attention_block_kv=min(c["attention_block_kv"], 3))
+    if c["attention_type"] == "mla":
+        out.update(num_query_heads=2, num_kv_heads=2)
+    if c["num_experts"] > 1:
+        e = min(c["num_experts"], 8)
+        out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
+    if c["sliding_window_size"]:
+        out["sliding_window_size"] = min(c["sliding_window_size"], 5)
+    if c["chunk_attn_window_size"]:
+        out["chunk_attn_window_size"] = min(c["chunk_attn_window_size"], 6)
+    pattern = _short_pattern(c["attention_layer_pattern"])
+    dense_prefix = min(c["first_num_dense_layers"], 1)
+    out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix,
+               num_decoder_layers=max(dense_prefix + 2 * max(len(pattern), c["interleave_moe_layer_step"]), 4))
+    out.update(overrides)
+    return resolve(out)
+
+
+# --- parameters --------------------------------------------------------------------------------------------------
+
+def _init(scale=0.2):
+    return nn.initializers.normal(stddev=scale)
+
+
+class Layer(nn.Module):
+    """One decoder layer (or an MTP module's layer) of a given plan kind. Carry: (x, top_idx, aux_loss)."""
+
+    kind: Any
+    cfg: tuple  # sorted config items (hashable)
+
+    @nn.compact
+    def __call__(self, carry, _=None):
+        x, top_idx, aux = carry
+        c = dict(self.cfg)
+        kind = self.kind
+        B, L, D = x.shape
+        p = lambda name, shape: self.param(name, _init(), shape)  # noqa: E731
+        h = _rms(x)
+        if kind.projection == "gdn":
+            nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
+                                   c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
+            params = {"in_qkvz": p("in_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), "in_ba": p("in_ba", (D, 2 * nv)),
+                      "conv": p("conv", (ker, 1, 2 * nk * dk + nv * dv)), "out": p("out", (nv * dv, D))}
+            x = x + K.gdn(params, h, nk, nv, dk, dv, ker)
+        else:
+            x, top_idx, aux = self._attention(c, kind, p, x, h, top_idx, aux)
+        h = _rms(x)
+        gated = len(c["mlp_activations"]) == 2
+        if kind.ffn == "moe":
+            E, F = c["num_experts"], c["moe_mlp_dim"]
+            params = {"router": p("router", (D, E)), "experts_up": p("experts_up", (E, D, F)),
+                      "experts_down": p("experts_down", (E, F, D))}
+            if gated:
+                params["experts_gate"] = p("experts_gate", (E, D, F))
+            for i in range(c["shared_experts"]):
+                params |= _mlp_params(p, f"shared{i}_", D, F, gated)
+            if c["shared_experts"] and c["shared_expert_gate"]:
+                params["shared_gate"] = p("shared_gate", (D, 1))
+            x = x + K.moe(params, h, E, c["num_experts_per_tok"], gated, c["moe_impl"], c["capacity_factor"],
+                          c["shared_experts"], c["shared_experts"] > 0 and c["shared_expert_gate"])
+        else:
+            with jax.named_scope("mlp"):
+                x = x + K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
+        return (x, top_idx, aux), None
+
+    def _attention(self, c, kind, p, x, h, top_idx, aux):
+        B, L, D = x.shape
+        H = c["num_query_heads"]
+        impl, bq, bkv = c["attention_impl"], c["attention_block_q"], c["attention_block_kv"]
+        gate = None
+        if kind.projection == "mla":
+            ql, kl, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                                     c["qk_rope_head_dim"], c["v_head_dim"])
+            params = {"wkv_a": p("wkv_a", (D, kl + rope)), "wkv_b": p("wkv_b", (kl, H * (nope + v))),
+                      "wo": p("wo", (H * v, D))}
+            if ql:
+                params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", (ql, H * (nope + rope)))}
+            else:
+                params["wq"] = p("wq", (D, H * (nope + rope)))
+            if c["mla_absorbed"]:
+                q, k, vv, q_lat = K.mla_absorbed_qkv(params, h, H, ql, kl, nope, rope)
+            else:
+                q, k, vv, q_lat = K.mla_qkv(params, h, H, ql, kl, nope, rope, v)
+        else:
+            hd = c["head_dim"]
+            gated_q = c["attention_output_gate"]
+            params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wk": p("wk", (D, c["num_kv_heads"] * hd)),
+                      "wv": p("wv", (D, c["num_kv_heads"] * hd)), "wo": p("wo", (H * hd, D))}
+            q, k, vv, gate = K.gqa_qkv(params, h, H, c["num_kv_heads"], hd, gated_q)
+        with jax.named_scope("core_attention"):
+            if kind.mixer == DSA:
+                if kind.computes_index:
+                    n, hdi = c["index_n_heads"], c["index_head_dim"]
+                    idx_params = {"idx_wq": p("idx_wq", ((c["q_lora_rank"] or D), n * hdi)),
+                                  "idx_wk": p("idx_wk", (D, hdi)), "idx_w": p("idx_w", (D, n))}
+                    scores = K.indexer_scores(idx_params, h, q_lat, n, hdi, impl, bq, bkv)
+                    top_idx = K.topk_indices(scores, kind.span)
+                    if c["indexer_loss_scaling_factor"] > 0:
+                        aux = aux + c["indexer_loss_scaling_factor"] * K.indexer_kl_loss(q, k, scores, impl, bq, bkv)
+                o = K.dsa_attention(q, k, vv, top_idx, kind.span, c["dsa_impl"])
+            else:
+                o = K.attention(q, k, vv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
+        if gate is not None:
+            o = o * jax.nn.sigmoid(gate)
+        if kind.projection == "mla" and c["mla_absorbed"]:
+            out = K.mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"])
+        else:
+            with jax.named_scope("out_proj"):
+                out = K.dense(o.reshape(B, L, -1), params["wo"])
+        return x + out, top_idx, aux
+
+
+def _mlp_params(p, prefix, D, F, gated):
+    out = {prefix + "up": p(prefix + "up", (D, F)), prefix + "down": p(prefix + "down", (F, D))}
+    if gated:
+        out[prefix + "gate"] = p(prefix + "gate", (D, F))
+    return out
+
+
+def _rms(x):
+    return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
+
+
+def _runs(plan):
+    """Consecutive decoder rows of the same kind: [(kind, count)]."""
+    rows = [plan.kinds[i] for name, i in plan.rows if not plan.kinds[i].mtp]
+    return [(kind, len(list(group))) for kind, group in itertools.groupby(rows)]
+
+
+class Decoder(nn.Module):
+    """Embedding, the plan's decoder layers (runs under nn.scan), MTP modules, and the output head."""
+
+    cfg: tuple
+
+    @nn.compact
+    def __call__(self, tokens):
+        c = dict(self.cfg)
+        plan = build_plan(c)
+        D, V = c["emb_dim"], c["vocab_size"]
+        emb = self.param("embedding", _init(1.0), (V, D))
+        head = self.param("head", _init(), (D, V))
+        B, L = tokens.shape
+        x = jnp.take(emb, tokens, axis=0)
+        top = jnp.zeros((B, L, min(c["index_topk"], L)), jnp.int32)
+        carry = (x, top, jnp.zeros((), x.dtype))
+        layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
+        for r, (kind, n) in enumerate(_runs(plan)):
+            if n == 1:
+                carry, _ = layer_cls(kind, self.cfg, name=f"run{r}")(carry)
+            else:
+                scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
+                carry, _ = scanned(kind, self.cfg, name=f"run{r}")(carry, None)
+        x, top, aux = carry
+        logits = [_head(head, x)]
+        mtp_kinds = [plan.kinds[i] for _, i in plan.rows if plan.kinds[i].mtp]
+        for k, kind in enumerate(mtp_kinds, start=1):
+            shifted = jnp.take(emb, jnp.roll(tokens, -k, axis=1), axis=0)
+            with jax.named_scope("mtp_eh_proj"):
+                eh = self.param(f"mtp{k}_eh", _init(), (2 * D, D))
+                x = K.dense(jnp.concatenate([_rms(shifted), _rms(x)], -1), eh)
+            (x, top, aux), _ = layer_cls(kind, self.cfg, name=f"mtp{k}")((x, top, aux))
+            logits.append(_head(head, x))
+        return logits, aux
+
+
+def _head(w, x):
+    with jax.named_scope("logits"):
+        return K.dense(_rms(x), w)
+
+
+def _ce(logits, targets):
+    logp = jax.nn.log_softmax(logits, -1)
+    return -jnp.take_along_axis(logp, targets[..., None], -1).mean()
+
+
+def build(config, **overrides):
+    """(module, params, tokens) for the reduced config; deterministic."""
+    c = reduce_config(config, **overrides)
+    model = Decoder(tuple(sorted(c.items())))
+    tokens = jax.random.randint(jax.random.PRNGKey(1), (REDUCED_BATCH, REDUCED_LENGTH), 0, c["vocab_size"])
+    params = model.init(jax.random.PRNGKey(0), tokens)
+    return c, model, params, tokens
+
+
+def loss_fn(model, params, tokens):
+    logits, aux = model.apply(params, tokens)
+    loss = _ce(logits[0], jnp.roll(tokens, -1, axis=1))
+    for k, lg in enumerate(logits[1:], start=2):
+        loss = loss + _ce(lg, jnp.roll(tokens, -k, axis=1))
+    return loss + aux
+
+
+def forward_fn(model):
+    return lambda params, tokens: model.apply(params, tokens)[0]
+
+
+def train_step_fn(model, learning_rate=1e-2):
+    """value_and_grad of the loss and an optax SGD-with-momentum update (elementwise: no matmuls)."""
+    opt = optax.sgd(learning_rate, momentum=0.9)
+
+    def step(params, opt_state, tokens):
+        loss, grads = jax.value_and_grad(lambda prm: loss_fn(model, prm, tokens))(params)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return step, opt
