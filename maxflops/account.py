@@ -83,8 +83,13 @@ def _impl_pairs(mixer, span, seqs, c, decode: bool):
     return seqs.exact_pairs(mixer, span)
 
 
-def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False) -> tuple[dict[str, Any], Any]:
-    """Forward FLOPs of every row of this kind, by component, and the QK^T part of its core attention.
+def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False):
+    """(forward FLOPs by component, the QK^T part of its core attention, the 'tail' by component).
+
+    The tail is the matmuls whose outputs are only added into the layer's output (the dense FFN's down
+    projection; a shared expert's without its gate): a rematerialized layer does not recompute them, because
+    its backward pass needs their inputs, not their outputs. (The attention output feeds the FFN's norm, and
+    routed experts' outputs are scaled by router weights, so those are recomputed.)
 
     Model FLOPs (``hardware=False``) follow the convention knobs and may hold Fractions. Hardware FLOPs
     (``hardware=True``, ``c`` an exact view of the config) follow the implementation knobs: the pairs a kernel
@@ -94,6 +99,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     tokens = seqs.count if decode else seqs.tokens
     out: dict[str, Any] = {}
     qk = 0
+    tail: dict[str, Any] = {}
     if kind.projection == "gdn":
         nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
         dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
@@ -159,8 +165,11 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         if c["shared_experts"]:
             gate = terms.shared_gate(d) if c["shared_expert_gate"] and c["gate_projections"] else 0
             out["moe_shared"] = (c["shared_experts"] * terms.mlp(d, c["moe_mlp_dim"], gated) + gate) * tokens
+            if not gate:
+                tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d, c["moe_mlp_dim"]) * tokens
     else:
         out["mlp"] = terms.mlp(d, c["mlp_dim"], gated) * tokens
+        tail["mlp"] = terms.mlp_down(d, c["mlp_dim"]) * tokens
     if kind.mtp:
         if c["mtp_eh_proj"]:
             out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
@@ -168,7 +177,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
             out["logits"] = terms.logits(d, _vocab(c)) * tokens
-    return out, qk
+    return out, qk, tail
 
 
 def _vocab(c) -> int:
@@ -195,10 +204,11 @@ _OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits"})
 def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[str, int]:
     """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config).
 
-    Train: each component's model multiplier, plus one forward of every layer component under
-    ``remat_policy='full'``, plus one QK^T forward under ``flash_backward_recompute``.
+    Train: each component's model multiplier, plus under ``remat_policy='full'`` one more forward of every
+    layer matmul except the tail (see ``price_forward``), plus one QK^T forward under
+    ``flash_backward_recompute``.
     """
-    fwd, qk = price_forward(kind, c, seqs, decode, hardware=True)
+    fwd, qk, tail = price_forward(kind, c, seqs, decode, hardware=True)
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
     remat = c["remat_policy"] == "full"
@@ -206,7 +216,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     for k, v in fwd.items():
         total = v * train_factor(k, c)
         if remat and not (kind.mtp and k in _OUTSIDE_LAYER):
-            total += v
+            total += v - tail.get(k, 0)
         if k == "core_attention" and c["flash_backward_recompute"]:
             total += qk
         out[k] = _to_int(total * steps)
@@ -288,7 +298,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
 
     priced = []
     for kind in plan.kinds:
-        fwd, _ = price_forward(kind, c, seqs, decode)
+        fwd = price_forward(kind, c, seqs, decode)[0]
         priced.append({k: _to_int(v * (train_factor(k, c) if train else 1) * steps) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
     head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if train else 1) * steps)}

@@ -123,8 +123,11 @@ SCHEMA: dict[str, Field] = {
     "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
                                  "min(L, K) gathered keys for every query of a length-L sequence, early "
                                  "queries too (the extra keys masked).", choices=("ideal", "gather_k")),
-    "remat_policy": _f("none", str, "'full': every decoder and MTP layer recomputes its forward in the "
-                                    "backward pass (hardware only).", choices=("none", "full")),
+    "remat_policy": _f("none", str, "'full': every decoder and MTP layer is rematerialized (jax.checkpoint): "
+                                    "the backward pass recomputes its forward matmuls except those whose "
+                                    "outputs are only added into the layer output (FFN down projections "
+                                    "of the dense MLP and of ungated shared experts).",
+                       choices=("none", "full")),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
                                    "reproduces 'maxtext' or 'megatron'. Knobs set explicitly win.",

@@ -78,6 +78,11 @@ def mlp(d: int, hidden: int, gated: bool) -> int:
     return (6 if gated else 4) * d * hidden
 
 
+def mlp_down(d: int, hidden: int) -> int:
+    """The down projection F -> D alone (part of ``mlp``)."""
+    return 2 * hidden * d
+
+
 def router(d: int, num_experts: int) -> int:
     """MoE router logits D -> E: every expert is scored for every token."""
     return 2 * d * num_experts

@@ -231,12 +231,16 @@ def _ce(logits, targets):
     return -jnp.take_along_axis(logp, targets[..., None], -1).mean()
 
 
-def build(config, **overrides):
-    """(module, params, tokens) for the reduced config; deterministic."""
+def build(config, abstract=False, **overrides):
+    """(reduced config, module, params, tokens); deterministic. ``abstract``: params and tokens as
+    ShapeDtypeStructs (enough to lower and count; no initialization runs)."""
     c = reduce_config(config, **overrides)
     model = Decoder(tuple(sorted(c.items())))
     tokens = jax.random.randint(jax.random.PRNGKey(1), (REDUCED_BATCH, REDUCED_LENGTH), 0, c["vocab_size"])
-    params = model.init(jax.random.PRNGKey(0), tokens)
+    if abstract:
+        params = jax.eval_shape(model.init, jax.random.PRNGKey(0), tokens)
+        return c, model, params, jax.ShapeDtypeStruct(tokens.shape, tokens.dtype)
+    params = jax.jit(model.init)(jax.random.PRNGKey(0), tokens)
     return c, model, params, tokens
 
 
