@@ -119,7 +119,8 @@ SCHEMA: dict[str, Field] = {
     "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' every expert runs "
                                  "ceil(capacity_factor * tokens * k / E) slots, padded; 'dense' every expert runs "
                                  "every token.", choices=("ideal", "capacity", "dense")),
-    "capacity_factor": _f(1.0, float, "Expert capacity factor of moe_impl='capacity'.", minimum=1e-9),
+    "capacity_factor": _f(1.0, float, "Expert capacity factor of moe_impl='capacity'. Below 1 tokens are "
+                                      "dropped, and hardware FLOPs fall below model FLOPs.", minimum=1e-9),
     "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
                                  "min(L, K) gathered keys for every query of a length-L sequence, early "
                                  "queries too (the extra keys masked).", choices=("ideal", "gather_k")),

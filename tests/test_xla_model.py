@@ -1,0 +1,95 @@
+"""The Flax decoder built from every shipped config: analytic hardware FLOPs == XLA's loop-aware matmul count.
+
+XLA's count is taken on the lowered (pre-optimization) module, which holds exactly the matmuls the program
+issues, every ``nn.scan`` body multiplied by its trip count. (The optimized CPU module rewrites dots with a
+contracting dimension of 1 into multiplies, e.g. the first query row's PV under ``attention_impl='ideal'``.)
+"""
+
+import jax
+import pytest
+
+import maxflops
+from maxflops.xla import model as M
+from maxflops.xla.hlo import count_lowered
+
+pytestmark = pytest.mark.slow
+
+SCOPES = ["indexer_proj", "indexer_score", "indexer_kl", "gdn_conv", "qkv_proj", "core_attention", "out_proj",
+          "moe_router", "moe_routed", "moe_shared", "mlp", "mtp_eh_proj", "logits"]
+
+
+def by_component(b):
+    """Hardware FLOPs by component, summed over every row (MTP rows included, not lumped into 'mtp')."""
+    out = {}
+    for row in b.layers:
+        for k, v in row.hardware_components.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def xla_and_analytic(name, mode, **knobs):
+    c, model, params, tokens = M.build(maxflops.load_config(name), abstract=True, mode=mode, **knobs)
+    b = maxflops.count(c)
+    if mode == "train":
+        step, opt = M.train_step_fn(model)
+        xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    else:
+        xla = count_lowered(M.forward_fn(model), params, tokens)
+    return b, xla
+
+
+@pytest.mark.parametrize("mode", ["prefill", "train"])
+@pytest.mark.parametrize("name", maxflops.available_models())
+def test_every_config_model_equals_hardware_equals_xla(name, mode):
+    b, xla = xla_and_analytic(name, mode)
+    assert b.total == b.hardware_flops == xla.matmul_flops
+    scoped = xla.by_scope(SCOPES)
+    assert scoped.pop("other") == 0
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+
+
+KNOBS = [
+    ("gemma3-27b", dict(attention_impl="dense")),
+    ("gemma3-27b", dict(attention_impl="blocked", attention_block_q=4, attention_block_kv=3,
+                        flash_backward_recompute=True)),
+    ("llama4-17b-128e", dict(attention_impl="blocked", attention_block_q=3, attention_block_kv=4)),
+    ("gpt-oss-120b", dict(moe_impl="capacity", capacity_factor=1.25)),
+    ("mixtral-8x7b", dict(moe_impl="dense", remat_policy="full")),
+    ("deepseek2-16b", dict(mla_absorbed=True, moe_impl="capacity", capacity_factor=1.5)),
+    ("deepseek3-671b", dict(moe_impl="capacity", capacity_factor=0.5)),
+    ("deepseek3.2-671b", dict(indexer_loss_scaling_factor=0.1, attention_impl="blocked")),
+    ("glm5", dict(mla_absorbed=True, remat_policy="full", indexer_loss_scaling_factor=0.01)),
+    ("glm5", dict(dsa_impl="gather_k", attention_impl="dense")),
+    ("qwen3-next-80b-a3b", dict(remat_policy="full", flash_backward_recompute=True)),
+    ("llama3.1-8b", dict(causal=False, attention_impl="blocked")),
+]
+
+
+@pytest.mark.parametrize("name,knobs", KNOBS, ids=[f"{n}-{'-'.join(k)}" for n, k in KNOBS])
+def test_implementation_knobs_hardware_equals_xla_train(name, knobs):
+    b, xla = xla_and_analytic(name, "train", **knobs)
+    assert b.hardware_flops == xla.matmul_flops
+    scoped = xla.by_scope(SCOPES)
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+    if knobs.get("capacity_factor", 1) >= 1:  # a capacity below 1 drops tokens: less work than the model's
+        assert b.total <= b.hardware_flops
+
+
+def test_remat_adds_the_recompute_on_the_lowered_module_and_the_jaxpr():
+    from maxflops.xla.jaxpr_count import count_jaxpr
+
+    counts = {}
+    for policy in ("none", "full"):
+        c, model, params, tokens = M.build(maxflops.load_config("llama3.1-8b"), abstract=True, mode="train",
+                                           remat_policy=policy)
+        step, opt = M.train_step_fn(model)
+        state = jax.eval_shape(opt.init, params)
+        hlo = count_lowered(step, params, state, tokens).matmul_flops
+        assert count_jaxpr(step, params, state, tokens) == hlo
+        counts[policy] = (hlo, maxflops.count(c))
+    (plain, b), (remat, _) = counts["none"], counts["full"]
+    # The recompute: one more forward of every layer matmul except the dense FFN's down projection.
+    fwd = maxflops.count(b_config := M.reduce_config(maxflops.load_config("llama3.1-8b"), mode="prefill"))
+    layers = sum(r.hardware_flops for r in fwd.layers if r.group == "decoder")
+    down = b_config["num_decoder_layers"] * 2 * 48 * 32 * 26  # F=48 -> D=32 over 2 x 13 tokens
+    assert remat - plain == layers - down
