@@ -156,10 +156,11 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         impl = c["moe_impl"] if hardware else "ideal"
         if impl == "dense":  # every expert runs every token
             out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
-        elif impl == "capacity":  # every expert runs C slots, padded: C = ceil(cf * tokens * k / E)
+        elif impl == "capacity":  # per dispatch group every expert runs C = ceil(cf * group * k / E) slots
+            group, groups = _dispatch_groups(c, seqs, decode)
             cf = Fraction(c["capacity_factor"]).limit_denominator(1 << 20)
-            slots = math.ceil(cf * tokens * c["num_experts_per_tok"] / c["num_experts"])
-            out["moe_routed"] = c["num_experts"] * slots * per_expert_token
+            slots = math.ceil(cf * group * c["num_experts_per_tok"] / c["num_experts"])
+            out["moe_routed"] = c["num_experts"] * slots * per_expert_token * groups
         else:
             out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
         if c["shared_experts"]:
@@ -178,6 +179,14 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         if c["mtp_logits"]:
             out["logits"] = terms.logits(d, _vocab(c)) * tokens
     return out, qk, tail
+
+
+def _dispatch_groups(c, seqs, decode: bool):
+    """(tokens per MoE dispatch group, groups): a group is one row of max_target_length token slots (packed
+    documents share their rows; ``per_device_batch_size`` rows); in decode, the batch's new tokens."""
+    if decode:
+        return seqs.count, 1
+    return c["max_target_length"], batch(c)
 
 
 def _vocab(c) -> int:

@@ -116,9 +116,10 @@ SCHEMA: dict[str, Field] = {
     "flash_backward_recompute": _f(False, bool, "Flash-style backward: QK^T is recomputed once more."),
     "mla_absorbed": _f(False, bool, "Hardware MLA runs absorbed: attention in the kv latent (d_qk = kv_lora + "
                                     "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
-    "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' every expert runs "
-                                 "ceil(capacity_factor * tokens * k / E) slots, padded; 'dense' every expert runs "
-                                 "every token.", choices=("ideal", "capacity", "dense")),
+    "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' per dispatch group "
+                                 "(a sequence row of max_target_length slots; in decode the batch) every expert "
+                                 "runs ceil(capacity_factor * group * k / E) slots, padded; 'dense' every expert "
+                                 "runs every token.", choices=("ideal", "capacity", "dense")),
     "capacity_factor": _f(1.0, float, "Expert capacity factor of moe_impl='capacity'. Below 1 tokens are "
                                       "dropped, and hardware FLOPs fall below model FLOPs.", minimum=1e-9),
     "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "

@@ -115,11 +115,11 @@ def test_moe_capacity_and_dense():
     ideal = hw(MLA, mode="prefill")
     cap = hw(MLA, mode="prefill", moe_impl="capacity", capacity_factor=1.3)
     dense = hw(MLA, mode="prefill", moe_impl="dense")
-    slots = math.ceil(1.3 * tokens * k / E)  # 32 slots per expert (31.2 rounded up)
+    slots = math.ceil(1.3 * 24 * k / E)  # per sequence of 24 tokens: 16 slots per expert (15.6 rounded up)
     per_slot = 6 * D * F
     routed = ideal.hardware_components["moe_routed"]
     assert routed == 2 * k * tokens * per_slot
-    assert cap.hardware_components["moe_routed"] == 2 * E * slots * per_slot
+    assert cap.hardware_components["moe_routed"] == 2 * 2 * E * slots * per_slot  # 2 layers, 2 sequences
     assert dense.hardware_components["moe_routed"] == 2 * E * tokens * per_slot
 
 

@@ -303,9 +303,10 @@ def mlp(p, x, gated=True, prefix=""):
 
 
 def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, shared=0, shared_gate=False):
-    """Top-k MoE over the flattened tokens of x. ``ideal``: each token runs its k experts (their weights are
-    gathered per token); ``capacity``: every expert runs ceil(cf * T * k / E) slots (padded, overflow dropped);
-    ``dense``: every expert runs every token. Router D -> E; shared experts and their gate as dense layers."""
+    """Top-k MoE over the tokens of x [B, L, D]. ``ideal``: each token runs its k experts (their weights are
+    gathered per token); ``capacity``: per sequence, every expert runs ceil(cf * L * k / E) slots (padded,
+    overflow dropped); ``dense``: every expert runs every token. Router D -> E; shared experts and their gate
+    as dense layers."""
     B, L, D = x.shape
     xt = x.reshape(B * L, D)
     T = B * L
@@ -333,26 +334,10 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
             y = jnp.einsum("tef,efd->ted", h, p["experts_down"])
             weights = jnp.zeros((T, num_experts), x.dtype).at[jnp.arange(T)[:, None], idx].set(gate_w)
             out = (weights[..., None] * y).sum(1)
-        else:
-            C = capacity_slots(T, k, num_experts, capacity_factor)
-            onehot = jax.nn.one_hot(idx.reshape(-1), num_experts, dtype=jnp.int32)  # [T*k, E]
-            pos = jnp.cumsum(onehot, axis=0) * onehot - 1  # slot of each (token, choice) in its expert
-            pos = pos.max(-1)
-            keep = pos < C
-            tok = jnp.repeat(jnp.arange(T), k)
-            slot_tok = jnp.full((num_experts, C), T).at[idx.reshape(-1), jnp.where(keep, pos, C)].set(
-                tok, mode="drop")
-            xpad = jnp.concatenate([xt, jnp.zeros((1, D), x.dtype)], 0)
-            xe = xpad[slot_tok]  # [E, C, D]
-            h = jnp.einsum("ecd,edf->ecf", xe, p["experts_up"])
-            if gated:
-                h = jax.nn.silu(jnp.einsum("ecd,edf->ecf", xe, p["experts_gate"])) * h
-            else:
-                h = jax.nn.gelu(h)
-            ye = jnp.einsum("ecf,efd->ecd", h, p["experts_down"])
-            ye = jnp.concatenate([ye.reshape(-1, D), jnp.zeros((1, D), x.dtype)], 0)
-            flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
-            out = (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
+        else:  # each sequence (row of the batch) is one dispatch group
+            out = jax.vmap(lambda xg, ig, wg: _capacity_group(p, xg, ig, wg, num_experts, k, gated,
+                                                             capacity_factor))(
+                x, idx.reshape(B, L, k), gate_w.reshape(B, L, k)).reshape(T, D)
     if shared:
         with jax.named_scope("moe_shared"):
             s = sum(mlp(p, xt, gated, prefix=f"shared{i}_") for i in range(shared))
@@ -360,6 +345,27 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
                 s = jax.nn.sigmoid(dense(xt, p["shared_gate"])) * s
             out = out + s
     return out.reshape(B, L, D)
+
+
+def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
+    """One dispatch group: every expert runs C = ceil(cf * tokens * k / E) slots; overflow is dropped."""
+    T, D = xt.shape
+    C = capacity_slots(T, k, num_experts, capacity_factor)
+    onehot = jax.nn.one_hot(idx.reshape(-1), num_experts, dtype=jnp.int32)  # [T*k, E]
+    pos = (jnp.cumsum(onehot, axis=0) * onehot - 1).max(-1)  # slot of each (token, choice) in its expert
+    keep = pos < C
+    tok = jnp.repeat(jnp.arange(T), k)
+    slot_tok = jnp.full((num_experts, C), T).at[idx.reshape(-1), jnp.where(keep, pos, C)].set(tok, mode="drop")
+    xe = jnp.concatenate([xt, jnp.zeros((1, D), xt.dtype)], 0)[slot_tok]  # [E, C, D]
+    h = jnp.einsum("ecd,edf->ecf", xe, p["experts_up"])
+    if gated:
+        h = jax.nn.silu(jnp.einsum("ecd,edf->ecf", xe, p["experts_gate"])) * h
+    else:
+        h = jax.nn.gelu(h)
+    ye = jnp.einsum("ecf,efd->ecd", h, p["experts_down"])
+    ye = jnp.concatenate([ye.reshape(-1, D), jnp.zeros((1, D), xt.dtype)], 0)
+    flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
+    return (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
 
 
 def capacity_slots(tokens: int, k: int, num_experts: int, capacity_factor: float) -> int:
