@@ -93,3 +93,12 @@ def test_remat_adds_the_recompute_on_the_lowered_module_and_the_jaxpr():
     layers = sum(r.hardware_flops for r in fwd.layers if r.group == "decoder")
     down = b_config["num_decoder_layers"] * 2 * 48 * 32 * 26  # F=48 -> D=32 over 2 x 13 tokens
     assert remat - plain == layers - down
+
+
+def test_xla_cli_reports_equality(capsys):
+    from maxflops.xla import cli
+
+    assert cli.main(["maxflops.xla", "--model=llama2-7b", "--config.attention_impl=blocked"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("analytic hardware == XLA      yes") == 2 and "cost_analysis" in out
+    assert cli.main(["maxflops.xla", "--model=llama2-7b", "--config.attention_impl=tiled"]) == 2
