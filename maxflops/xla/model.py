@@ -236,7 +236,8 @@ def build(config, abstract=False, **overrides):
     ShapeDtypeStructs (enough to lower and count; no initialization runs)."""
     c = reduce_config(config, **overrides)
     model = Decoder(tuple(sorted(c.items())))
-    tokens = jax.random.randint(jax.random.PRNGKey(1), (REDUCED_BATCH, REDUCED_LENGTH), 0, c["vocab_size"])
+    shape = (int(c["per_device_batch_size"]), c["max_target_length"])
+    tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, c["vocab_size"])
     if abstract:
         params = jax.eval_shape(model.init, jax.random.PRNGKey(0), tokens)
         return c, model, params, jax.ShapeDtypeStruct(tokens.shape, tokens.dtype)

@@ -1,0 +1,580 @@
+"""``python -m maxflops.bench``: time jitted kernels on TPU, GPU or CPU; analytic vs XLA vs measured.
+
+For each kernel: its shapes, the analytic model and hardware FLOPs (the engine's count, with the implementation
+knobs that match the kernel), XLA's loop-aware matmul FLOPs and whether they equal the hardware figure, the
+median time over repeats after warm-up, model and hardware TFLOP/s and the % of the chip's dense peak.
+
+    python -m maxflops.bench                    # preset picked from the backend
+    python -m maxflops.bench --quick --json out.json --csv out.csv
+    python -m maxflops.bench --model=glm5 --mesh data=4,model=2 --peak-tflops 989
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import math
+import platform
+import statistics
+import sys
+import time
+import traceback
+from typing import Callable
+
+PRESETS = {
+    # batch, length, heads, kv heads, head dim, window, chunk, tile, top-k, emb, ffn, experts, top-k experts,
+    # MLA (q_lora, kv_lora, nope, rope, v), indexer (heads, dim), train-step reduction
+    "cpu": dict(B=2, L=1024, H=8, Hkv=2, d=64, W=256, C=256, blk=256, K=128, D=512, F=1024, E=8, k=2,
+                mla=(256, 128, 32, 16, 32), idx=(4, 32), train=dict(emb_dim=64, mlp_dim=128, moe_mlp_dim=32,
+                                                                   max_target_length=64, per_device_batch_size=2)),
+    "gpu": dict(B=4, L=8192, H=32, Hkv=8, d=128, W=1024, C=2048, blk=512, K=2048, D=4096, F=2048, E=64, k=8,
+                mla=(1536, 512, 128, 64, 128), idx=(64, 128), train=dict(emb_dim=1024, mlp_dim=4096,
+                                                                      moe_mlp_dim=512, max_target_length=2048,
+                                                                      per_device_batch_size=4)),
+}
+PRESETS["tpu"] = PRESETS["gpu"]
+QUICK = {
+    "cpu": dict(B=2, L=256, H=4, Hkv=2, d=32, W=64, C=64, blk=64, K=32, D=128, F=256, E=8, k=2,
+                mla=(64, 32, 16, 8, 16), idx=(2, 16), train=dict(max_target_length=32, per_device_batch_size=2)),
+    "gpu": dict(B=2, L=2048, H=16, Hkv=4, d=128, W=512, C=512, blk=256, K=512, D=2048, F=1024, E=16, k=4,
+                mla=(512, 256, 64, 32, 64), idx=(16, 64), train=dict(emb_dim=256, mlp_dim=1024, moe_mlp_dim=128,
+                                                                    max_target_length=256, per_device_batch_size=2)),
+}
+QUICK["tpu"] = QUICK["gpu"]
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    shapes: str
+    run: Callable  # (mesh) -> (jitted fn, args, shard divisor)
+    analytic: Callable  # () -> (model FLOPs, hardware FLOPs), global
+    module: str = "optimized"  # which XLA module the equality is checked on
+    why: str = ""
+    only: tuple = ()  # backends this kernel needs ('tpu',): skipped elsewhere
+
+
+def _engine(mode="prefill", **kw):
+    import maxflops
+
+    base = dict(num_decoder_layers=1, emb_dim=16, vocab_size=32, mlp_dim=24, mode=mode)
+    return maxflops.count(maxflops.model_config(**{**base, **kw}))
+
+
+def _component(b, name):
+    return b.components.get(name, 0), b.hardware_components.get(name, 0)
+
+
+def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from ..xla import kernels as K
+
+    B, L, H, Hkv, d = p["B"], p["L"], p["H"], p["Hkv"], p["d"]
+    rng = np.random.default_rng(0)
+
+    def arr(*shape, dt=None):
+        return jnp.asarray(rng.normal(size=shape), dt or dtype)
+
+    def attn_specs(mesh):
+        """Batch over 'data' and heads over 'model' where they divide evenly; the divisor is the number of
+        devices the work is split over (the rest replicate it)."""
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        if mesh is None:
+            return None, 1
+        data = "data" if "data" in mesh.shape and B % mesh.shape["data"] == 0 else None
+        model = "model" if "model" in mesh.shape and Hkv % mesh.shape["model"] == 0 else None
+        div = (mesh.shape[data] if data else 1) * (mesh.shape[model] if model else 1)
+        return NamedSharding(mesh, P(data, None, model, None)), div
+
+    def sharded(mesh, args, spec_fn=attn_specs):
+        sh, div = spec_fn(mesh)
+        if sh is None:
+            return args, 1
+        return [jax.device_put(a, sh) if a.ndim == 4 else a for a in args], div
+
+    cases = []
+    letters = {"global": "G", "window": "L", "chunk": "C"}
+    attn_cfg = dict(max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=Hkv, head_dim=d)
+
+    def attention_case(mixer, span, impl):
+        label = {"global": "causal", "window": f"sliding window {span}", "chunk": f"chunked {span}"}[mixer]
+
+        def run(mesh):
+            args, div = sharded(mesh, [arr(B, L, H, d), arr(B, L, Hkv, d), arr(B, L, Hkv, d)])
+            fn = jax.jit(lambda q, k, v: K.attention(q, k, v, mixer, span, impl, p["blk"], p["blk"]))
+            return fn, args, div
+
+        def analytic():
+            b = _engine(attention_layer_pattern=letters[mixer], sliding_window_size=span if mixer == "window" else 0,
+                        chunk_attn_window_size=span if mixer == "chunk" else 0, attention_impl=impl,
+                        attention_block_q=p["blk"], attention_block_kv=p["blk"], **attn_cfg)
+            return _component(b, "core_attention")
+
+        shapes = f"B={B} L={L} H={H}/{Hkv} d={d}" + (f" tile {p['blk']}" if impl == "blocked" else "")
+        return Case(f"attention {label} ({impl}, reference kernel)", shapes, run, analytic)
+
+    # 1. jax.nn.dot_product_attention: the XLA form computes the full square, masked; cuDNN on GPU.
+    def dpa_case(implementation):
+        def run(mesh):
+            args, div = sharded(mesh, [arr(B, L, H, d), arr(B, L, Hkv, d), arr(B, L, Hkv, d)])
+            fn = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True,
+                                                                     implementation=implementation))
+            return fn, args, div
+
+        def analytic():
+            impl = "dense" if implementation == "xla" else "blocked"
+            b = _engine(attention_impl=impl, attention_block_q=128, attention_block_kv=128, **attn_cfg)
+            return _component(b, "core_attention")
+
+        why = "" if implementation == "xla" else "cuDNN flash attention: a custom call XLA cannot count; " \
+                                                   "hardware assumes 128 x 128 tiles"
+        return Case(f"attention causal (jax.nn.dot_product_attention, {implementation})",
+                    f"B={B} L={L} H={H}/{Hkv} d={d}", run, analytic, module="none" if implementation != "xla"
+                    else "optimized", why=why, only=("gpu",) if implementation == "cudnn" else ())
+
+    cases.append(dpa_case("xla"))
+    cases.append(dpa_case("cudnn"))
+    cases.append(attention_case("global", 0, "blocked"))
+    cases.append(attention_case("window", p["W"], "blocked"))
+    cases.append(attention_case("chunk", p["C"], "blocked"))
+
+    # 2. Splash attention (Pallas, TPU only) with causal, local-window and chunked masks.
+    for mask_name in ("causal", "local", "chunked"):
+        cases.append(_splash_case(mask_name, p, arr, dtype))
+
+    # 3. The DSA indexer's scoring pass, top-k, and gathered sparse attention in the absorbed (MQA) form.
+    n, hd = p["idx"]
+    ql, kl, nope, rope, v = p["mla"]
+    D = p["D"]
+    mla_cfg = dict(attention_type="mla", num_query_heads=H, num_kv_heads=H, q_lora_rank=ql, kv_lora_rank=kl,
+                   qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=v, emb_dim=D, max_target_length=L,
+                   per_device_batch_size=B)
+
+    def indexer_run(mesh):
+        prm = {"idx_wq": arr(ql, n * hd), "idx_wk": arr(D, hd), "idx_w": arr(D, n)}
+        fn = jax.jit(lambda prm, x, q: K.indexer_scores(prm, x, q, n, hd, "blocked", p["blk"], p["blk"]))
+        return fn, [prm, arr(B, L, D), arr(B, L, ql)], 1
+
+    def indexer_analytic():
+        b = _engine(use_sparse_indexer=True, index_n_heads=n, index_head_dim=hd, index_topk=p["K"],
+                    attention_impl="blocked", attention_block_q=p["blk"], attention_block_kv=p["blk"], **mla_cfg)
+        m1, h1 = _component(b, "indexer_proj")
+        m2, h2 = _component(b, "indexer_score")
+        return m1 + m2, h1 + h2
+
+    cases.append(Case("DSA indexer: projections + scoring (blocked)", f"B={B} L={L} heads={n}x{hd} D={D}",
+                      indexer_run, indexer_analytic, module="lowered",
+                      why="the optimizer rewrites the head reduction (a matrix-vector product) as multiply+reduce"))
+
+    def topk_run(mesh):
+        scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), arr(B, L, L, dt=jnp.float32), -1e30)
+        return jax.jit(lambda s: K.topk_indices(s, p["K"])), [scores], 1
+
+    cases.append(Case(f"top-k selection (K={p['K']} of L)", f"B={B} L={L}", topk_run, lambda: (0, 0)))
+
+    def dsa_run(mesh):
+        q = arr(B, L, H, kl + rope)
+        k = arr(B, L, 1, kl + rope)
+        vv = arr(B, L, 1, kl)
+        scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), arr(B, L, L, dt=jnp.float32), -1e30)
+        top = K.topk_indices(scores, p["K"])
+        return jax.jit(lambda q, k, vv, top: K.dsa_attention(q, k, vv, top, p["K"], "gather_k")), [q, k, vv, top], 1
+
+    def dsa_analytic():
+        b = _engine(use_sparse_indexer=True, index_topk=p["K"], dsa_impl="gather_k", mla_absorbed=True, **mla_cfg)
+        return _component(b, "core_attention")
+
+    cases.append(Case(f"DSA sparse attention, {p['K']} gathered keys (absorbed MLA)",
+                      f"B={B} L={L} H={H} latent {kl}+{rope}", dsa_run, dsa_analytic))
+
+    # 4. MLA: projections + causal attention, non-absorbed and absorbed.
+    def mla_case(absorbed):
+        def run(mesh):
+            prm = {"wkv_a": arr(D, kl + rope), "wkv_b": arr(kl, H * (nope + v)), "wo": arr(H * v, D),
+                   "wq_a": arr(D, ql), "wq_b": arr(ql, H * (nope + rope))}
+
+            def layer(prm, x):
+                if absorbed:
+                    q, k, vv, _ = K.mla_absorbed_qkv(prm, x, H, ql, kl, nope, rope)
+                    o = K.attention(q, k, vv, "global", 0, "blocked", p["blk"], p["blk"])
+                    return K.mla_absorbed_out(prm, o, H, kl, nope)
+                q, k, vv, _ = K.mla_qkv(prm, x, H, ql, kl, nope, rope, v)
+                o = K.attention(q, k, vv, "global", 0, "blocked", p["blk"], p["blk"])
+                return K.dense(o.reshape(B, L, -1), prm["wo"])
+
+            return jax.jit(layer), [prm, arr(B, L, D)], 1
+
+        def analytic():
+            b = _engine(mla_absorbed=absorbed, attention_impl="blocked", attention_block_q=p["blk"],
+                        attention_block_kv=p["blk"], **mla_cfg)
+            parts = [_component(b, c) for c in ("qkv_proj", "core_attention", "out_proj")]
+            return sum(m for m, _ in parts), sum(h for _, h in parts)
+
+        return Case(f"MLA {'absorbed' if absorbed else 'non-absorbed'} (projections + causal attention)",
+                    f"B={B} L={L} H={H} D={D} q/kv lora {ql}/{kl}", run, analytic)
+
+    cases.append(mla_case(False))
+    cases.append(mla_case(True))
+
+    # 5. MoE: lax.ragged_dot (grouped on GPU/TPU; dense masked on CPU), and the capacity form.
+    E, k_, F = p["E"], p["k"], p["F"]
+    moe_cfg = dict(emb_dim=D, num_experts=E, num_experts_per_tok=k_, moe_mlp_dim=F, max_target_length=L,
+                   per_device_batch_size=B)
+
+    def ragged_run(mesh):
+        prm = {"router": arr(D, E), "up": arr(E, D, F), "gate": arr(E, D, F), "down": arr(E, F, D)}
+        return jax.jit(lambda prm, x: _ragged_moe(prm, x, E, k_)), [prm, arr(B * L, D)], 1
+
+    def ragged_analytic():
+        # Grouped (GPU/TPU): the k*T routed rows once. CPU lowers ragged_dot to a dense dot of every routed
+        # row with every expert, masked: E times the grouped work.
+        b = _engine(**moe_cfg)
+        m1, h1 = _component(b, "moe_router")
+        m2, h2 = _component(b, "moe_routed")
+        return m1 + m2, h1 + h2 * (E if backend == "cpu" else 1)
+
+    cases.append(Case("MoE layer, lax.ragged_dot" + (" (CPU: dense masked)" if backend == "cpu" else ""),
+                      f"T={B * L} D={D} E={E} top-{k_} F={F}", ragged_run, ragged_analytic,
+                      module="optimized" if backend == "cpu" else "none",
+                      why="" if backend == "cpu" else "grouped ragged_dot: a kernel XLA's text does not count"))
+
+    def capacity_run(mesh):
+        prm = {"router": arr(D, E), "experts_up": arr(E, D, F), "experts_gate": arr(E, D, F),
+               "experts_down": arr(E, F, D)}
+        return jax.jit(lambda prm, x: K.moe(prm, x, E, k_, True, "capacity", 1.25)), [prm, arr(B, L, D)], 1
+
+    def capacity_analytic():
+        b = _engine(moe_impl="capacity", capacity_factor=1.25, **moe_cfg)
+        m1, h1 = _component(b, "moe_router")
+        m2, h2 = _component(b, "moe_routed")
+        return m1 + m2, h1 + h2
+
+    cases.append(Case("MoE layer, capacity 1.25 (reference kernel)", f"T={B * L} D={D} E={E} top-{k_} F={F}",
+                      capacity_run, capacity_analytic))
+
+    # 6. A full train step of a named config, shrunk to fit.
+    cases.append(_train_case(model_name, p, backend))
+    return cases
+
+
+def _ragged_moe(prm, x, E, k):
+    """Top-k MoE with tokens sorted by expert and three grouped matmuls (lax.ragged_dot)."""
+    import jax
+    import jax.numpy as jnp
+
+    T, D = x.shape
+    logits = x @ prm["router"]
+    w, idx = jax.lax.top_k(logits, k)
+    w = jax.nn.softmax(w, -1)
+    flat = idx.reshape(-1)
+    order = jnp.argsort(flat)
+    tok = jnp.repeat(jnp.arange(T), k)[order]
+    xs = x[tok]
+    sizes = jnp.bincount(flat, length=E).astype(jnp.int32)
+    h = jax.nn.silu(jax.lax.ragged_dot(xs, prm["gate"], sizes)) * jax.lax.ragged_dot(xs, prm["up"], sizes)
+    y = jax.lax.ragged_dot(h, prm["down"], sizes)
+    out = jnp.zeros_like(x).at[tok].add(y * w.reshape(-1)[order][:, None])
+    return out
+
+
+def _splash_case(mask_name, p, arr, dtype):
+    B, L, H, d = p["B"], p["L"], p["H"], p["d"]
+    span = {"causal": 0, "local": p["W"], "chunked": p["C"]}[mask_name]
+
+    def run(mesh):
+        import jax
+        import numpy as np
+        from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk
+        from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm
+
+        if mask_name == "causal":
+            m = sm.CausalMask((L, L))
+        elif mask_name == "local":
+            m = sm.LocalMask((L, L), window_size=(span - 1, 0), offset=0)
+        else:
+            rows = np.arange(L)[:, None]
+            cols = np.arange(L)[None, :]
+            m = sm.NumpyMask((cols <= rows) & (cols // span == rows // span))
+        kernel = sk.make_splash_mha(sm.MultiHeadMask([m] * H), head_shards=1, q_seq_shards=1,
+                                    block_sizes=sk.BlockSizes.get_default())
+        fn = jax.jit(jax.vmap(kernel))
+        return fn, [arr(B, H, L, d), arr(B, H, L, d), arr(B, H, L, d)], 1
+
+    def analytic():
+        letter = {"causal": "G", "local": "L", "chunked": "C"}[mask_name]
+        b = _engine(max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=H, head_dim=d,
+                    attention_layer_pattern=letter, sliding_window_size=span if letter == "L" else 0,
+                    chunk_attn_window_size=span if letter == "C" else 0, attention_impl="blocked",
+                    attention_block_q=512, attention_block_kv=512)
+        return _component(b, "core_attention")
+
+    return Case(f"splash attention, {mask_name} mask (Pallas)", f"B={B} L={L} H={H} d={d} span={span}", run,
+                analytic, module="none", why="a Pallas kernel XLA cannot count; hardware assumes 512 x 512 tiles",
+                only=("tpu",))
+
+
+def _train_case(model_name, p, backend):
+    def run(mesh):
+        import jax
+        import maxflops
+
+        from ..xla import model as M
+
+        c, model, params, tokens = M.build(maxflops.load_config(model_name), **_train_knobs(p))
+        step, opt = M.train_step_fn(model)
+        state = opt.init(params)
+        div = 1
+        if mesh is not None and "data" in mesh.axis_names:
+            from jax.sharding import NamedSharding, PartitionSpec as P
+
+            tokens = jax.device_put(tokens, NamedSharding(mesh, P("data")))
+            params, state = jax.device_put((params, state), NamedSharding(mesh, P()))
+            div = mesh.shape["data"]
+            if tokens.shape[0] % div:
+                raise ValueError(f"batch {tokens.shape[0]} does not split over data={div}")
+        return jax.jit(step), [params, state, tokens], div
+
+    def analytic():
+        import maxflops
+
+        from ..xla import model as M
+
+        b = maxflops.count(M.reduce_config(maxflops.load_config(model_name), **_train_knobs(p)))
+        return b.total, b.hardware_flops
+
+    import maxflops
+
+    t = p["train"]
+    cfg = maxflops.load_config(model_name)
+    matvec = cfg.use_sparse_indexer or "D" in cfg.attention_layer_pattern
+    return Case(f"train step: {model_name} (reduced)", f"batch {t['per_device_batch_size']} x "
+                f"{t['max_target_length']}", run, analytic, module="lowered" if matvec else "optimized",
+                why="the optimizer rewrites matrix-vector dots (DSA per query, gated-delta-net state reads)"
+                if matvec else "")
+
+
+def _train_knobs(p):
+    return dict(p["train"], attention_impl="dense", moe_impl="capacity", capacity_factor=1.25, dsa_impl="gather_k")
+
+
+# --- running -----------------------------------------------------------------------------------------------
+
+def _count(fn, args, module, div):
+    """(compiled, XLA's loop-aware matmul FLOPs per device): the optimized module is per device already; the
+    lowered one is global, so it is divided by the devices sharing the work."""
+    from ..xla.hlo import count_lowered, count_matmuls
+
+    lowered = fn.lower(*args)
+    compiled = lowered.compile()
+    if module == "none":
+        return compiled, None
+    if module == "lowered":
+        return compiled, count_lowered(lowered).matmul_flops // div
+    return compiled, count_matmuls(compiled).matmul_flops
+
+
+def _time(compiled, args, repeats: int) -> float:
+    import jax
+
+    jax.block_until_ready(compiled(*args))  # warm-up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def measured_matmul_rate(dtype, n: int = 2048, repeats: int = 5) -> float:
+    """FLOP/s of one large square matmul: the reference where no peak is known (CPUs, unknown chips)."""
+    import jax
+    import jax.numpy as jnp
+
+    a = jnp.ones((n, n), dtype) * 0.5
+    f = jax.jit(lambda x, y: x @ y)
+    return 2 * n ** 3 / _time(f.lower(a, a).compile(), [a, a], repeats)
+
+
+def _mesh(spec: str | None):
+    if not spec:
+        return None
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh
+
+    names, sizes = [], []
+    for part in spec.split(","):
+        name, _, size = part.partition("=")
+        if name not in ("data", "model") or not size.isdigit() or int(size) < 1:
+            raise ValueError(f"--mesh: {part!r} is not data=N or model=M")
+        names.append(name)
+        sizes.append(int(size))
+    if math.prod(sizes) > jax.device_count():
+        raise ValueError(f"--mesh {spec!r} needs {math.prod(sizes)} devices, {jax.device_count()} available")
+    return Mesh(np.array(jax.devices()[: math.prod(sizes)]).reshape(sizes), tuple(names))
+
+
+def run_bench(args) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from . import peaks
+
+    if args.distributed:
+        jax.distributed.initialize()
+    backend = jax.default_backend()
+    kind = jax.devices()[0].device_kind
+    preset_name = args.preset or (backend if backend in PRESETS else "cpu")
+    preset = (QUICK if args.quick else PRESETS)[preset_name]
+    dtype = jnp.float32 if preset_name == "cpu" else jnp.bfloat16
+    dtype_name = "float32" if preset_name == "cpu" else "bfloat16"
+    mesh = _mesh(args.mesh)
+    if args.peak_tflops:
+        peak, peak_src = args.peak_tflops * 1e12, "--peak-tflops"
+    else:
+        found = peaks.lookup(kind, dtype_name)
+        if found and backend != "cpu":
+            peak, peak_src = found[1], f"{found[0]} dense {found[2]} peak (table)"
+        else:
+            peak = measured_matmul_rate(dtype, 1024 if args.quick else 2048)
+            peak_src = f"measured {dtype_name} matmul rate on {kind or backend} (no table entry)"
+    log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if not args.silent else (lambda *a: None)
+    log(f"maxflops.bench: backend {backend}, device {kind!r} x {jax.device_count()}, preset {preset_name}"
+        f"{' (quick)' if args.quick else ''}, peak {peak / 1e12:.1f} TFLOP/s ({peak_src})")
+    rows = []
+    cases = build_cases(preset, backend, dtype, args.model)
+    for i, case in enumerate(cases, 1):
+        row = {"kernel": case.name, "shapes": case.shapes, "status": "ok", "xla_module": case.module,
+               "note": case.why}
+        log(f"[{i}/{len(cases)}] {case.name} ...")
+        try:
+            if case.only and backend not in case.only:
+                raise _Skip(f"needs {'/'.join(case.only).upper()}")
+            model, hardware = case.analytic()
+            fn, fargs, div = case.run(mesh)
+            compiled, xla = _count(fn, fargs, case.module, div)
+            seconds = _time(compiled, fargs, args.repeats)
+            row.update(model_flops=model // div, hardware_flops=hardware // div, xla_matmul_flops=xla,
+                       xla_equal=None if xla is None else xla == hardware // div, seconds=seconds,
+                       model_tflops_per_s=model / div / seconds / 1e12,
+                       hardware_tflops_per_s=hardware / div / seconds / 1e12,
+                       pct_of_peak=100 * hardware / div / seconds / peak, devices_sharing=div)
+            if div > 1:
+                row["global_model_flops"], row["global_hardware_flops"] = model, hardware
+        except _Skip as e:
+            row.update(status="skipped", note=str(e))
+        except Exception as e:  # out of memory, unsupported on this backend: the run goes on
+            row.update(status="skipped", note=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            if args.verbose:
+                traceback.print_exc()
+        rows.append(row)
+        log(f"    {_short(row)}")
+    return {"jax": jax.__version__, "jaxlib": _jaxlib_version(), "backend": backend, "device_kind": kind,
+            "device_count": jax.device_count(), "process_count": jax.process_count(), "preset": preset_name,
+            "quick": args.quick, "dtype": dtype_name, "peak_flops": peak, "peak_source": peak_src,
+            "mesh": args.mesh, "command": " ".join(sys.argv), "python": platform.python_version(), "rows": rows}
+
+
+class _Skip(Exception):
+    pass
+
+
+def _jaxlib_version():
+    try:
+        import jaxlib
+
+        return jaxlib.__version__
+    except Exception:  # pragma: no cover
+        return "?"
+
+
+def _short(row):
+    if row["status"] != "ok":
+        return f"skipped: {row['note']}"
+    eq = {True: "== XLA", False: "!= XLA", None: "XLA n/a"}[row["xla_equal"]]
+    return (f"{row['seconds'] * 1e3:.3f} ms, {row['hardware_tflops_per_s']:.2f} hw TFLOP/s, "
+            f"{row['pct_of_peak']:.1f}% of peak, hardware {eq}")
+
+
+def table(result: dict) -> str:
+    head = ["kernel", "shapes", "model GFLOP", "hw GFLOP", "XLA GFLOP", "hw==XLA", "ms", "model TF/s", "hw TF/s",
+            "% peak"]
+    lines = []
+    for r in result["rows"]:
+        if r["status"] != "ok":
+            lines.append([r["kernel"], r["shapes"], "", "", "", "", "", "", "", f"skipped: {r['note']}"])
+            continue
+        eq = {True: "yes", False: "NO", None: "n/a"}[r["xla_equal"]]
+        xla = "" if r["xla_matmul_flops"] is None else f"{r['xla_matmul_flops'] / 1e9:,.3f}"
+        lines.append([r["kernel"], r["shapes"], f"{r['model_flops'] / 1e9:,.3f}", f"{r['hardware_flops'] / 1e9:,.3f}",
+                      xla, eq, f"{r['seconds'] * 1e3:,.3f}", f"{r['model_tflops_per_s']:.2f}",
+                      f"{r['hardware_tflops_per_s']:.2f}", f"{r['pct_of_peak']:.1f}"])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    fmt = lambda row: "  ".join(str(x).ljust(w) if i < 2 else str(x).rjust(w)  # noqa: E731
+                                for i, (x, w) in enumerate(zip(row, widths)))
+    out = [f"device: {result['device_kind']} x {result['device_count']} ({result['backend']}), jax "
+           f"{result['jax']}, {result['dtype']}; peak {result['peak_flops'] / 1e12:.1f} TFLOP/s "
+           f"({result['peak_source']})", fmt(head), "  ".join("-" * w for w in widths)]
+    out += [fmt(r) for r in lines]
+    notes = [f"- {r['kernel']}: XLA count on the {r['xla_module']} module ({r['note']})"
+             for r in result["rows"] if r["status"] == "ok" and r["note"]]
+    return "\n".join(out + ([""] + notes if notes else []))
+
+
+def write_csv(result: dict, path: str) -> None:
+    keys = ["kernel", "shapes", "status", "model_flops", "hardware_flops", "xla_matmul_flops", "xla_module",
+            "xla_equal", "seconds", "model_tflops_per_s", "hardware_tflops_per_s", "pct_of_peak", "devices_sharing",
+            "note"]
+    meta = {k: result[k] for k in ("jax", "jaxlib", "backend", "device_kind", "device_count", "dtype", "peak_flops",
+                                   "peak_source", "command")}
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys + list(meta), extrasaction="ignore")
+        w.writeheader()
+        for r in result["rows"]:
+            w.writerow({**r, **meta})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m maxflops.bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", choices=sorted(PRESETS), help="sizes (default: from the backend)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    ap.add_argument("--model", default="llama3.1-8b", help="config for the train-step row")
+    ap.add_argument("--repeats", type=int, default=None, help="timed repeats after warm-up")
+    ap.add_argument("--peak-tflops", type=float, default=None, help="override the peak (TFLOP/s per device)")
+    ap.add_argument("--mesh", default=None, help="shard over local devices, e.g. data=4,model=2")
+    ap.add_argument("--distributed", action="store_true", help="jax.distributed.initialize() (multi-host TPU)")
+    ap.add_argument("--json", dest="json_path", help="write every figure as JSON")
+    ap.add_argument("--csv", dest="csv_path", help="write every figure as CSV")
+    ap.add_argument("--silent", action="store_true", help="no progress on stderr")
+    ap.add_argument("--verbose", action="store_true", help="tracebacks of skipped kernels")
+    args = ap.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 10
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    import maxflops
+
+    if args.model not in maxflops.available_models():
+        ap.error(f"--model: unknown model {args.model!r}; known: {', '.join(maxflops.available_models())}")
+    try:
+        result = run_bench(args)
+    except ValueError as e:
+        print(f"maxflops.bench: error: {e}", file=sys.stderr)
+        return 2
+    print(table(result))
+    if args.json_path:
+        with open(args.json_path, "w") as f:
+            json.dump(result, f, indent=1)
+    if args.csv_path:
+        write_csv(result, args.csv_path)
+    bad = [r for r in result["rows"] if r["status"] == "ok" and r["xla_equal"] is False]
+    return 1 if bad else 0
+
+
+

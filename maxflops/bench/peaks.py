@@ -1,0 +1,50 @@
+"""Dense peak FLOP/s per chip and dtype (no structured sparsity), matched from ``jax.devices()[0].device_kind``.
+
+Figures are per chip (a TPU chip, one GPU). Where a vendor quotes only the sparse figure, the dense one is half.
+"""
+
+from __future__ import annotations
+
+import re
+
+T = 1e12
+
+# (pattern over the lower-cased device_kind, name, {dtype: FLOP/s}); first match wins, so specific names first.
+PEAKS = [
+    # Google Cloud TPU v4 docs: 275 TFLOPs bf16 (and int8) per chip.
+    (r"tpu v4", "TPU v4", {"bfloat16": 275 * T, "float32": 275 * T / 2}),
+    # Google Cloud TPU v5e docs: 197 TFLOPs bf16, 394 TOPs int8 per chip.
+    (r"tpu v5 ?lite|tpu v5e", "TPU v5e", {"bfloat16": 197 * T, "int8": 394 * T}),
+    # Google Cloud TPU v5p docs: 459 TFLOPs bf16, 918 TOPs int8 per chip.
+    (r"tpu v5p|tpu v5$", "TPU v5p", {"bfloat16": 459 * T, "int8": 918 * T}),
+    # Google Cloud TPU v6e (Trillium) docs: 918 TFLOPs bf16, 1836 TOPs int8 per chip.
+    (r"tpu v6|trillium", "TPU v6e", {"bfloat16": 918 * T, "int8": 1836 * T}),
+    # Google Cloud Next 2025, Ironwood (TPU v7): 4,614 TFLOPs fp8 per chip; bf16 at half rate.
+    (r"tpu7|tpu v7|ironwood", "TPU v7 (Ironwood)", {"float8": 4614 * T, "bfloat16": 2307 * T}),
+    # NVIDIA A100 datasheet (SXM): bf16 312 TFLOPS dense, tf32 156, fp32 19.5.
+    (r"a100", "NVIDIA A100", {"bfloat16": 312 * T, "tf32": 156 * T, "float32": 19.5 * T}),
+    # NVIDIA H200 datasheet (SXM): same tensor cores as H100 SXM: bf16 989 dense (1,979 sparse), fp8 1,979.
+    (r"h200", "NVIDIA H200", {"bfloat16": 989 * T, "float8": 1979 * T, "tf32": 494.5 * T, "float32": 67 * T}),
+    # NVIDIA H100 datasheet (SXM): bf16 989 TFLOPS dense (1,979 sparse), fp8 1,979, tf32 494.5, fp32 67.
+    (r"h100", "NVIDIA H100", {"bfloat16": 989 * T, "float8": 1979 * T, "tf32": 494.5 * T, "float32": 67 * T}),
+    # NVIDIA GB200 NVL72 datasheet: 180 PFLOPS bf16 dense per 72 GPUs -> 2.5 PFLOPS per GPU; fp8 5.
+    (r"gb200", "NVIDIA GB200", {"bfloat16": 2500 * T, "float8": 5000 * T}),
+    # NVIDIA B200 (HGX B200) datasheet: bf16 4.5 PFLOPS sparse -> 2.25 dense; fp8 4.5 dense.
+    (r"b200", "NVIDIA B200", {"bfloat16": 2250 * T, "float8": 4500 * T}),
+    # AMD Instinct MI355X: CDNA 4, 256 CUs x 4,096 bf16 FLOP/clock x 2.4 GHz = 2,516.6 TFLOPS dense; fp8 2x.
+    (r"mi355", "AMD MI355X", {"bfloat16": 2516.6 * T, "float8": 5033.2 * T}),
+    # AMD Instinct MI300X datasheet: bf16 1,307.4 TFLOPS dense, fp8 2,614.9.
+    (r"mi300x", "AMD MI300X", {"bfloat16": 1307.4 * T, "float8": 2614.9 * T}),
+]
+
+
+def lookup(device_kind: str, dtype: str = "bfloat16"):
+    """(name, peak FLOP/s, dtype used) for a device kind, or None when the chip is not in the table. For a
+    dtype the chip has no entry for, its bfloat16 peak is returned and the dtype says so."""
+    kind = device_kind.lower().strip()
+    for pattern, name, table in PEAKS:
+        if re.search(pattern, kind):
+            if dtype in table:
+                return name, table[dtype], dtype
+            return name, table["bfloat16"], "bfloat16"
+    return None

@@ -1,0 +1,77 @@
+"""python -m maxflops.bench: the quick CPU run, its JSON, the simulated 8-device mesh, and the peak table."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from maxflops.bench import peaks
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run_bench(tmp_path, *extra, devices=None):
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    if devices:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    out = tmp_path / "out.json"
+    p = subprocess.run([sys.executable, "-m", "maxflops.bench", "--quick", "--json", str(out),
+                        "--csv", str(tmp_path / "out.csv"), *extra], capture_output=True, text=True, env=env,
+                       cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(out.read_text()), p
+
+
+@pytest.mark.slow
+def test_quick_cpu_run_counts_equal_xla(tmp_path):
+    result, p = run_bench(tmp_path)
+    assert result["backend"] == "cpu" and result["jax"] and result["device_kind"]
+    assert "--quick" in result["command"] and "measured" in result["peak_source"]
+    ran = [r for r in result["rows"] if r["status"] == "ok"]
+    assert len(ran) >= 11
+    for r in ran:
+        assert r["xla_matmul_flops"] == r["hardware_flops"], r
+        assert r["model_flops"] <= r["hardware_flops"] and r["seconds"] > 0
+    skipped = {r["kernel"]: r["note"] for r in result["rows"] if r["status"] == "skipped"}
+    assert all("needs" in note for note in skipped.values())  # only kernels for other backends
+    assert "train step: llama3.1-8b" in p.stdout and "% peak" in p.stdout
+    header = (tmp_path / "out.csv").read_text().splitlines()[0]
+    assert "hardware_tflops_per_s" in header and "device_kind" in header
+
+
+@pytest.mark.slow
+def test_simulated_eight_device_mesh_reports_per_device_figures(tmp_path):
+    result, _ = run_bench(tmp_path, "--mesh", "data=2,model=2", devices=8)
+    assert result["device_count"] == 8
+    ran = [r for r in result["rows"] if r["status"] == "ok"]
+    sharded = [r for r in ran if r.get("devices_sharing", 1) > 1]
+    assert len(sharded) >= 4  # the attention kernels (batch and heads) and the train step (batch)
+    for r in ran:
+        assert r["xla_matmul_flops"] == r["hardware_flops"], r
+    for r in sharded:
+        assert r["hardware_flops"] * r["devices_sharing"] == r["global_hardware_flops"]
+
+
+def test_bad_mesh_is_one_line_and_exit_2():
+    p = subprocess.run([sys.executable, "-m", "maxflops.bench", "--quick", "--mesh", "data=64"], capture_output=True,
+                       text=True, cwd=ROOT, env=dict(os.environ, JAX_PLATFORMS="cpu"), timeout=120)
+    assert p.returncode == 2 and "needs 64 devices" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("kind,name,tflops", [
+    ("TPU v4", "TPU v4", 275), ("TPU v5 lite", "TPU v5e", 197), ("TPU v5p", "TPU v5p", 459),
+    ("TPU v6 lite", "TPU v6e", 918), ("TPU7x", "TPU v7 (Ironwood)", 2307),
+    ("NVIDIA A100-SXM4-80GB", "NVIDIA A100", 312), ("NVIDIA H100 80GB HBM3", "NVIDIA H100", 989),
+    ("NVIDIA H200", "NVIDIA H200", 989), ("NVIDIA B200", "NVIDIA B200", 2250), ("NVIDIA GB200", "NVIDIA GB200", 2500),
+    ("AMD Instinct MI300X", "AMD MI300X", 1307.4), ("AMD Instinct MI355X", "AMD MI355X", 2516.6),
+])
+def test_peak_table_matches_device_kinds(kind, name, tflops):
+    found = peaks.lookup(kind)
+    assert found[0] == name and found[1] == pytest.approx(tflops * 1e12, rel=1e-12) and found[2] == "bfloat16"
+
+
+def test_unknown_device_has_no_peak():
+    assert peaks.lookup("cpu") is None and peaks.lookup("Some New Chip") is None
