@@ -14,7 +14,9 @@ from .account import count, sweep
 from .breakdown import Breakdown, LayerRow
 from .config import SCHEMA, CONVENTIONS, available_models, load_config, model_config
 from .maxtext import calculate_tflops_training_per_device
+from .reporter import StepReporter, StepStats, segment_lengths_from_ids
 
 __all__ = ["count", "sweep", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
-           "model_config", "calculate_tflops_training_per_device"]
+           "model_config", "calculate_tflops_training_per_device", "StepReporter", "StepStats",
+           "segment_lengths_from_ids"]
 __version__ = "0.1.0"

@@ -254,7 +254,8 @@ def _resolved(items: tuple) -> dict:
 @functools.lru_cache(maxsize=4096)
 def _with_overrides(items: tuple, overrides: tuple) -> dict:
     if any(k == "convention" for k, _ in overrides):
-        return resolve({**_explicit(dict(items)), **dict(overrides)})
+        given = dict(overrides)
+        return resolve(_explicit({**dict(items), **given}, given=given))
     return apply_overrides(_resolved(items), dict(overrides))
 
 

@@ -12,8 +12,13 @@ import sys
 DEFAULT_MODEL = "deepseek3.2-671b"
 
 USAGE = """usage: python -m maxflops [--model=NAME | --config=PATH.py] [--config.KEY=VALUE ...] [--json]
+       python -m maxflops sweep [--model=NAME ...] --lengths=L1,L2,... [--vary=KEY --values=V1,V2,...]
+                                [--compare=KEY=VALUE[,KEY=VALUE]] [--plot=out.png] [--json]
+       python -m maxflops compare A B [--config.KEY=VALUE ...] [--json]     (A, B: NAME or PATH[:KEY=VALUE,...])
        python -m maxflops --list        (known models)
-  e.g. python -m maxflops --model=glm5 --config.max_target_length=32768 --config.convention=megatron"""
+  e.g. python -m maxflops --model=glm5 --config.max_target_length=32768 --config.convention=megatron
+       python -m maxflops sweep --model=glm5 --lengths=4096,32768,131072,262144 --compare=use_sparse_indexer=false
+       python -m maxflops compare glm5 glm5:convention=megatron --config.max_target_length=131072"""
 
 
 class UsageError(Exception):
@@ -94,6 +99,109 @@ def _parse(argv: list[str]):
     return fv
 
 
+def _pop(argv: list[str], name: str) -> tuple[str | None, list[str]]:
+    """Remove ``--name=value`` or ``--name value`` from argv; (value, rest)."""
+    out, value, i = [], None, 0
+    while i < len(argv):
+        a = argv[i]
+        if a == f"--{name}":
+            if i + 1 >= len(argv):
+                raise UsageError(f"--{name} needs a value")
+            value, i = argv[i + 1], i + 2
+            continue
+        if a.startswith(f"--{name}="):
+            value = a.split("=", 1)[1]
+        else:
+            out.append(a)
+        i += 1
+    return value, out
+
+
+def _assignments(text: str, flag: str) -> dict:
+    """'k=v,k2=v2' -> {k: v}, each key and value checked against the schema."""
+    from .config import SCHEMA, _closest, _coerce
+
+    out = {}
+    for part in filter(None, text.split(",")):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise UsageError(f"{flag}: {part!r} is not KEY=VALUE")
+        if key not in SCHEMA:
+            raise UsageError(f"{flag}: unknown config key {key!r}{_closest(key)}")
+        out[key] = _coerce(key, value)
+    return out
+
+
+def _sweep(argv: list[str]) -> int:
+    from .account import sweep
+    from .config import SCHEMA, _coerce
+    from .report import sweep_table
+
+    lengths, argv = _pop(argv, "lengths")
+    vary, argv = _pop(argv, "vary")
+    values, argv = _pop(argv, "values")
+    compare, argv = _pop(argv, "compare")
+    plot, argv = _pop(argv, "plot")
+    key = vary or "max_target_length"
+    raw = values if vary else lengths
+    if key not in SCHEMA:
+        raise UsageError(f"--vary: unknown config key {key!r}")
+    if not raw:
+        raise UsageError("sweep needs --lengths=L1,L2,... (or --vary=KEY --values=V1,V2,...)")
+    vals = [_coerce(key, v) for v in raw.split(",") if v]
+    fv = _parse(_rewrite_model(argv))
+    cfg = fv.config
+    runs = [sweep(cfg, key, vals)]
+    labels = [cfg.convention if not compare else "A"]
+    if compare:
+        other = _assignments(compare, "--compare")
+        runs.append(sweep(cfg, key, vals, **other))
+        labels = [f"{cfg.convention}", ",".join(f"{k}={v}" for k, v in other.items())]
+    if plot:
+        from .plot import plot_sweep
+
+        plot_sweep(vals, runs, labels, plot, key)
+    if fv.json:
+        print(json.dumps({"key": key, "values": vals, "settings": labels,
+                          "runs": [[b.to_dict() for b in run] for run in runs]}, indent=1, default=list))
+    else:
+        print(sweep_table(key, vals, runs, labels))
+        if plot:
+            print(f"plot written to {plot}")
+    return 0
+
+
+def _compare(argv: list[str]) -> int:
+    from .account import count
+    from .config import load_config, validate
+    from .report import compare_table
+
+    specs, shared, json_out = [], {}, False
+    for a in argv[1:]:
+        if a.startswith("--config."):
+            _check_override(a)
+            shared.update(_assignments(a[len("--config."):], "--config"))
+        elif a == "--json":
+            json_out = True
+        elif a.startswith("-"):
+            raise UsageError(f"compare: unknown flag {a!r}")
+        else:
+            specs.append(a)
+    if len(specs) != 2:
+        raise UsageError(f"compare needs two configs (NAME or PATH[:KEY=VALUE,...]), got {len(specs)}")
+    built = []
+    for spec in specs:
+        name, _, extra = spec.partition(":")
+        cfg = load_config(name, **{**shared, **_assignments(extra, spec)})
+        built.append((spec, cfg, count(cfg), validate(cfg)))
+    (la, _, a, ca), (lb, _, b, cb) = built
+    if json_out:
+        print(json.dumps({"A": {"spec": la, **a.to_dict()}, "B": {"spec": lb, **b.to_dict()}}, indent=1))
+    else:
+        print(compare_table(a, b, ca, cb, la, lb))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from .account import count
     from .config import available_models, validate
@@ -103,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
     if any(a in ("-h", "--help", "--helpfull") for a in argv[1:]):
         print(USAGE)
         return 0
+    if len(argv) > 1 and argv[1] in ("sweep", "compare"):
+        try:
+            return (_sweep if argv[1] == "sweep" else _compare)([argv[0]] + argv[2:])
+        except (UsageError, ValueError, TypeError) as e:
+            print(f"maxflops {argv[1]}: error: {_root_cause(e)}", file=sys.stderr)
+            return 2
     try:
         if "--list" in argv[1:]:
             print("\n".join(available_models()))

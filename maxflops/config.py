@@ -134,6 +134,10 @@ SCHEMA: dict[str, Field] = {
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
                                    "reproduces 'maxtext' or 'megatron'. Knobs set explicitly win.",
                      choices=("exact", "maxtext", "megatron")),
+    "convention_knobs_from": _f("exact", str, "Set by the library: the convention whose bundle filled the "
+                                              "knobs. When 'convention' differs (changed after the config was "
+                                              "built), knobs still at that bundle's values are re-derived.",
+                                choices=("exact", "maxtext", "megatron")),
     "causal_pairs": _f("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
                                      "'half_square' L^2/2 (MaxText, Megatron).",
                        choices=("exact", "half_square")),
@@ -180,9 +184,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "window_pairs": "maxtext",
         "dsa_pairs": "maxtext",
         "indexer_pairs": "half_square",
-        "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
-                                             "per scored pair; Megatron does not)."),
-    "indexer_skip_within_topk": True,
+        "indexer_skip_within_topk": True,
         "indexer_every_layer": True,
         "indexer_train_factor": 3,
         "gdn_conv_taps": "full",
@@ -319,6 +321,7 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
     _check_value("convention", convention)
     values.update(CONVENTIONS[convention])
     values.update(given)
+    values["convention_knobs_from"] = convention
     for key, value in values.items():
         _check_value(key, value)
     _check_relations(values)
@@ -391,20 +394,21 @@ def load_config(name_or_path: str, **overrides):
             raise ValueError(f"model {name_or_path!r} not found{hint}; known models: {', '.join(names)}")
     elif not path.is_file():
         raise ValueError(f"config file {name_or_path!r} does not exist")
-    return model_config(**{**_explicit(as_dict(_load_file(path))), **overrides})
+    return model_config(**_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides))
 
 
-def _explicit(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Drop the knobs a convention bundle set, so that a convention override re-derives them.
-
-    A loaded ConfigDict carries every key. Keys still equal to the bundle value of its own convention are
-    treated as not given, so ``load_config(name, convention='maxtext')`` works on a file built as 'exact'.
-    """
+def _explicit(values: Mapping[str, Any], given=()) -> dict[str, Any]:
+    """The keys to resolve again: a built config carries every key, its convention knobs filled from the bundle
+    of ``convention_knobs_from``. When ``convention`` has changed since (a ``--config.convention=...`` flag, an
+    override), knobs still at the old bundle's value are dropped, so that the new bundle fills them; knobs set
+    to anything else, and the keys in ``given``, stay."""
     out = dict(values)
-    bundle = CONVENTIONS.get(out.get("convention", "exact"), {})
-    for key, field in SCHEMA.items():
-        if key in out and key != "convention" and out[key] == bundle.get(key, field.default):
-            del out[key]
+    new = out.get("convention", "exact")
+    old = out.pop("convention_knobs_from", new)
+    if old != new and old in CONVENTIONS:
+        for key in CONVENTIONS[old].keys() | CONVENTIONS.get(new, {}).keys():
+            if key in out and key not in given and out[key] == CONVENTIONS[old].get(key, SCHEMA[key].default):
+                del out[key]
     return out
 
 

@@ -19,6 +19,9 @@ reason, never silently dropped. Reasons start with one of:
 - ``"not modelled"``: the key has a FLOPs effect maxflops has no knob for;
 - ``"not understood"``: the loader does not know the key.
 
+One used key is reported too, because the schema expresses it another way: a Qwen shared expert wider than
+``moe_intermediate_size`` (``"used as k shared experts ..."``).
+
 Keys absent from the file that the loader needed take the default of the code that reads such files
 (MaxText's ``base.yml``, or the ``transformers`` config class of the model type) and are listed in
 ``Loaded.defaults`` as {key: value used}.
@@ -141,6 +144,8 @@ class _Reader:
             return value
         if default is _MISSING:
             raise self.fail(key, "required key is missing")
+        if isinstance(default, list):
+            default = list(default)  # never hand out the module's constants
         if record:
             self.defaults[self.name(key)] = default
         return default
@@ -353,7 +358,7 @@ _MAXTEXT_NO_EFFECT = frozenset("""
     float32_gate_logits dtype weight_dtype matmul_precision activations_in_float32 quantization
     tokenizer_type tokenizer_path logical_axis_rules mtp_loss_scaling_factor mtp_eval_target_module
     gdn_chunk_size use_qk_norm_in_gdn indexer_use_approx_top_k indexer_approx_top_k_recall
-    indexer_mask_exact_topk megablox sparse_matmul scan_layers param_scan_axis attention_output_dim
+    indexer_mask_exact_topk megablox sparse_matmul scan_layers param_scan_axis
 """.split())
 
 _MAXTEXT_HARDWARE = frozenset("attention capacity_factor remat_policy".split())
@@ -464,12 +469,12 @@ def load_maxtext_yaml(path) -> Loaded:
             for k in (new, old):
                 r.ignore(k, "unused: the indexer is off (use_indexer false)")
     if r.has("indexer_sparse_training"):
-        r.raw("indexer_sparse_training")
         r.ignore("indexer_sparse_training",
-                 "not modelled: the KL target of the indexer loss over the top-k keys only (maxflops' indexer_kl "
-                 "is the dense warm-up, over every scored pair); no effect on model FLOPs")
+                 "not modelled: the indexer loss over the top-k keys only (maxflops' hardware indexer_kl is the "
+                 "dense warm-up, over every scored pair); no effect on model FLOPs"
+                 if r.bool("indexer_sparse_training") else NO_EFFECT + " (false: the dense warm-up)")
 
-    pattern = _maxtext_pattern(r, block, o)
+    pattern = _maxtext_pattern(r, block)
     o["attention_layer_pattern"] = pattern
     if "L" in pattern:
         o["sliding_window_size"] = r.int("sliding_window_size", base["sliding_window_size"], minimum=1)
@@ -508,7 +513,7 @@ def load_maxtext_yaml(path) -> Loaded:
     return Loaded(overrides=o, source="maxtext-yaml", ignored=r.ignored, defaults=r.defaults)
 
 
-def _maxtext_pattern(r: _Reader, block: str, o: dict) -> str:
+def _maxtext_pattern(r: _Reader, block: str) -> str:
     fixed = MAXTEXT_DECODER_BLOCKS[block]
     cycle_reason = "no FLOPs effect: scan grouping of the layer cycle"
     if block == "llama4":
@@ -537,9 +542,11 @@ def _maxtext_pattern(r: _Reader, block: str, o: dict) -> str:
 # Hugging Face config.json
 # ------------------------------------------------------------------------------------------------------------
 
-# Transformers config-class defaults (read from the transformers sources) for the keys this loader reads, per
-# model type. Only types whose files are saved as a diff against these defaults need them (the text_config of
-# multimodal checkpoints); for the others the key is required.
+# Transformers config-class defaults (read from the transformers sources) for the keys this loader reads. A key
+# absent from the file takes its model type's default from here (the text_config of a multimodal checkpoint is
+# saved as a diff against its class defaults, so Gemma 3's lacks vocab_size, for one); a key not listed here is
+# required, except the post-init rules every class has: head_dim = hidden_size // num_attention_heads and
+# num_key_value_heads = num_attention_heads when absent or null.
 _HF_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {  # Gemma3TextConfig
         "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
@@ -561,9 +568,9 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
         "num_attention_heads": 16, "num_key_value_heads": 2, "hidden_act": "silu", "head_dim": 256,
         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
-        "linear_num_key_heads": 16, "linear_num_value_heads": 32, "decoder_sparse_step": 1,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32,
         "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10,
-        "num_experts": 512, "mlp_only_layers": [], "full_attention_interval": 4,
+        "num_experts": 512, "full_attention_interval": 4,
     },
     "mistral": {"sliding_window": 4096},  # MistralConfig: a window on every layer unless null
     "mixtral": {"sliding_window": None},  # MixtralConfig
@@ -573,7 +580,6 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 2048, "qk_rope_head_dim": 64,
         "v_head_dim": 256, "qk_nope_head_dim": 192, "num_experts_per_tok": 8, "hidden_act": "silu",
         "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "first_k_dense_replace": 3,
-        "index_topk_freq": 1, "index_skip_topk_offset": 2,
     },
 }
 
@@ -750,7 +756,7 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
                          ("linear_conv_kernel_dim", "gdn_conv_kernel_dim")):
             o[dst] = r.int(src, d(src), minimum=1)
         # Qwen3NextAttention's q projection also emits a per-head sigmoid output gate (always on).
-        o["attention_output_gate"] = r.bool("attn_output_gate", True) if r.has("attn_output_gate") else True
+        o["attention_output_gate"] = r.bool("attn_output_gate", True, record=False)
     if r.has("use_bidirectional_attention"):
         if r.bool("use_bidirectional_attention"):
             raise r.fail("use_bidirectional_attention", "bidirectional sliding-window attention is not modelled")
@@ -780,7 +786,7 @@ def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
         o["index_n_heads"] = r.int("index_n_heads", d("index_n_heads"), minimum=1)
         o["index_head_dim"] = r.int("index_head_dim", d("index_head_dim"), minimum=1)
         o["index_topk"] = r.int("index_topk", d("index_topk"), minimum=1)
-        full, key, prefer = _hf_index_schedule(r, text_type, d, o["num_decoder_layers"])
+        full, key, prefer = _hf_index_schedule(r, o["num_decoder_layers"])
         freq, offset = _fit_index(full, r, key, prefer)
         if freq != 1:  # with freq 1 every layer computes its own top-k, whatever the offset
             o["index_topk_freq"] = freq
@@ -796,7 +802,7 @@ def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
                  "modules numbered from 1)")
 
 
-def _hf_index_schedule(r: _Reader, text_type: str, d, n: int):
+def _hf_index_schedule(r: _Reader, n: int):
     """Per-layer 'runs its own indexer' list, as GlmMoeDsaConfig builds it: indexer_types, else
     index_topk_pattern ('F'/'S'), else full iff max(i - offset + 1, 0) % freq == 0 (offset default 2)."""
     if r.has("indexer_types") and r.data["indexer_types"] is not None:
@@ -813,13 +819,9 @@ def _hf_index_schedule(r: _Reader, text_type: str, d, n: int):
         for k in ("index_topk_freq", "index_skip_topk_offset"):
             r.ignore(k, "superseded by index_topk_pattern")
         return [c == "F" for c in pat], "index_topk_pattern", None
-    freq_default = d("index_topk_freq") if d("index_topk_freq") is not _MISSING else 1
-    freq = max(r.int("index_topk_freq", freq_default, minimum=1), 1)
-    offset = r.int("index_skip_topk_offset", d("index_skip_topk_offset") if d("index_skip_topk_offset")
-                   is not _MISSING else 2)
-    if not r.has("index_topk_freq"):
-        r.defaults.pop(r.name("index_topk_freq"), None)
-        r.defaults.pop(r.name("index_skip_topk_offset"), None)
+    # absent: freq 1 (every layer computes) and GlmMoeDsaConfig's offset 2 (which matters only with freq > 1)
+    freq = r.int("index_topk_freq", 1, minimum=1, record=False)
+    offset = r.int("index_skip_topk_offset", 2, record=False)
     key = "index_skip_topk_offset" if r.has("index_skip_topk_offset") else "index_topk_freq"
     full = [max(i - offset + 1, 0) % freq == 0 for i in range(n)]
     return full, key, (freq, offset)
@@ -859,7 +861,7 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
                 raise r.fail("experts_per_token", f"disagrees with num_experts_per_tok={o['num_experts_per_tok']}")
             r.ignore("experts_per_token", "superseded: same as num_experts_per_tok")
         if text_type == "qwen3_moe":
-            return _qwen_moe_layers(r, d, n)
+            return _qwen_moe_layers(r, n)
         return [True] * n, "num_local_experts"
 
     if family == "qwen3_next":
@@ -870,7 +872,7 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
         if shared:
             o["shared_experts"] = _shared_count(r, "shared_expert_intermediate_size", shared, moe)
             o["shared_expert_gate"] = True  # Qwen3NextSparseMoeBlock.shared_expert_gate: Linear(hidden, 1), sigmoid
-        return _qwen_moe_layers(r, d, n)
+        return _qwen_moe_layers(r, n)
 
     if family == "llama4":
         o["num_experts"] = r.int("num_local_experts", d("num_local_experts"), minimum=1)
@@ -878,8 +880,7 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
         o["moe_mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
         o["shared_experts"] = 1  # Llama4TextMoe always has one shared expert of intermediate_size
         step = r.int("interleave_moe_layer_step", d("interleave_moe_layer_step"), minimum=1)
-        moe_layers = r.list("moe_layers", int, None, none_ok=True)
-        r.defaults.pop(r.name("moe_layers"), None)
+        moe_layers = r.list("moe_layers", int, None, none_ok=True, record=False)
         if moe_layers is None:  # Llama4TextConfig: range(step - 1, n, step)
             return [(l + 1) % step == 0 for l in range(n)], "interleave_moe_layer_step"
         if any(not 0 <= l < n for l in moe_layers):
@@ -901,21 +902,17 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
             r.ignore(key, "superseded by mlp_layer_types")
         return [t == "sparse" for t in types], "mlp_layer_types"
     k = r.int("first_k_dense_replace", d("first_k_dense_replace"))
-    freq = r.int("moe_layer_freq", 1, minimum=1)
-    r.defaults.pop(r.name("moe_layer_freq"), None)
+    freq = r.int("moe_layer_freq", 1, minimum=1, record=False)
     # DeepSeek's modeling code: MoE iff layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
     key = "moe_layer_freq" if freq != 1 else "first_k_dense_replace"
     return [l >= k and l % freq == 0 for l in range(n)], key
 
 
-def _qwen_moe_layers(r: _Reader, d, n: int):
+def _qwen_moe_layers(r: _Reader, n: int):
     """Qwen3-MoE / Qwen3-Next: MoE iff layer not in mlp_only_layers and (layer + 1) % decoder_sparse_step == 0."""
-    step = r.int("decoder_sparse_step", d("decoder_sparse_step") if d("decoder_sparse_step") is not _MISSING
-                 else 1, minimum=1)
-    only = r.list("mlp_only_layers", int, d("mlp_only_layers") if d("mlp_only_layers") is not _MISSING else [],
-                  none_ok=True) or []
-    r.defaults.pop(r.name("decoder_sparse_step"), None)
-    r.defaults.pop(r.name("mlp_only_layers"), None)
+    # absent: every layer is MoE (the Qwen3MoeConfig / Qwen3NextConfig defaults 1 and [])
+    step = r.int("decoder_sparse_step", 1, minimum=1, record=False)
+    only = r.list("mlp_only_layers", int, [], none_ok=True, record=False) or []
     key = "mlp_only_layers" if only else "decoder_sparse_step"
     return [l not in set(only) and (l + 1) % step == 0 for l in range(n)], key
 
@@ -956,8 +953,7 @@ def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
             return from_types({"G", "C"}), "layer_types"
         # Llama4TextConfig: no_rope_layers[i] == 1 means layer i USES RoPE (-> chunked attention),
         # 0 means a NoPE layer (-> full attention); default: NoPE every no_rope_layer_interval-th layer.
-        nope = r.list("no_rope_layers", int, None, none_ok=True)
-        r.defaults.pop(r.name("no_rope_layers"), None)
+        nope = r.list("no_rope_layers", int, None, none_ok=True, record=False)
         if nope:
             if len(nope) < n or any(v not in (0, 1) for v in nope):
                 raise r.fail("no_rope_layers", f"expected at least {n} entries, each 0 (NoPE) or 1 (RoPE)")

@@ -119,3 +119,25 @@ def test_cli_bad_input_in_a_real_process():
                        cwd=root)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.strip() == "maxflops: error: config key 'emb_dim': must be positive, got 0"
+
+
+def test_convention_bundles_hold_plain_values_of_the_schema_types():
+    from maxflops.config import CONVENTIONS
+
+    for name, bundle in CONVENTIONS.items():
+        for key, value in bundle.items():
+            assert isinstance(value, SCHEMA[key].kind), (name, key, value)
+
+
+def test_changing_convention_on_a_built_config_rederives_its_knobs():
+    # As `--config.convention=megatron` does: the ConfigDict was built 'exact', then its convention changed.
+    cfg = maxflops.load_config("glm5", max_target_length=4096)
+    with cfg.unlocked():
+        cfg.convention = "megatron"
+    assert maxflops.count(cfg).total == maxflops.count(maxflops.load_config(
+        "glm5", max_target_length=4096, convention="megatron")).total
+    # A knob the user set explicitly survives a convention change.
+    cfg = maxflops.load_config("glm5", max_target_length=4096, convention="maxtext", causal_pairs="exact")
+    assert cfg.causal_pairs == "exact" and maxflops.count(cfg, convention="megatron").components == \
+        maxflops.count(maxflops.load_config("glm5", max_target_length=4096, convention="megatron",
+                                            causal_pairs="exact")).components

@@ -1,0 +1,91 @@
+"""Per-step TFLOP/s and MFU for a MaxText-style training loop.
+
+    reporter = maxflops.StepReporter(config, peak_tflops=989)        # once
+    ...
+    stats = reporter.step(step_seconds, segment_ids=batch["inputs_segmentation"])   # every step
+    reporter.log(step, stats)                                         # absl logging, one line
+
+Without document information every step costs the padded batch of the config; with ``segment_lengths`` (the
+documents of the step's micro-batch) or ``segment_ids`` (MaxText's [batch, length] ids, 0 = padding) the count
+is exact per document. Model MFU uses model FLOPs (the MFU numerator); hardware MFU uses what the kernels
+execute under the config's implementation knobs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .account import count
+
+
+@dataclasses.dataclass(frozen=True)
+class StepStats:
+    seconds: float
+    tokens: int
+    model_flops: int  # per device per step
+    hardware_flops: int
+    model_tflops_per_s: float  # per device
+    hardware_tflops_per_s: float
+    model_mfu: float  # fraction of peak
+    hardware_mfu: float
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def segment_lengths_from_ids(segment_ids):
+    """Document lengths from MaxText segment ids [batch, length] (0 = padding): the runs of equal non-zero ids
+    within each row, in order. Vectorized: about 1 ms for a million tokens."""
+    import numpy as np
+
+    ids = np.asarray(segment_ids)
+    if ids.ndim == 1:
+        ids = ids[None, :]
+    if ids.ndim != 2:
+        raise ValueError(f"segment_ids: expected [batch, length], got shape {ids.shape}")
+    rows, length = ids.shape
+    start = np.ones(ids.shape, bool)
+    start[:, 1:] = ids[:, 1:] != ids[:, :-1]
+    flat_start = np.flatnonzero(start.reshape(-1))
+    run_len = np.diff(np.append(flat_start, rows * length))
+    keep = ids.reshape(-1)[flat_start] != 0
+    return run_len[keep]
+
+
+class StepReporter:
+    """Constructed once from a config and the device peak; ``step()`` per training step."""
+
+    def __init__(self, config, peak_tflops: float, **overrides):
+        if not peak_tflops or peak_tflops <= 0:
+            raise ValueError(f"peak_tflops: must be positive, got {peak_tflops!r}")
+        self.config = config
+        self.overrides = overrides
+        self.peak = peak_tflops * 1e12
+        self._padded = count(config, **overrides)
+        if self._padded.mode != "train":
+            raise ValueError(f"config key 'mode': StepReporter reports train steps, got {self._padded.mode!r}")
+
+    def breakdown(self, segment_lengths=None, segment_ids=None):
+        if segment_ids is not None:
+            segment_lengths = segment_lengths_from_ids(segment_ids)
+        if segment_lengths is None:
+            return self._padded
+        return count(self.config, segment_lengths, **self.overrides)
+
+    def step(self, seconds: float, segment_lengths=None, segment_ids=None) -> StepStats:
+        if not seconds or seconds <= 0:
+            raise ValueError(f"seconds: step time must be positive, got {seconds!r}")
+        b = self.breakdown(segment_lengths, segment_ids)
+        model, hardware = b.total, b.hardware_flops
+        return StepStats(seconds, b.tokens, model, hardware, model / seconds / 1e12, hardware / seconds / 1e12,
+                         model / seconds / self.peak, hardware / seconds / self.peak)
+
+    @staticmethod
+    def format(step: int, s: StepStats) -> str:
+        return (f"step {step}: {s.seconds:.3f} s, {s.tokens} tokens, {s.model_tflops_per_s:.2f} TFLOP/s/device, "
+                f"model MFU {100 * s.model_mfu:.2f}%, hardware MFU {100 * s.hardware_mfu:.2f}%")
+
+    def log(self, step: int, stats: StepStats) -> None:
+        from absl import logging
+
+        logging.info(self.format(step, stats))
