@@ -11,7 +11,8 @@ import sys
 
 DEFAULT_MODEL = "deepseek3.2-671b"
 
-USAGE = """usage: python -m maxflops [--model=NAME | --config=PATH.py] [--config.KEY=VALUE ...] [--json]
+USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config=PATH.py] [--config.KEY=VALUE ...]
+                          [--json]
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,L2,... [--vary=KEY --values=V1,V2,...]
                                 [--compare=KEY=VALUE[,KEY=VALUE]] [--plot=out.png] [--json]
        python -m maxflops compare A B [--config.KEY=VALUE ...] [--json]     (A, B: NAME or PATH[:KEY=VALUE,...])
@@ -46,6 +47,9 @@ def _rewrite_model(argv: list[str]) -> list[str]:
     has_config = any(a == "--config" or a.startswith("--config=") for a in out)
     if model is not None and has_config:
         raise UsageError("give --model or --config, not both")
+    if model is not None and model.lower().endswith((".yml", ".yaml", ".json")):
+        out.insert(1, f"--from_file={model}")  # a MaxText YAML or an HF config.json: see _parse
+        return out
     if not has_config:
         model = model or DEFAULT_MODEL
         path = config_dir() / f"{model}.py"
@@ -86,8 +90,16 @@ def _parse(argv: list[str]):
     from ml_collections import config_flags
 
     fv = flags.FlagValues()
-    config_flags.DEFINE_config_file("config", None, "ml_collections config file (get_config()).",
-                                    flag_values=fv, lock_config=True, sys_argv=argv)
+    foreign = [a.split("=", 1)[1] for a in argv if a.startswith("--from_file=")]
+    argv = [a for a in argv if not a.startswith("--from_file=")]
+    if foreign:
+        from .config import load_config
+
+        config_flags.DEFINE_config_dict("config", load_config(foreign[0]), "the loaded model", flag_values=fv,
+                                        lock_config=True, sys_argv=argv)
+    else:
+        config_flags.DEFINE_config_file("config", None, "ml_collections config file (get_config()).",
+                                        flag_values=fv, lock_config=True, sys_argv=argv)
     flags.DEFINE_boolean("json", False, "Print the breakdown as JSON.", flag_values=fv)
     flags.DEFINE_boolean("list", False, "List the built-in models.", flag_values=fv)
     try:

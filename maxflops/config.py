@@ -379,11 +379,19 @@ def as_dict(config: Any) -> dict[str, Any]:
     return {k: getattr(config, k) for k in SCHEMA if hasattr(config, k)}
 
 
-def load_config(name_or_path: str, **overrides):
-    """Load a model by name (a file in ``configs/``) or a path to an ml_collections config file.
+FILE_SUFFIXES = (".yml", ".yaml", ".json")
 
-    ``overrides`` replace keys of the loaded config; the result is validated and locked.
+
+def load_config(name_or_path: str, **overrides):
+    """Load a model by name (a file in ``configs/``), a path to an ml_collections config file (``get_config()``),
+    a MaxText model YAML (``.yml``/``.yaml``) or a Hugging Face ``config.json`` (``.json``).
+
+    ``overrides`` replace keys of the loaded config; the result is validated and locked. Keys of a YAML or JSON
+    file that the loader does not understand are reported with ``warnings.warn`` (``maxflops.loaders`` returns
+    the full list with a reason per ignored key).
     """
+    if str(name_or_path).lower().endswith(FILE_SUFFIXES):
+        return _load_foreign(str(name_or_path), overrides)
     path = pathlib.Path(name_or_path)
     if not (name_or_path.endswith(".py") or path.is_file()):
         path = config_dir() / f"{name_or_path}.py"
@@ -395,6 +403,19 @@ def load_config(name_or_path: str, **overrides):
     elif not path.is_file():
         raise ValueError(f"config file {name_or_path!r} does not exist")
     return model_config(**_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides))
+
+
+def _load_foreign(path: str, overrides) -> Any:
+    import warnings
+
+    from .loaders import detect_and_load
+
+    loaded = detect_and_load(path)
+    unknown = {k: v for k, v in loaded.ignored.items() if v.startswith("not understood")}
+    if unknown:
+        warnings.warn(f"{path}: keys not understood (not counted): {', '.join(sorted(unknown))}", stacklevel=3)
+    name = pathlib.Path(path).stem if pathlib.Path(path).name != "config.json" else pathlib.Path(path).parent.name
+    return model_config(**{"model_name": name or "model", **loaded.overrides, **overrides})
 
 
 def _explicit(values: Mapping[str, Any], given=()) -> dict[str, Any]:
