@@ -75,6 +75,20 @@ def main() -> None:
     t = median_time(lambda: maxflops.count(packed_cfg, segment_lengths=docs_list), repeats=20)
     rows.append(("packed: 100,000 documents (Python list), glm5", t, None))
 
+    reporter = maxflops.StepReporter(packed_cfg, peak_tflops=989)
+    reporter.step(1.0, segment_lengths=docs)
+    t = median_time(lambda: reporter.step(1.0, segment_lengths=docs), repeats=20)
+    rows.append(("per-step StepReporter.step(), 100,000 documents (model + hardware MFU)", t, 2e-3))
+    ids = np.zeros((64, 8192), np.int32)
+    for r in range(64):  # rows packed with documents of 1..2000 tokens
+        cuts = np.cumsum(rng.integers(1, 2001, size=20))
+        cuts = cuts[cuts < 8192]
+        ids[r] = np.searchsorted(cuts, np.arange(8192), side="right") + 1
+    ids_cfg = maxflops.load_config("glm5", max_target_length=8192, per_device_batch_size=64)
+    ids_reporter = maxflops.StepReporter(ids_cfg, peak_tflops=989)
+    t = median_time(lambda: ids_reporter.step(1.0, segment_ids=ids), repeats=20)
+    rows.append(("per-step StepReporter.step(), segment ids [64, 8192]", t, 2e-3))
+
     bare = wall([sys.executable, "-c", "pass"])
     imp = wall([sys.executable, "-c", "import maxflops"])
     rows.append(("python -c 'import maxflops' (wall, whole process)", imp, TARGETS["import"]))

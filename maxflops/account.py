@@ -193,9 +193,12 @@ def _vocab(c) -> int:
     return terms.padded_vocab(c["vocab_size"], c["make_vocab_size_divisible_by"], c["tensor_parallel_size"])
 
 
+_INDEXER = frozenset({"indexer_proj", "indexer_score", "indexer_kl"})
+
+
 def train_factor(component: str, c) -> int:
     """Forward + backward cost of a component as a multiple of its forward."""
-    if component.startswith("indexer_"):
+    if component in _INDEXER:
         if component == "indexer_kl":  # a detached target: forward only
             return 1
         if c["indexer_train_factor"]:
@@ -270,13 +273,13 @@ def _hardware_view(c) -> dict:
 def _key(config) -> tuple:
     """A hashable snapshot of the config's values (cheap for a ConfigDict)."""
     fields = getattr(config, "_fields", None)  # ConfigDict's own storage: 30x faster than to_dict()
-    if isinstance(fields, dict) and all(type(v) in _PLAIN for v in fields.values()):
+    if isinstance(fields, dict) and set(map(type, fields.values())) <= _PLAIN:
         return tuple(fields.items())
     d = as_dict(config)
     return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items())
 
 
-_PLAIN = (int, float, str, bool, tuple)
+_PLAIN = {int, float, str, bool, tuple}
 
 
 def _to_int(x) -> int:
@@ -309,7 +312,11 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     priced = []
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode)[0]
-        priced.append({k: _to_int(v * (train_factor(k, c) if train else 1) * steps) for k, v in fwd.items()})
+        if train:
+            fwd = {k: v * train_factor(k, c) for k, v in fwd.items()}
+        if steps != 1:
+            fwd = {k: v * steps for k, v in fwd.items()}
+        priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
     head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if train else 1) * steps)}
 

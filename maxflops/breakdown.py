@@ -16,9 +16,11 @@ COMPONENT_ORDER = ("qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexe
                    "mlp", "moe_router", "moe_routed", "moe_shared", "mtp_eh_proj", "mtp_norm", "logits", "mtp")
 
 
+_RANK = {n: i for i, n in enumerate(COMPONENT_ORDER)}
+
+
 def ordered(components: Mapping[str, int]) -> dict[str, int]:
-    rank = {n: i for i, n in enumerate(COMPONENT_ORDER)}
-    return {k: components[k] for k in sorted(components, key=lambda k: (rank.get(k, len(rank)), k))}
+    return {k: components[k] for k in sorted(components, key=lambda k: (_RANK.get(k, len(_RANK)), k))}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,125 @@
+"""What the three users run: sweeps, comparisons and plots (config reviews), per-step MFU (trainers)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import maxflops
+from maxflops import cli
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_sweep_reproduces_the_first_seed_table(capsys):
+    argv = ["maxflops", "sweep", "--model=glm5", "--lengths=4096,32768,131072,262144", "--config.convention=megatron",
+            "--compare=use_sparse_indexer=false"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in out[3:]}
+    # The seed's "after" / "before" GFLOPs per token, and before/after = its overcount column inverted.
+    expect = {"4,096": ("275.3", "280.9"), "32,768": ("290.0", "503.6"), "131,072": ("317.3", "1,267.0"),
+              "262,144": ("352.9", "2,284.9")}
+    for length, (after, before) in expect.items():
+        assert rows[length][-3:-1] == [after, before]
+    assert rows["262,144"][-1] == f"{352.880 / 2284.905:.2f}x"
+
+
+def test_sweep_any_key_and_json(capsys):
+    assert cli.main(["maxflops", "sweep", "--model=deepseek3.2-671b", "--vary=index_topk", "--values=512,2048",
+                     "--config.max_target_length=32768", "--json"]) == 0
+    import json
+
+    d = json.loads(capsys.readouterr().out)
+    assert d["key"] == "index_topk" and len(d["runs"][0]) == 2
+    assert d["runs"][0][0]["total"] < d["runs"][0][1]["total"]
+
+
+def test_compare_says_where_each_difference_comes_from(capsys):
+    assert cli.main(["maxflops", "compare", "glm5", "glm5:convention=megatron",
+                     "--config.max_target_length=131072"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines()[3:]}
+    assert "router_flops: True -> False" in lines["moe_router"]
+    assert "indexer_train_factor: 0 -> 3" in lines["indexer_score"]
+    assert "indexer_head_reduction: True -> False" in lines["indexer_score"]
+    assert "mla_norm_flops: False -> True" in lines["qkv_proj"]
+    assert lines["out_proj"].rstrip().endswith("1.000")  # no difference, no reason
+    assert "317.322" in lines["total"]
+
+
+def test_compare_two_models_and_bad_input(capsys):
+    assert cli.main(["maxflops", "compare", "deepseek3-671b", "deepseek3.2-671b"]) == 0
+    assert "use_sparse_indexer: False -> True" in capsys.readouterr().out
+    assert cli.main(["maxflops", "compare", "glm5"]) == 2
+    assert "two configs" in capsys.readouterr().err
+    assert cli.main(["maxflops", "compare", "glm5", "glm5:index_tpok=4"]) == 2
+    assert "did you mean 'index_topk'" in capsys.readouterr().err
+    assert cli.main(["maxflops", "sweep", "--model=glm5"]) == 2
+    assert "--lengths" in capsys.readouterr().err
+
+
+def test_plot_renders_a_png(tmp_path, capsys):
+    path = tmp_path / "sweep.png"
+    assert cli.main(["maxflops", "sweep", "--model=glm5", "--lengths=4096,16384,65536", f"--plot={path}",
+                     "--compare=convention=maxtext"]) == 0
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def brute_runs(ids):
+    out = []
+    for row in ids:
+        i = 0
+        while i < len(row):
+            j = i
+            while j < len(row) and row[j] == row[i]:
+                j += 1
+            if row[i] != 0:
+                out.append(j - i)
+            i = j
+    return out
+
+
+def test_segment_ids_to_document_lengths():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        ids = np.sort(rng.integers(0, 6, size=(4, 50)), axis=1)[:, ::-1]  # ids, then padding zeros at the end
+        ids = np.where(rng.random((4, 50)) < 0.05, 0, ids)  # and some padding holes
+        assert maxflops.segment_lengths_from_ids(ids).tolist() == brute_runs(ids)
+
+
+def test_step_reporter_mfu():
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=4096, per_device_batch_size=2)
+    rep = maxflops.StepReporter(cfg, peak_tflops=989)
+    padded = rep.step(2.0)
+    b = maxflops.count(cfg)
+    assert padded.model_flops == b.total and padded.model_mfu == b.total / 2.0 / 989e12
+    ids = np.zeros((2, 4096), np.int32)
+    ids[0, :1000], ids[0, 1000:3000], ids[1, :4096] = 1, 2, 1
+    packed = rep.step(2.0, segment_ids=ids)
+    assert packed.model_flops == maxflops.count(cfg, segment_lengths=[1000, 2000, 4096]).total
+    assert packed.tokens == 7096 and packed.model_mfu < padded.model_mfu
+    assert "MFU" in rep.format(3, packed)
+    with pytest.raises(ValueError, match="seconds"):
+        rep.step(0)
+    with pytest.raises(ValueError, match="peak_tflops"):
+        maxflops.StepReporter(cfg, peak_tflops=0)
+
+
+def test_loaded_files_count_like_the_shipped_configs():
+    a = maxflops.count(maxflops.load_config(str(ROOT / "tests/fixtures/hf/glm5.json"), max_target_length=8192))
+    b = maxflops.count(maxflops.load_config("glm5", max_target_length=8192))
+    assert a.total == b.total
+
+
+@pytest.mark.slow
+def test_training_loop_example_logs_real_steps():
+    p = subprocess.run([sys.executable, "examples/train_loop.py", "--model=gemma3-27b", "--steps=2",
+                        "--alsologtostderr"], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                       env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stderr.count("model MFU") == 2 and "hardware MFU" in p.stderr
