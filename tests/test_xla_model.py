@@ -102,3 +102,18 @@ def test_xla_cli_reports_equality(capsys):
     out = capsys.readouterr().out
     assert out.count("analytic hardware == XLA      yes") == 2 and "cost_analysis" in out
     assert cli.main(["maxflops.xla", "--model=llama2-7b", "--config.attention_impl=tiled"]) == 2
+
+
+ALL_KNOBS = {
+    "tiled": dict(attention_impl="blocked", flash_backward_recompute=True, mla_absorbed=True, moe_impl="capacity",
+                  capacity_factor=1.25, dsa_impl="gather_k", remat_policy="full", indexer_loss_scaling_factor=0.1),
+    "dense": dict(attention_impl="dense", moe_impl="dense"),
+}
+
+
+@pytest.mark.parametrize("knobs", ALL_KNOBS, ids=list(ALL_KNOBS))
+@pytest.mark.parametrize("name", maxflops.available_models())
+def test_every_config_with_every_knob_hardware_equals_xla(name, knobs):
+    b, xla = xla_and_analytic(name, "train", **ALL_KNOBS[knobs])
+    assert b.hardware_flops == xla.matmul_flops
+    assert b.total <= b.hardware_flops

@@ -465,8 +465,9 @@ def run_bench(args) -> dict:
                        model_tflops_per_s=model / div / seconds / 1e12,
                        hardware_tflops_per_s=hardware / div / seconds / 1e12,
                        pct_of_peak=100 * hardware / div / seconds / peak, devices_sharing=div)
-            if div > 1:
-                row["global_model_flops"], row["global_hardware_flops"] = model, hardware
+            # Global: the work split over `div` devices, or (multi-host, no mesh) one copy per process.
+            copies = jax.process_count() if div == 1 else 1
+            row["global_model_flops"], row["global_hardware_flops"] = model * copies, hardware * copies
         except _Skip as e:
             row.update(status="skipped", note=str(e))
         except Exception as e:  # out of memory, unsupported on this backend: the run goes on

@@ -202,12 +202,13 @@ def topk_indices(scores, K):
     return jax.lax.top_k(jax.lax.stop_gradient(scores), min(K, scores.shape[-1]))[1]
 
 
-def dsa_attention(q, k, v, top_idx, K, impl="ideal"):
+def dsa_attention(q, k, v, top_idx, K, impl="ideal", flash=False):
     """Sparse attention over the top-K keys of each query; GQA layout as ``attention``.
 
     ``ideal``: queries 0..K-2 attend their i+1 visible keys (a dot per row), later queries gather exactly K
     keys (one batched dot): sum_i min(i+1, K) pairs. ``gather_k``: every query gathers min(L, K) keys, early
     queries' surplus masked. ``top_idx`` [B, L, >=K] from ``topk_indices`` of causally masked scores.
+    ``flash``: the probabilities are rematerialized in the backward pass (QK^T recomputed once).
     """
     B, L, H, dqk = q.shape
     hkv = k.shape[2]
@@ -216,18 +217,26 @@ def dsa_attention(q, k, v, top_idx, K, impl="ideal"):
     qg = q.reshape(B, L, hkv, g, dqk)
     outs = []
     first = min(K - 1, L) if impl == "ideal" else 0
+
+    def row_probs(qi, ki):
+        return jax.nn.softmax(jnp.einsum("bkgd,bskd->bkgs", qi, ki), -1)
+
+    def gathered_probs(qb, kg, valid):
+        s = jnp.einsum("blkgd,blskd->blkgs", qb, kg)
+        return jax.nn.softmax(jnp.where(valid[None, :, None, None, :], s, NEG), -1)
+
+    if flash:
+        row_probs, gathered_probs = jax.checkpoint(row_probs), jax.checkpoint(gathered_probs)
     for i in range(first):
-        s = jnp.einsum("bkgd,bskd->bkgs", qg[:, i], k[:, : i + 1])
-        outs.append(jnp.einsum("bkgs,bskd->bkgd", jax.nn.softmax(s, -1), v[:, : i + 1])[:, None])
+        p = row_probs(qg[:, i], k[:, : i + 1])
+        outs.append(jnp.einsum("bkgs,bskd->bkgd", p, v[:, : i + 1])[:, None])
     if first < L:
         idx = top_idx[:, first:, :K]  # [B, L', K]
         kg = jnp.take_along_axis(k[:, None], idx[:, :, :, None, None], axis=2)  # [B, L', K, Hkv, d]
         vg = jnp.take_along_axis(v[:, None], idx[:, :, :, None, None], axis=2)
-        s = jnp.einsum("blkgd,blskd->blkgs", qg[:, first:], kg)
         rows = np.arange(first, L)[:, None]
         valid = jnp.asarray(np.arange(K)[None, :] <= rows)  # best-first: the first min(i+1, K) are visible
-        s = jnp.where(valid[None, :, None, None, :], s, NEG)
-        outs.append(jnp.einsum("blkgs,blskd->blkgd", jax.nn.softmax(s, -1), vg))
+        outs.append(jnp.einsum("blkgs,blskd->blkgd", gathered_probs(qg[:, first:], kg, valid), vg))
     o = jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
     return o.reshape(B, L, H, v.shape[-1])
 

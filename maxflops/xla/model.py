@@ -155,7 +155,7 @@ class Layer(nn.Module):
                     top_idx = K.topk_indices(scores, kind.span)
                     if c["indexer_loss_scaling_factor"] > 0:
                         aux = aux + c["indexer_loss_scaling_factor"] * K.indexer_kl_loss(q, k, scores, impl, bq, bkv)
-                o = K.dsa_attention(q, k, vv, top_idx, kind.span, c["dsa_impl"])
+                o = K.dsa_attention(q, k, vv, top_idx, kind.span, c["dsa_impl"], c["flash_backward_recompute"])
             else:
                 o = K.attention(q, k, vv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
         if gate is not None:
