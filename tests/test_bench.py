@@ -75,3 +75,25 @@ def test_peak_table_matches_device_kinds(kind, name, tflops):
 
 def test_unknown_device_has_no_peak():
     assert peaks.lookup("cpu") is None and peaks.lookup("Some New Chip") is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mask_name,span", [("causal", 0), ("local", 24), ("chunked", 40)])
+def test_splash_kernel_masks_mean_what_the_engine_counts(mask_name, span):
+    # The TPU splash kernel, run by the Pallas interpreter on CPU: its output equals the reference kernel's
+    # with the same mask, so the masks the bench times are the ones the engine counts. (float32; the
+    # tolerance covers the different summation order of the blocked softmax.)
+    import jax.numpy as jnp
+    import numpy as np
+
+    from maxflops.bench import make_splash
+    from maxflops.xla import kernels as K
+
+    B, L, H, d = 1, 256, 2, 128
+    rng = np.random.default_rng(0)
+    q, k, v = (jnp.asarray(rng.normal(size=(B, H, L, d)), jnp.float32) for _ in range(3))
+    got = make_splash(mask_name, L, H, span, 128, interpret=True)(q, k, v)
+    mixer = {"causal": "global", "local": "window", "chunked": "chunk"}[mask_name]
+    t = lambda x: jnp.swapaxes(x, 1, 2)  # noqa: E731
+    ref = K.attention(t(q), t(k), t(v), mixer, span, "dense")
+    np.testing.assert_allclose(np.asarray(got), np.asarray(t(ref)), rtol=2e-4, atol=2e-4)

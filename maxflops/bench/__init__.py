@@ -29,7 +29,9 @@ PRESETS = {
     "cpu": dict(B=2, L=1024, H=8, Hkv=2, d=64, W=256, C=256, blk=256, K=128, D=512, F=1024, E=8, k=2,
                 mla=(256, 128, 32, 16, 32), idx=(4, 32), train=dict(emb_dim=64, mlp_dim=128, moe_mlp_dim=32,
                                                                    max_target_length=64, per_device_batch_size=2)),
+    # dsa: (batch, length, top-k) of the gathered sparse-attention row, which materializes K keys per query.
     "gpu": dict(B=4, L=8192, H=32, Hkv=8, d=128, W=1024, C=2048, blk=512, K=2048, D=4096, F=2048, E=64, k=8,
+                dsa=(1, 4096, 512),
                 mla=(1536, 512, 128, 64, 128), idx=(64, 128), train=dict(emb_dim=1024, mlp_dim=4096,
                                                                       moe_mlp_dim=512, max_target_length=2048,
                                                                       per_device_batch_size=4)),
@@ -178,20 +180,23 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
 
     cases.append(Case(f"top-k selection (K={p['K']} of L)", f"B={B} L={L}", topk_run, lambda: (0, 0)))
 
+    dB, dL, dK = p.get("dsa", (B, L, p["K"]))
+
     def dsa_run(mesh):
-        q = arr(B, L, H, kl + rope)
-        k = arr(B, L, 1, kl + rope)
-        vv = arr(B, L, 1, kl)
-        scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), arr(B, L, L, dt=jnp.float32), -1e30)
-        top = K.topk_indices(scores, p["K"])
-        return jax.jit(lambda q, k, vv, top: K.dsa_attention(q, k, vv, top, p["K"], "gather_k")), [q, k, vv, top], 1
+        q = arr(dB, dL, H, kl + rope)
+        k = arr(dB, dL, 1, kl + rope)
+        vv = arr(dB, dL, 1, kl)
+        scores = jnp.where(jnp.tril(jnp.ones((dL, dL), bool)), arr(dB, dL, dL, dt=jnp.float32), -1e30)
+        top = K.topk_indices(scores, dK)
+        return jax.jit(lambda q, k, vv, top: K.dsa_attention(q, k, vv, top, dK, "gather_k")), [q, k, vv, top], 1
 
     def dsa_analytic():
-        b = _engine(use_sparse_indexer=True, index_topk=p["K"], dsa_impl="gather_k", mla_absorbed=True, **mla_cfg)
+        b = _engine(use_sparse_indexer=True, index_topk=dK, dsa_impl="gather_k", mla_absorbed=True,
+                    **{**mla_cfg, "max_target_length": dL, "per_device_batch_size": dB})
         return _component(b, "core_attention")
 
-    cases.append(Case(f"DSA sparse attention, {p['K']} gathered keys (absorbed MLA)",
-                      f"B={B} L={L} H={H} latent {kl}+{rope}", dsa_run, dsa_analytic))
+    cases.append(Case(f"DSA sparse attention, {dK} gathered keys (absorbed MLA)",
+                      f"B={dB} L={dL} H={H} latent {kl}+{rope}", dsa_run, dsa_analytic))
 
     # 4. MLA: projections + causal attention, non-absorbed and absorbed.
     def mla_case(absorbed):
@@ -283,27 +288,36 @@ def _ragged_moe(prm, x, E, k):
     return out
 
 
+def make_splash(mask_name: str, L: int, H: int, span: int, block: int, interpret: bool = False):
+    """The Pallas splash attention kernel (MHA, [B, H, L, d] via vmap) for a causal, local-window or chunked
+    mask with the maxflops semantics: window W = the query and W-1 keys before it; chunks restart every C."""
+    import jax
+    import numpy as np
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm
+
+    if mask_name == "causal":
+        m = sm.CausalMask((L, L))
+    elif mask_name == "local":
+        m = sm.LocalMask((L, L), window_size=(span - 1, 0), offset=0)
+    else:
+        rows, cols = np.arange(L)[:, None], np.arange(L)[None, :]
+        m = sm.NumpyMask((cols <= rows) & (cols // span == rows // span))
+    sizes = sk.BlockSizes(block_q=block, block_kv=block, block_kv_compute=block)
+    kernel = sk.make_splash_mha(sm.MultiHeadMask([m] * H), head_shards=1, q_seq_shards=1, block_sizes=sizes,
+                                interpret=interpret)
+    return jax.vmap(kernel)
+
+
 def _splash_case(mask_name, p, arr, dtype):
     B, L, H, d = p["B"], p["L"], p["H"], p["d"]
     span = {"causal": 0, "local": p["W"], "chunked": p["C"]}[mask_name]
+    block = min(512, L)
 
     def run(mesh):
         import jax
-        import numpy as np
-        from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk
-        from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm
 
-        if mask_name == "causal":
-            m = sm.CausalMask((L, L))
-        elif mask_name == "local":
-            m = sm.LocalMask((L, L), window_size=(span - 1, 0), offset=0)
-        else:
-            rows = np.arange(L)[:, None]
-            cols = np.arange(L)[None, :]
-            m = sm.NumpyMask((cols <= rows) & (cols // span == rows // span))
-        kernel = sk.make_splash_mha(sm.MultiHeadMask([m] * H), head_shards=1, q_seq_shards=1,
-                                    block_sizes=sk.BlockSizes.get_default())
-        fn = jax.jit(jax.vmap(kernel))
+        fn = jax.jit(make_splash(mask_name, L, H, span, block))
         return fn, [arr(B, H, L, d), arr(B, H, L, d), arr(B, H, L, d)], 1
 
     def analytic():
@@ -311,12 +325,12 @@ def _splash_case(mask_name, p, arr, dtype):
         b = _engine(max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=H, head_dim=d,
                     attention_layer_pattern=letter, sliding_window_size=span if letter == "L" else 0,
                     chunk_attn_window_size=span if letter == "C" else 0, attention_impl="blocked",
-                    attention_block_q=512, attention_block_kv=512)
+                    attention_block_q=block, attention_block_kv=block)
         return _component(b, "core_attention")
 
     return Case(f"splash attention, {mask_name} mask (Pallas)", f"B={B} L={L} H={H} d={d} span={span}", run,
-                analytic, module="none", why="a Pallas kernel XLA cannot count; hardware assumes 512 x 512 tiles",
-                only=("tpu",))
+                analytic, module="none", why=f"a Pallas kernel XLA cannot count; hardware: the {block} x {block} "
+                f"tiles splash visits (it skips fully masked ones)", only=("tpu",))
 
 
 def _train_case(model_name, p, backend):
