@@ -247,5 +247,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def quiet_broken_pipe() -> None:
+    """Exit quietly when the reader of stdout goes away (``python -m maxflops | head``)."""
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def run() -> None:
+    quiet_broken_pipe()
     sys.exit(main())

@@ -90,4 +90,7 @@ def main(argv=None) -> int:
 
 
 def run() -> None:
+    from ..cli import quiet_broken_pipe
+
+    quiet_broken_pipe()
     sys.exit(main())
