@@ -65,13 +65,20 @@ def text_report(b: Breakdown, config=None) -> str:
     lines.append("")
     w = max(len(k) for k in b.components) if b.components else 10
     w = max(w, len("learnable weight"))
-    lines.append(f"{'component':<{w}}  {'TFLOPs':>14}  {'share':>6}  {'GFLOPs/token':>13}  kind")
-    for name, v in b.components.items():
+    hw = b.hardware_components
+    show_hw = dict(hw) != dict(b.components)
+    hw_head = f"  {'hardware TFLOPs':>15}" if show_hw else ""
+    lines.append(f"{'component':<{w}}  {'TFLOPs':>14}  {'share':>6}  {'GFLOPs/token':>13}  {'kind':<9}{hw_head}")
+    for name in dict.fromkeys(list(b.components) + list(hw)):
+        v = b.components.get(name, 0)
         kind = "attention" if name in ATTENTION_COMPONENTS else ("mixed" if name == "mtp" else "weight")
-        lines.append(f"{name:<{w}}  {_fmt_flops(v):>14}  {100 * v / b.total:5.1f}%  {v / tok / 1e9:13.3f}  {kind}")
-    lines.append("-" * (w + 50))
+        hw_col = f"  {_fmt_flops(hw.get(name, 0)):>15}" if show_hw else ""
+        lines.append(f"{name:<{w}}  {_fmt_flops(v):>14}  {100 * v / b.total:5.1f}%  {v / tok / 1e9:13.3f}  "
+                     f"{kind:<9}{hw_col}")
+    lines.append("-" * (w + 50 + (17 if show_hw else 0)))
     for label, v in (("learnable weight", b.learnable_weight), ("attention", b.attention), ("total", b.total)):
-        lines.append(f"{label:<{w}}  {_fmt_flops(v):>14}  {100 * v / b.total:5.1f}%  {v / tok / 1e9:13.3f}")
+        hw_col = f"  {'':9}  {_fmt_flops(b.hardware_flops):>15}" if show_hw and label == "total" else ""
+        lines.append(f"{label:<{w}}  {_fmt_flops(v):>14}  {100 * v / b.total:5.1f}%  {v / tok / 1e9:13.3f}{hw_col}")
     lines.append("")
     lines.append("layers:")
     for label, row, n in _layer_groups(b):
@@ -80,7 +87,29 @@ def text_report(b: Breakdown, config=None) -> str:
     lines.append("")
     lines.append(f"Total TFLOPs per device per step: {b.total / 1e12:,.3f}  "
                  f"({b.per_token / 1e9:,.3f} GFLOPs/token)")
+    if show_hw:
+        lines.append(f"Hardware TFLOPs per device per step: {b.hardware_flops / 1e12:,.3f}  "
+                     f"(what the kernels execute: {_impl_knobs(config)})")
+    else:
+        lines.append("Hardware FLOPs equal model FLOPs (ideal kernels; see attention_impl, remat_policy, ...)")
     return "\n".join(lines)
+
+
+_IMPL_DEFAULTS = {"attention_impl": "ideal", "flash_backward_recompute": False, "mla_absorbed": False,
+                  "moe_impl": "ideal", "dsa_impl": "ideal", "remat_policy": "none"}
+
+
+def _impl_knobs(config) -> str:
+    if config is None:
+        return "see the implementation knobs"
+    knobs = [f"{k}={config[k]}" for k, d in _IMPL_DEFAULTS.items() if config[k] != d]
+    if config["moe_impl"] == "capacity":
+        knobs.append(f"capacity_factor={config['capacity_factor']:g}")
+    if config["attention_impl"] == "blocked":
+        knobs.append(f"tiles {config['attention_block_q']}x{config['attention_block_kv']}")
+    if config["mode"] == "train" and config["indexer_loss_scaling_factor"] > 0 and config["use_sparse_indexer"]:
+        knobs.append("indexer KL-loss scores")
+    return ", ".join(knobs) or "the model's own matmuls"
 
 
 # --- sweeps and comparisons ------------------------------------------------------------------------------
