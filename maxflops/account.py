@@ -177,7 +177,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         if c["mtp_norm_flops"]:
             out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
-            out["logits"] = terms.logits(d, _vocab(c)) * tokens
+            out["logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
     return out, qk, tail
 
 
@@ -189,8 +189,16 @@ def _dispatch_groups(c, seqs, decode: bool):
     return c["max_target_length"], batch(c)
 
 
-def _vocab(c) -> int:
-    return terms.padded_vocab(c["vocab_size"], c["make_vocab_size_divisible_by"], c["tensor_parallel_size"])
+def _vocab(c, hardware: bool = False) -> int:
+    """The output head's width. Hardware: the vocabulary padded to make_vocab_size_divisible_by x
+    tensor_parallel_size (padding columns are computed). Model FLOPs: the real vocabulary, unless the
+    convention counts Megatron's padded one (its default divisor 128 when none is set)."""
+    V, div, tp = c["vocab_size"], c["make_vocab_size_divisible_by"], c["tensor_parallel_size"]
+    if hardware:
+        return terms.padded_vocab(V, div, tp)
+    if c["padded_vocab_in_model_flops"]:
+        return terms.padded_vocab(V, div if div > 1 else 128, tp)
+    return V
 
 
 _INDEXER = frozenset({"indexer_proj", "indexer_score", "indexer_kl"})
@@ -255,19 +263,22 @@ def _resolved(items: tuple) -> dict:
 
 
 @functools.lru_cache(maxsize=4096)
-def _with_overrides(items: tuple, overrides: tuple) -> dict:
-    if any(k == "convention" for k, _ in overrides):
-        given = dict(overrides)
+def _with_overrides(items: tuple, typed_overrides: tuple) -> dict:
+    given = {k: v for k, _, v in typed_overrides}
+    if "convention" in given:
         return resolve(_explicit({**dict(items), **given}, given=given))
-    return apply_overrides(_resolved(items), dict(overrides))
+    return apply_overrides(_resolved(items), given)
 
 
-def _hardware_view(c) -> dict:
-    """The config with every convention knob at its exact value: hardware FLOPs are what kernels execute,
-    whatever a peer's reporting convention says (vocab padding is real work, so it stays)."""
-    exact = {k: SCHEMA[k].default for k in CONVENTIONS["maxtext"].keys() | CONVENTIONS["megatron"].keys()
-             if k not in ("make_vocab_size_divisible_by", "tensor_parallel_size")}
-    return {**c, **exact}
+_CONVENTION_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle)
+
+
+def hardware_view(c) -> dict:
+    """The resolved config with every convention knob at its exact value: hardware FLOPs are what the kernels
+    execute, whatever a peer's reporting convention says. The plan of this view is the one kernels (and
+    ``maxflops.xla.model``) run."""
+    return {**c, **{k: SCHEMA[k].default for k in _CONVENTION_KNOBS}, "convention": "exact",
+            "convention_knobs_from": "exact"}
 
 
 def _key(config) -> tuple:
@@ -296,7 +307,10 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     (validated; e.g. ``count(cfg, max_target_length=L)`` in a sweep).
     """
     key = _key(config)
-    c = _with_overrides(key, tuple(sorted(overrides.items()))) if overrides else _resolved(key)
+    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
+        c = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
+    else:
+        c = _resolved(key)
     plan = _plan(tuple((k, c[k]) for k in PLAN_KEYS))
     mode = c["mode"]
     decode = mode == "decode"
@@ -318,11 +332,14 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
             fwd = {k: v * steps for k, v in fwd.items()}
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * (3 if train else 1) * steps)}
+    passes = (3 if train else 1) * steps
+    head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * passes)}
 
-    def hardware():  # evaluated on first use of Breakdown.hardware_*
-        hw = _hardware_view(c)
-        return [price_hardware(kind, hw, seqs, decode, steps) for kind in plan.kinds], head
+    def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
+        hw = hardware_view(c)
+        hw_plan = _plan(tuple((k, hw[k]) for k in PLAN_KEYS))
+        hw_head = {"logits": _to_int(terms.logits(hw["emb_dim"], _vocab(hw, hardware=True)) * tokens * passes)}
+        return hw_plan, [price_hardware(kind, hw, seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
     return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
                           hardware)

@@ -98,11 +98,12 @@ class Breakdown:
     def layers(self) -> tuple:
         """LayerRow per decoder layer, per MTP module, and the head, in execution order (built on first use)."""
         plan, priced, head, _ = self._source
-        hw_priced, hw_head = self._hardware
+        hw_plan, hw_priced, hw_head = self._hardware
         frozen = [types.MappingProxyType(p) for p in priced]
         hw_frozen = [types.MappingProxyType(p) for p in hw_priced]
         rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
-                         plan.kinds[i].computes_index, frozen[i], hw_frozen[i]) for name, i in plan.rows]
+                         plan.kinds[i].computes_index, frozen[i], hw_frozen[j])
+                for (name, i), (_, j) in zip(plan.rows, hw_plan.rows)]
         rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head),
                              types.MappingProxyType(hw_head)))
         return tuple(rows)
@@ -114,9 +115,8 @@ class Breakdown:
     @functools.cached_property
     def hardware_components(self) -> Mapping[str, int]:
         """What the kernels execute, by component (see the implementation knobs); MTP rows sum into 'mtp'."""
-        plan = self._source[0]
-        hw_priced, hw_head = self._hardware
-        return types.MappingProxyType(ordered(_sum_rows(plan, hw_priced, hw_head)[0]))
+        hw_plan, hw_priced, hw_head = self._hardware
+        return types.MappingProxyType(ordered(_sum_rows(hw_plan, hw_priced, hw_head)[0]))
 
     @property
     def hardware_flops(self) -> int:

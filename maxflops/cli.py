@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import sys
 
 DEFAULT_MODEL = "deepseek3.2-671b"
@@ -27,7 +28,8 @@ class UsageError(Exception):
 
 
 def _rewrite_model(argv: list[str]) -> list[str]:
-    """Turn ``--model=NAME`` / ``--model NAME`` into ``--config=<configs>/NAME.py``."""
+    """Turn ``--model=NAME`` / ``--model NAME`` into ``--config=<configs>/NAME.py`` (or a loaded YAML/JSON file),
+    and ``--config.KEY VALUE`` into ``--config.KEY=VALUE``, checking each override against the schema."""
     from .config import available_models, config_dir
 
     out, model, i = [argv[0]], None, 1
@@ -38,13 +40,19 @@ def _rewrite_model(argv: list[str]) -> list[str]:
                 raise UsageError("--model needs a value")
             model, i = argv[i + 1], i + 2
             continue
+        if a.startswith("--config.") and "=" not in a:
+            if i + 1 >= len(argv):
+                raise UsageError(f"{a} needs a value")
+            a, i = f"{a}={argv[i + 1]}", i + 1
         if a.startswith("--model="):
             model = a.split("=", 1)[1]
         else:
-            _check_override(a)
-            out.append(a)
+            out.append(_check_override(a))
         i += 1
     has_config = any(a == "--config" or a.startswith("--config=") for a in out)
+    for a in out:
+        if a.startswith("--config=") and not pathlib.Path(a.split("=", 1)[1]).is_file():
+            raise UsageError(f"--config: file {a.split('=', 1)[1]!r} does not exist")
     if model is not None and has_config:
         raise UsageError("give --model or --config, not both")
     if model is not None and model.lower().endswith((".yml", ".yaml", ".json")):
@@ -64,17 +72,26 @@ def _rewrite_model(argv: list[str]) -> list[str]:
     return out
 
 
-def _check_override(arg: str) -> None:
-    """Validate ``--config.KEY=VALUE`` against the schema before absl sees it, for a one-line error."""
+def _check_override(arg: str) -> str:
+    """Validate ``--config.KEY=VALUE`` against the schema before absl sees it (for a one-line error naming the
+    key and the value); a list value ``a,b`` is rewritten as the tuple literal absl expects."""
     from .config import SCHEMA, _closest, _coerce
 
     if not arg.startswith("--config."):
-        return
+        return arg
     key, _, value = arg[len("--config."):].partition("=")
     if key not in SCHEMA:
         raise UsageError(f"unknown config key {key!r}{_closest(key)}")
-    if value:
-        _coerce(key, value)
+    if SCHEMA[key].kind is tuple:
+        text = value.strip().strip("()[]").replace("'", "").replace('"', "")
+        return f"--config.{key}={tuple(_coerce(key, text))!r}"
+    _coerce(key, value)
+    return arg
+
+
+def given_keys(argv: list[str]) -> tuple:
+    """The schema keys set by ``--config.KEY=VALUE`` flags."""
+    return tuple(a[len("--config."):].partition("=")[0] for a in argv if a.startswith("--config."))
 
 
 def _root_cause(e: BaseException) -> BaseException:
@@ -83,6 +100,11 @@ def _root_cause(e: BaseException) -> BaseException:
         if nxt is None or isinstance(e, ValueError):
             return e
         e = nxt
+
+
+def one_line(e: BaseException) -> str:
+    """The root cause of an error, first line only (the CLI prints one line)."""
+    return str(_root_cause(e)).strip().splitlines()[0] if str(_root_cause(e)).strip() else type(e).__name__
 
 
 def _parse(argv: list[str]):
@@ -146,7 +168,7 @@ def _assignments(text: str, flag: str) -> dict:
 
 def _sweep(argv: list[str]) -> int:
     from .account import sweep
-    from .config import SCHEMA, _coerce
+    from .config import SCHEMA, _coerce, validate
     from .report import sweep_table
 
     lengths, argv = _pop(argv, "lengths")
@@ -161,14 +183,15 @@ def _sweep(argv: list[str]) -> int:
     if not raw:
         raise UsageError("sweep needs --lengths=L1,L2,... (or --vary=KEY --values=V1,V2,...)")
     vals = [_coerce(key, v) for v in raw.split(",") if v]
-    fv = _parse(_rewrite_model(argv))
-    cfg = fv.config
+    argv = _rewrite_model(argv)
+    fv = _parse(argv)
+    cfg = validate(fv.config, given=given_keys(argv))
     runs = [sweep(cfg, key, vals)]
-    labels = [cfg.convention if not compare else "A"]
+    labels = [cfg["convention"]]
     if compare:
         other = _assignments(compare, "--compare")
         runs.append(sweep(cfg, key, vals, **other))
-        labels = [f"{cfg.convention}", ",".join(f"{k}={v}" for k, v in other.items())]
+        labels = [f"{cfg['convention']}", ",".join(f"{k}={v}" for k, v in other.items())]
     if plot:
         from .plot import plot_sweep
 
@@ -226,19 +249,19 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) > 1 and argv[1] in ("sweep", "compare"):
         try:
             return (_sweep if argv[1] == "sweep" else _compare)([argv[0]] + argv[2:])
-        except (UsageError, ValueError, TypeError) as e:
-            print(f"maxflops {argv[1]}: error: {_root_cause(e)}", file=sys.stderr)
+        except (UsageError, ValueError, TypeError, OSError) as e:
+            print(f"maxflops {argv[1]}: error: {one_line(e)}", file=sys.stderr)
             return 2
     try:
         if "--list" in argv[1:]:
             print("\n".join(available_models()))
             return 0
-        fv = _parse(_rewrite_model(argv))
-        cfg = fv.config
-        b = count(cfg)
-        resolved = validate(cfg)
-    except (UsageError, ValueError, TypeError) as e:
-        print(f"maxflops: error: {_root_cause(e)}", file=sys.stderr)
+        argv = _rewrite_model(argv)
+        fv = _parse(argv)
+        resolved = validate(fv.config, given=given_keys(argv))
+        b = count(resolved)
+    except (UsageError, ValueError, TypeError, OSError) as e:
+        print(f"maxflops: error: {one_line(e)}", file=sys.stderr)
         return 2
     if fv.json:
         print(json.dumps({"config": resolved, **b.to_dict()}, indent=1, default=list))

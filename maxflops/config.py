@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import importlib.util
 import os
 import pathlib
+from fractions import Fraction
 from typing import Any, Mapping
 
 _PATTERN_LETTERS = "GLCD"
@@ -171,9 +173,12 @@ SCHEMA: dict[str, Field] = {
     "mtp_norm_flops": _f(False, bool, "Megatron: add its MTP norm term 3*D multiply-adds (6*D FLOPs) per token "
                                       "per MTP module."),
     "mla_norm_flops": _f(False, bool, "Megatron: add the '+1' norm terms inside the MLA q and kv terms."),
-    "make_vocab_size_divisible_by": _f(1, int, "Pad the vocab to a multiple of this x "
-                                               "tensor_parallel_size (Megatron pads to 128).", minimum=1),
+    "make_vocab_size_divisible_by": _f(1, int, "The output head is padded to a multiple of this x "
+                                               "tensor_parallel_size: hardware FLOPs compute the padding.",
+                                       minimum=1),
     "tensor_parallel_size": _f(1, int, "Tensor parallel degree; only used to pad the vocab.", minimum=1),
+    "padded_vocab_in_model_flops": _f(False, bool, "Megatron: model FLOPs use the padded vocab (divisor 128 "
+                                                   "unless make_vocab_size_divisible_by is set)."),
 }
 
 # What each convention bundle sets. A knob given explicitly in the same config wins over its bundle.
@@ -204,7 +209,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "indexer_head_reduction": False,
         "mtp_norm_flops": True,
         "mla_norm_flops": True,
-        "make_vocab_size_divisible_by": 128,
+        "padded_vocab_in_model_flops": True,
     },
 }
 
@@ -247,8 +252,13 @@ def _coerce(key: str, value: Any) -> Any:
             raise bad
         try:
             if isinstance(value, (int, float, str)) or hasattr(value, "__float__"):
-                return float(value)
-        except ValueError:
+                out = float(value)
+                if not math.isfinite(out):
+                    raise ValueError(f"config key {key!r}: must be a finite number, got {value!r}")
+                return out
+        except ValueError as e:
+            if "finite" in str(e):
+                raise
             raise bad from None
         raise bad
     if kind is str:
@@ -258,8 +268,8 @@ def _coerce(key: str, value: Any) -> Any:
     if kind is tuple:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return tuple(value)
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v.strip() for v in value):
+            return tuple(v.strip() for v in value)
         raise bad
     raise AssertionError(kind)
 
@@ -301,12 +311,21 @@ def _check_relations(c: Mapping[str, Any]) -> None:
                                       f"layers, got {c['chunk_attn_window_size']}")
     if c["use_sparse_indexer"] and c["attention_type"] != "mla":
         err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla'")
+    if c["use_sparse_indexer"] and not c["causal"]:
+        err("causal", "False: DSA sparse attention (use_sparse_indexer=True) is causal")
+    if c["attention_output_gate"] and c["attention_type"] == "mla":
+        err("attention_output_gate", "True: the output gate is a feature of 'global' attention, not of MLA")
     if c["mode"] == "decode" and not c["causal"]:
         err("causal", "decode needs causal attention")
-    tokens = c["per_device_batch_size"] * c["max_target_length"]
-    if tokens <= 0 or (c["mode"] != "decode" and not float(tokens).is_integer()):
-        err("per_device_batch_size", f"{c['per_device_batch_size']!r} x max_target_length="
-                                     f"{c['max_target_length']} must be a positive whole number of tokens")
+    b = c["per_device_batch_size"]
+    if b <= 0:
+        err("per_device_batch_size", f"must be positive, got {b!r}")
+    if c["mode"] == "decode" and not float(b).is_integer():
+        err("per_device_batch_size", f"{b!r}: decode adds one token per sequence, so it must be a whole number")
+    exact_batch = Fraction(b).limit_denominator(1 << 20)
+    if c["mode"] != "decode" and (exact_batch * c["max_target_length"]).denominator != 1:
+        err("per_device_batch_size", f"{b!r} x max_target_length={c['max_target_length']} must be a whole number "
+                                     "of tokens")
 
 
 def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -433,7 +452,8 @@ def _explicit(values: Mapping[str, Any], given=()) -> dict[str, Any]:
     return out
 
 
-def validate(config: Any) -> dict[str, Any]:
-    """Validate any config-like object and return the resolved plain dict (convention knobs applied)."""
-    return resolve(_explicit(as_dict(config)))
+def validate(config: Any, given=()) -> dict[str, Any]:
+    """Validate any config-like object and return the resolved plain dict (convention knobs applied).
+    ``given``: keys set explicitly (e.g. command-line flags), kept even when the convention changed."""
+    return resolve(_explicit(as_dict(config), given=given))
 

@@ -162,7 +162,7 @@ COMPONENT_KEYS = {
     "moe_router": _FFN + ("router_flops",),
     "moe_routed": _FFN + ("num_experts_per_tok", "moe_mlp_dim"),
     "moe_shared": _FFN + ("shared_experts", "shared_expert_gate", "moe_mlp_dim", "gate_projections"),
-    "logits": ("vocab_size", "make_vocab_size_divisible_by", "tensor_parallel_size"),
+    "logits": ("vocab_size", "make_vocab_size_divisible_by", "tensor_parallel_size", "padded_vocab_in_model_flops"),
     "mtp": ("mtp_num_layers", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops", "vocab_size") + _ATTN + _INDEX + _FFN,
 }
 

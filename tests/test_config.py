@@ -141,3 +141,53 @@ def test_changing_convention_on_a_built_config_rederives_its_knobs():
     assert cfg.causal_pairs == "exact" and maxflops.count(cfg, convention="megatron").components == \
         maxflops.count(maxflops.load_config("glm5", max_target_length=4096, convention="megatron",
                                             causal_pairs="exact")).components
+
+
+@pytest.mark.parametrize("overrides,key,value", [
+    (dict(per_device_batch_size=float("nan")), "per_device_batch_size", "nan"),
+    (dict(capacity_factor=float("inf")), "capacity_factor", "inf"),
+    (dict(mode="decode", per_device_batch_size=2.5), "per_device_batch_size", "2.5"),
+    (dict(attention_type="mla", use_sparse_indexer=True, causal=False), "causal", "False"),
+    (dict(attention_type="mla", attention_output_gate=True), "attention_output_gate", "True"),
+    (dict(mlp_activations=("",)), "mlp_activations", "''"),
+])
+def test_more_bad_values(overrides, key, value):
+    with pytest.raises(ValueError) as e:
+        maxflops.model_config(**overrides)
+    assert key in str(e.value) and value in str(e.value)
+
+
+def test_fractional_batches_that_make_whole_tokens_are_accepted():
+    assert maxflops.count(maxflops.model_config(per_device_batch_size=0.07, max_target_length=100)).tokens == 7
+
+
+def test_override_types_are_part_of_the_cache_key():
+    cfg = maxflops.model_config(attention_type="mla")
+    maxflops.count(cfg, use_sparse_indexer=True)
+    with pytest.raises(ValueError, match="use_sparse_indexer"):
+        maxflops.count(cfg, use_sparse_indexer=1)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--config.max_target_length", "abc"], "'max_target_length': expected int, got 'abc'"),
+    (["--config=configs/glm55.py"], "does not exist"),
+    (["sweep", "--model=glm5", "--lengths=4096", "--plot=/nonexistent/dir/x.png"], "No such file"),
+])
+def test_cli_more_bad_input(argv, needle, capsys):
+    assert cli.main(["maxflops", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_cli_list_flags_and_explicit_knobs_beside_a_convention(capsys):
+    import json
+
+    assert cli.main(["maxflops", "--model=glm5", "--config.mlp_activations=silu,linear", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["config"]["mlp_activations"] == ["silu", "linear"]
+    assert d["total"] == maxflops.count(maxflops.load_config("glm5")).total
+    assert cli.main(["maxflops", "--model=deepseek3.2-671b", "--config.convention=maxtext",
+                     "--config.causal_pairs=exact", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    expect = maxflops.load_config("deepseek3.2-671b", convention="maxtext", causal_pairs="exact")
+    assert d["config"]["causal_pairs"] == "exact" and d["total"] == maxflops.count(expect).total

@@ -161,3 +161,23 @@ def test_model_never_exceeds_hardware(name):
                dict(mode="decode", decode_kv_length=5000, attention_impl="blocked")):
         b = maxflops.count(cfg, **kw)
         assert b.total <= b.hardware_flops, kw
+
+
+@pytest.mark.parametrize("name", maxflops.available_models())
+def test_hardware_flops_do_not_depend_on_the_reporting_convention(name):
+    counts = [maxflops.count(maxflops.load_config(name, max_target_length=8192, convention=c, remat_policy="full"))
+              for c in ("exact", "maxtext", "megatron")]
+    assert len({b.hardware_flops for b in counts}) == 1
+    assert len({tuple(b.hardware_components.items()) for b in counts}) == 1
+    rows = [tuple(tuple(r.hardware_components.items()) for r in b.layers) for b in counts]
+    assert rows[0] == rows[1] == rows[2]
+
+
+def test_vocab_padding_is_hardware_work_not_model_flops():
+    b = maxflops.count(maxflops.model_config(vocab_size=32001, tensor_parallel_size=8, emb_dim=64))
+    tokens = 2048
+    assert b.components["logits"] == 3 * 2 * 64 * 32001 * tokens
+    assert b.hardware_components["logits"] == 3 * 2 * 64 * 32008 * tokens  # padded to a multiple of 8
+    m = maxflops.count(maxflops.model_config(vocab_size=32001, tensor_parallel_size=8, emb_dim=64,
+                                             convention="megatron"))
+    assert m.components["logits"] == 3 * 2 * 64 * 32768 * tokens  # Megatron: 32 x (128 x 8)

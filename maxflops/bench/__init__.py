@@ -573,6 +573,14 @@ def main(argv=None) -> int:
         args.repeats = 3 if args.quick else 10
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
+    if args.peak_tflops is not None and not args.peak_tflops > 0:
+        ap.error(f"--peak-tflops must be positive, got {args.peak_tflops}")
+    for path in (args.json_path, args.csv_path):
+        if path:
+            try:
+                open(path, "a").close()  # fail now, not after the run
+            except OSError as e:
+                ap.error(f"cannot write {path}: {e.strerror}")
     import maxflops
 
     if args.model not in maxflops.available_models():

@@ -72,20 +72,22 @@ def format_rows(name, rows) -> str:
 
 
 def main(argv=None) -> int:
-    from ..cli import UsageError, _parse, _rewrite_model, _root_cause
+    from ..cli import UsageError, _parse, _rewrite_model, given_keys, one_line
+    from ..config import validate
 
     argv = list(sys.argv if argv is None else argv)
     if any(a in ("-h", "--help") for a in argv[1:]):
         print(__doc__)
         return 0
     try:
-        fv = _parse(_rewrite_model(argv))
-        cfg = fv.config
+        argv = _rewrite_model(argv)
+        fv = _parse(argv)
+        cfg = validate(fv.config, given=given_keys(argv))
         rows = rows_for(cfg)
-    except (UsageError, ValueError, TypeError) as e:
-        print(f"maxflops.xla: error: {_root_cause(e)}", file=sys.stderr)
+    except (UsageError, ValueError, TypeError, OSError) as e:
+        print(f"maxflops.xla: error: {one_line(e)}", file=sys.stderr)
         return 2
-    print(format_rows(cfg.model_name, rows))
+    print(format_rows(cfg["model_name"], rows))
     return 0 if all(b.hardware_flops == low.matmul_flops for _, b, low, _, _ in rows) else 1
 
 

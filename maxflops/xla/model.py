@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from ..account import hardware_view
 from ..config import resolve, validate
 from ..plan import DSA, build_plan
 from . import kernels as K
@@ -193,7 +194,7 @@ class Decoder(nn.Module):
     @nn.compact
     def __call__(self, tokens):
         c = dict(self.cfg)
-        plan = build_plan(c)
+        plan = build_plan(c)  # cfg is the hardware view: the layers the kernels run
         D, V = c["emb_dim"], c["vocab_size"]
         emb = self.param("embedding", _init(1.0), (V, D))
         head = self.param("head", _init(), (D, V))
@@ -235,7 +236,7 @@ def build(config, abstract=False, **overrides):
     """(reduced config, module, params, tokens); deterministic. ``abstract``: params and tokens as
     ShapeDtypeStructs (enough to lower and count; no initialization runs)."""
     c = reduce_config(config, **overrides)
-    model = Decoder(tuple(sorted(c.items())))
+    model = Decoder(tuple(sorted(hardware_view(c).items())))
     shape = (int(c["per_device_batch_size"]), c["max_target_length"])
     tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, c["vocab_size"])
     if abstract:
