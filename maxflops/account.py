@@ -64,7 +64,7 @@ def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
         if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
             if decode:
                 return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))
-            return seqs.sum(lambda L: L * masks._minimum(L, span))
+            return seqs.sum(lambda L: masks.gathered(L, span))
         return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv)) if decode else seqs.exact_pairs(DSA, span)
     return _impl_pairs(mixer, span, seqs, c, decode)
 
@@ -77,7 +77,7 @@ def _impl_pairs(mixer, span, seqs, c, decode: bool):
         bq, bkv = c["attention_block_q"], c["attention_block_kv"]
         if decode:
             return seqs.sum_scalar(lambda kv: masks.blocked_decode(mixer, span, kv, bkv))
-        return seqs.sum_scalar(lambda L: masks.blocked(mixer, span, L, bq, bkv))
+        return seqs.sum(lambda L: masks.blocked(mixer, span, L, bq, bkv))
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     return seqs.exact_pairs(mixer, span)

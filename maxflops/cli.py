@@ -181,7 +181,8 @@ def _sweep(argv: list[str]) -> int:
     if key not in SCHEMA:
         raise UsageError(f"--vary: unknown config key {key!r}")
     if not raw:
-        raise UsageError("sweep needs --lengths=L1,L2,... (or --vary=KEY --values=V1,V2,...)")
+        raise UsageError("--vary needs --values=V1,V2,..." if vary else
+                         "sweep needs --lengths=L1,L2,... (or --vary=KEY --values=V1,V2,...)")
     vals = [_coerce(key, v) for v in raw.split(",") if v]
     argv = _rewrite_model(argv)
     fv = _parse(argv)

@@ -22,6 +22,11 @@ from __future__ import annotations
 from fractions import Fraction
 
 
+def gathered(L, K):
+    """Keys a gather-K sparse kernel reads for a sequence of length L: min(L, K) for every query."""
+    return L * _minimum(L, K)
+
+
 def _minimum(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a if a < b else b
@@ -129,21 +134,28 @@ def _maximum(a, b):
     return np.maximum(a, b)
 
 
-def blocked(mixer: str, span: int, L: int, block_q: int, block_kv: int) -> int:
-    """Pairs a tiled (flash/splash) kernel computes for one sequence of length L: every (block_q x block_kv)
-    tile that holds at least one visible pair, counted whole (the last tiles of a row/column are partial).
+def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
+    """Pairs a tiled (flash/splash) kernel computes for a sequence of length L (an int, or an int64 array of
+    document lengths, one result each): every (block_q x block_kv) tile that holds at least one visible pair,
+    counted whole (the last tiles of a row or column are partial).
 
     Row block [a0, a1) sees keys from ``_visible_from(a0)`` to a1-1 (to L-1 when bidirectional) as one
     contiguous range for every mask here, so its touched key blocks run from lo // bkv to hi // bkv.
     """
     import numpy as np
 
-    a0 = np.arange(0, L, block_q, dtype=np.int64)
-    a1 = np.minimum(a0 + block_q, L)
-    hi = np.full_like(a0, L - 1) if mixer == "bidirectional" else a1 - 1
+    lengths = np.atleast_1d(np.asarray(L, dtype=np.int64))
+    blocks = -(-lengths // block_q)  # row blocks per sequence
+    start = np.cumsum(blocks) - blocks
+    seq = np.repeat(np.arange(len(lengths)), blocks)
+    Lr = lengths[seq]
+    a0 = (np.arange(int(blocks.sum()), dtype=np.int64) - start[seq]) * block_q
+    a1 = np.minimum(a0 + block_q, Lr)
+    hi = Lr - 1 if mixer == "bidirectional" else a1 - 1
     lo = _visible_from(mixer, span, a0)
-    cols = np.minimum((hi // block_kv + 1) * block_kv, L) - (lo // block_kv) * block_kv
-    return int(((a1 - a0) * cols).sum())
+    cols = np.minimum((hi // block_kv + 1) * block_kv, Lr) - (lo // block_kv) * block_kv
+    per_seq = np.add.reduceat((a1 - a0) * cols, start)
+    return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
 
 
 def blocked_decode(mixer: str, span: int, kv: int, block_kv: int) -> int:

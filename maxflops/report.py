@@ -91,7 +91,7 @@ def text_report(b: Breakdown, config=None) -> str:
         lines.append(f"Hardware TFLOPs per device per step: {b.hardware_flops / 1e12:,.3f}  "
                      f"(what the kernels execute: {_impl_knobs(config)})")
     else:
-        lines.append("Hardware FLOPs equal model FLOPs (ideal kernels; see attention_impl, remat_policy, ...)")
+        lines.append(f"Hardware FLOPs equal model FLOPs ({_impl_knobs(config)})")
     return "\n".join(lines)
 
 
@@ -109,7 +109,7 @@ def _impl_knobs(config) -> str:
         knobs.append(f"tiles {config['attention_block_q']}x{config['attention_block_kv']}")
     if config["mode"] == "train" and config["indexer_loss_scaling_factor"] > 0 and config["use_sparse_indexer"]:
         knobs.append("indexer KL-loss scores")
-    return ", ".join(knobs) or "the model's own matmuls"
+    return ", ".join(knobs) or "ideal kernels: see attention_impl, moe_impl, remat_policy, ..."
 
 
 # --- sweeps and comparisons ------------------------------------------------------------------------------

@@ -181,3 +181,10 @@ def test_vocab_padding_is_hardware_work_not_model_flops():
     m = maxflops.count(maxflops.model_config(vocab_size=32001, tensor_parallel_size=8, emb_dim=64,
                                              convention="megatron"))
     assert m.components["logits"] == 3 * 2 * 64 * 32768 * tokens  # Megatron: 32 x (128 x 8)
+
+
+def test_blocked_tiles_vectorized_over_documents():
+    lengths = np.array([1, 2, 7, 16, 33, 50, 64, 65], dtype=np.int64)
+    for kind, span in (("global", 0), ("window", 5), ("chunk", 8), ("bidirectional", 0)):
+        got = masks.blocked(kind, span, lengths, 8, 4)
+        assert got.tolist() == [brute_tiles(kind, int(L), span, 8, 4) for L in lengths]

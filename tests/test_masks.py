@@ -12,9 +12,10 @@ from maxflops import masks
 def brute(kind, L, span=0):
     n = 0
     for i in range(L):
-        if kind == "dsa":  # the K best-scoring visible keys: random scores, take the top K
-            scores = np.random.default_rng(i).random(i + 1)
-            n += len(np.argsort(-scores)[:span])
+        if kind == "dsa":  # top-K over the whole row with invisible keys at -inf; count the selected visible ones
+            scores = np.where(np.arange(L) <= i, np.random.default_rng(i).random(L), -np.inf)
+            chosen = np.argsort(-scores, kind="stable")[:span]
+            n += int(np.isfinite(scores[chosen]).sum())
             continue
         for j in range(L):
             if kind == "global":

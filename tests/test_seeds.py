@@ -6,20 +6,23 @@ import maxflops
 
 # Seed 2 (MaxText, "Add flops calculation for DeepSeek v3.2"): total TFLOPs per device per train step and the
 # learnable / attention split it prints.
+# The printed TFLOPs are whole FLOP counts (593.272422531072 TFLOPs = 593,272,422,531,072 FLOPs), so they are
+# compared exactly.
 MAXTEXT = [
-    ("deepseek2-16b", dict(per_device_batch_size=4, max_target_length=8192), 593.272422531072, "81.24", "18.76"),
+    ("deepseek2-16b", dict(per_device_batch_size=4, max_target_length=8192), 593_272_422_531_072, "81.24", "18.76"),
     ("deepseek3.2-671b", dict(per_device_batch_size=4, max_target_length=4096, index_topk=2048),
-     4162.712368054272, "88.50", "11.50"),
+     4_162_712_368_054_272, "88.50", "11.50"),
     ("deepseek3.2-671b", dict(per_device_batch_size=4, max_target_length=4096, use_sparse_indexer=False),
-     4103.370952409088, "87.74", "12.26"),
+     4_103_370_952_409_088, "87.74", "12.26"),
 ]
 
 
 @pytest.mark.parametrize("name,kw,total,learn_pct,attn_pct", MAXTEXT)
 def test_maxtext_seed_figures(name, kw, total, learn_pct, attn_pct):
     cfg = maxflops.load_config(name, convention="maxtext", **kw)
+    assert maxflops.count(cfg).total == total
     t, learn, attn = maxflops.calculate_tflops_training_per_device(cfg, log=False)
-    assert abs(t - total) / total <= 1e-12
+    assert t == total / 1e12
     assert (f"{100 * learn / t:.2f}", f"{100 * attn / t:.2f}") == (learn_pct, attn_pct)
 
 
