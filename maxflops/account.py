@@ -9,8 +9,6 @@ Train multipliers (forward + backward): a matmul whose two inputs both need grad
 from __future__ import annotations
 
 import functools
-import math
-from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
@@ -158,8 +156,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
         elif impl == "capacity":  # per dispatch group every expert runs C = ceil(cf * group * k / E) slots
             group, groups = _dispatch_groups(c, seqs, decode)
-            cf = Fraction(c["capacity_factor"]).limit_denominator(1 << 20)
-            slots = math.ceil(cf * group * c["num_experts_per_tok"] / c["num_experts"])
+            slots = terms.capacity_slots(group, c["num_experts_per_tok"], c["num_experts"], c["capacity_factor"])
             out["moe_routed"] = c["num_experts"] * slots * per_expert_token * groups
         else:
             out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens

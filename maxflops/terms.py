@@ -9,6 +9,9 @@ Per-pair terms return the FLOPs of one attended (query, key) pair summed over he
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 
 def gqa_qkv(d: int, n_q: int, n_kv: int, head_dim: int, output_gate: bool = False) -> int:
     """q: D -> H*hd (x2 with a per-head output gate, Qwen3-Next); k and v: D -> Hkv*hd each.
@@ -124,6 +127,13 @@ def logits(d: int, vocab: int) -> int:
 def mtp_eh(d: int) -> int:
     """MTP eh projection: concat(embedding, hidden) 2D -> D."""
     return 2 * (2 * d) * d
+
+
+def capacity_slots(tokens: int, k: int, num_experts: int, capacity_factor: float) -> int:
+    """Slots per expert of a capacity-based MoE dispatch group: ceil(capacity_factor * tokens * k / E), computed
+    exactly (the factor read as a fraction, so 1.25 x 24 x 2 / 4 is 15, not 15.000000000000002 -> 16)."""
+    cf = Fraction(capacity_factor).limit_denominator(1 << 20)
+    return math.ceil(cf * tokens * k / num_experts)
 
 
 def padded_vocab(vocab: int, divisible_by: int, tp: int) -> int:

@@ -16,11 +16,12 @@ Forms of masked attention (``impl``):
 
 from __future__ import annotations
 
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ..terms import capacity_slots
 
 NEG = -1e30
 
@@ -359,7 +360,7 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
 def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
     """One dispatch group: every expert runs C = ceil(cf * tokens * k / E) slots; overflow is dropped."""
     T, D = xt.shape
-    C = capacity_slots(T, k, num_experts, capacity_factor)
+    C = capacity_slots(T, k, num_experts, capacity_factor)  # the engine's own rule
     onehot = jax.nn.one_hot(idx.reshape(-1), num_experts, dtype=jnp.int32)  # [T*k, E]
     pos = (jnp.cumsum(onehot, axis=0) * onehot - 1).max(-1)  # slot of each (token, choice) in its expert
     keep = pos < C
@@ -375,11 +376,4 @@ def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
     ye = jnp.concatenate([ye.reshape(-1, D), jnp.zeros((1, D), xt.dtype)], 0)
     flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
     return (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
-
-
-def capacity_slots(tokens: int, k: int, num_experts: int, capacity_factor: float) -> int:
-    from fractions import Fraction
-
-    cf = Fraction(capacity_factor).limit_denominator(1 << 20)
-    return math.ceil(cf * tokens * k / num_experts)
 
