@@ -120,8 +120,17 @@ class Breakdown:
 
     @property
     def hardware_flops(self) -> int:
-        """Hardware FLOPs per device per step: the numerator of hardware MFU. Always >= total."""
+        """Hardware FLOPs per device per step: the numerator of hardware MFU (>= total for the exact convention,
+        unless a capacity factor below 1 drops tokens)."""
         return sum(self.hardware_components.values())
+
+    def by_kind(self, hardware: bool = False) -> dict[str, int]:
+        """Each kind of matmul summed over every row, MTP rows included (not lumped into 'mtp')."""
+        out: dict[str, int] = {}
+        for row in self.layers:
+            for k, v in (row.hardware_components if hardware else row.components).items():
+                out[k] = out.get(k, 0) + v
+        return out
 
     def to_dict(self) -> dict:
         return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,

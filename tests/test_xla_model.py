@@ -19,12 +19,7 @@ SCOPES = ["indexer_proj", "indexer_score", "indexer_kl", "gdn_conv", "qkv_proj",
 
 
 def by_component(b):
-    """Hardware FLOPs by component, summed over every row (MTP rows included, not lumped into 'mtp')."""
-    out = {}
-    for row in b.layers:
-        for k, v in row.hardware_components.items():
-            out[k] = out.get(k, 0) + v
-    return out
+    return b.by_kind(hardware=True)
 
 
 def xla_and_analytic(name, mode, **knobs):

@@ -37,14 +37,6 @@ def rows_for(config):
     return out
 
 
-def by_component(b):
-    out = {}
-    for row in b.layers:
-        for k, v in row.hardware_components.items():
-            out[k] = out.get(k, 0) + v
-    return out
-
-
 def format_rows(name, rows) -> str:
     lines = []
     c = rows[0][4]
@@ -64,7 +56,7 @@ def format_rows(name, rows) -> str:
                   f"  analytic hardware == XLA      {'yes' if ok else 'NO'}",
                   f"  {'component':<16} {'analytic hw':>12} {'XLA':>12}"]
         xla = low.by_scope(SCOPES)
-        ana = by_component(b)
+        ana = b.by_kind(hardware=True)
         for k in [s for s in SCOPES if ana.get(s) or xla.get(s)] + (["other"] if xla.get("other") else []):
             mark = "" if ana.get(k, 0) == xla.get(k, 0) else "  <-- differs"
             lines.append(f"  {k:<16} {ana.get(k, 0):>12,} {xla.get(k, 0):>12,}{mark}")

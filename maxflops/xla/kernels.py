@@ -328,20 +328,11 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
     with jax.named_scope("moe_routed"):
         if impl == "ideal":
             w = {n: p["experts_" + n][idx] for n in names}  # [T, k, ...]
-            h = jnp.einsum("td,tkdf->tkf", xt, w["up"])
-            if gated:
-                h = jax.nn.silu(jnp.einsum("td,tkdf->tkf", xt, w["gate"])) * h
-            else:
-                h = jax.nn.gelu(h)
-            y = jnp.einsum("tkf,tkfd->tkd", h, w["down"])
+            y = _expert_ffn(xt, w, gated, "td,tkdf->tkf", "tkf,tkfd->tkd")
             out = (gate_w[..., None] * y).sum(1)
         elif impl == "dense":
-            h = jnp.einsum("td,edf->tef", xt, p["experts_up"])
-            if gated:
-                h = jax.nn.silu(jnp.einsum("td,edf->tef", xt, p["experts_gate"])) * h
-            else:
-                h = jax.nn.gelu(h)
-            y = jnp.einsum("tef,efd->ted", h, p["experts_down"])
+            w = {n: p["experts_" + n] for n in names}
+            y = _expert_ffn(xt, w, gated, "td,edf->tef", "tef,efd->ted")
             weights = jnp.zeros((T, num_experts), x.dtype).at[jnp.arange(T)[:, None], idx].set(gate_w)
             out = (weights[..., None] * y).sum(1)
         else:  # each sequence (row of the batch) is one dispatch group
@@ -357,6 +348,13 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
     return out.reshape(B, L, D)
 
 
+def _expert_ffn(x, w, gated, up_spec, down_spec):
+    """An expert FFN in any layout: gated act(x W_gate) * (x W_up), or plain act(x W_up), then W_down."""
+    h = jnp.einsum(up_spec, x, w["up"])
+    h = jax.nn.silu(jnp.einsum(up_spec, x, w["gate"])) * h if gated else jax.nn.gelu(h)
+    return jnp.einsum(down_spec, h, w["down"])
+
+
 def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
     """One dispatch group: every expert runs C = ceil(cf * tokens * k / E) slots; overflow is dropped."""
     T, D = xt.shape
@@ -367,12 +365,8 @@ def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
     tok = jnp.repeat(jnp.arange(T), k)
     slot_tok = jnp.full((num_experts, C), T).at[idx.reshape(-1), jnp.where(keep, pos, C)].set(tok, mode="drop")
     xe = jnp.concatenate([xt, jnp.zeros((1, D), xt.dtype)], 0)[slot_tok]  # [E, C, D]
-    h = jnp.einsum("ecd,edf->ecf", xe, p["experts_up"])
-    if gated:
-        h = jax.nn.silu(jnp.einsum("ecd,edf->ecf", xe, p["experts_gate"])) * h
-    else:
-        h = jax.nn.gelu(h)
-    ye = jnp.einsum("ecf,efd->ecd", h, p["experts_down"])
+    w = {n: p["experts_" + n] for n in ("up", "down", "gate") if "experts_" + n in p}
+    ye = _expert_ffn(xe, w, gated, "ecd,edf->ecf", "ecf,efd->ecd")
     ye = jnp.concatenate([ye.reshape(-1, D), jnp.zeros((1, D), xt.dtype)], 0)
     flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
     return (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
