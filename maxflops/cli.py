@@ -30,7 +30,7 @@ class UsageError(Exception):
 def _rewrite_model(argv: list[str]) -> list[str]:
     """Turn ``--model=NAME`` / ``--model NAME`` into ``--config=<configs>/NAME.py`` (or a loaded YAML/JSON file),
     and ``--config.KEY VALUE`` into ``--config.KEY=VALUE``, checking each override against the schema."""
-    from .config import available_models, config_dir
+    from .config import model_path
 
     out, model, i = [argv[0]], None, 1
     while i < len(argv):
@@ -59,15 +59,10 @@ def _rewrite_model(argv: list[str]) -> list[str]:
         out.insert(1, f"--from_file={model}")  # a MaxText YAML or an HF config.json: see _parse
         return out
     if not has_config:
-        model = model or DEFAULT_MODEL
-        path = config_dir() / f"{model}.py"
-        if not path.is_file():
-            import difflib
-
-            names = available_models()
-            match = difflib.get_close_matches(model, names, n=1, cutoff=0.4)
-            hint = f" (did you mean {match[0]!r}?)" if match else ""
-            raise UsageError(f"--model: unknown model {model!r}{hint}; known: {', '.join(names)}")
+        try:
+            path = model_path(model or DEFAULT_MODEL)
+        except ValueError as e:
+            raise UsageError(f"--model: {e}") from None
         out.insert(1, f"--config={path}")
     return out
 

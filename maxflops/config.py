@@ -380,6 +380,17 @@ def available_models() -> list[str]:
     return sorted(p.stem for p in d.glob("*.py") if not p.name.startswith("_")) if d.is_dir() else []
 
 
+def model_path(name: str) -> pathlib.Path:
+    """The config file of a built-in model, or a ValueError that suggests the closest name."""
+    path = config_dir() / f"{name}.py"
+    if not path.is_file():
+        names = available_models()
+        match = difflib.get_close_matches(name, names, n=1, cutoff=0.4)
+        hint = f" (did you mean {match[0]!r}?)" if match else ""
+        raise ValueError(f"unknown model {name!r}{hint}; known: {', '.join(names)}")
+    return path
+
+
 def _load_file(path: pathlib.Path):
     spec = importlib.util.spec_from_file_location(f"maxflops_config_{path.stem.replace('.', '_')}", path)
     module = importlib.util.module_from_spec(spec)
@@ -413,12 +424,7 @@ def load_config(name_or_path: str, **overrides):
         return _load_foreign(str(name_or_path), overrides)
     path = pathlib.Path(name_or_path)
     if not (name_or_path.endswith(".py") or path.is_file()):
-        path = config_dir() / f"{name_or_path}.py"
-        if not path.is_file():
-            names = available_models()
-            match = difflib.get_close_matches(name_or_path, names, n=1, cutoff=0.4)
-            hint = f" (did you mean {match[0]!r}?)" if match else ""
-            raise ValueError(f"model {name_or_path!r} not found{hint}; known models: {', '.join(names)}")
+        path = model_path(name_or_path)
     elif not path.is_file():
         raise ValueError(f"config file {name_or_path!r} does not exist")
     return model_config(**_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides))

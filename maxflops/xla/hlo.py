@@ -155,8 +155,8 @@ def _depth_delta(s: str) -> int:
     return s.count("(") + s.count("{") + s.count("[") - s.count(")") - s.count("}") - s.count("]")
 
 
-def _match_bracket(s: str, start: int) -> int:
-    """Index just past the bracket that closes the one at ``s[start]`` (string-literal aware)."""
+def _scan(s: str, start: int = 0):
+    """Yield (index, char, depth after it) for the characters of ``s`` outside string literals."""
     depth = 0
     in_str = False
     i, n = start, len(s)
@@ -170,41 +170,28 @@ def _match_bracket(s: str, start: int) -> int:
                 in_str = False
         elif c == '"':
             in_str = True
-        elif c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return i + 1
+        else:
+            depth += (c in _OPEN) - (c in _CLOSE)
+            yield i, c, depth
         i += 1
+
+
+def _match_bracket(s: str, start: int) -> int:
+    """Index just past the bracket that closes the one at ``s[start]`` (string-literal aware)."""
+    for i, c, depth in _scan(s, start):
+        if c in _CLOSE and depth == 0:
+            return i + 1
     raise ValueError(f"unbalanced brackets in HLO text: {s[start:start + 200]!r}")
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
     """Split ``s`` at ``sep`` characters that are outside brackets and string literals; strip the pieces."""
     parts = []
-    depth = 0
-    in_str = False
     cur_start = 0
-    i, n = 0, len(s)
-    while i < n:
-        c = s[i]
-        if in_str:
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif c == sep and depth == 0:
+    for i, c, depth in _scan(s):
+        if c == sep and depth == 0:
             parts.append(s[cur_start:i].strip())
             cur_start = i + 1
-        i += 1
     last = s[cur_start:].strip()
     if last or parts:
         parts.append(last)
