@@ -12,7 +12,8 @@ This package imports neither jax nor numpy nor ml_collections at import time; ``
 
 from .account import count, sweep
 from .breakdown import Breakdown, LayerRow
-from .config import SCHEMA, CONVENTIONS, available_models, load_config, model_config
+from .config import SCHEMA, CONVENTIONS, available_models, model_config
+from .load import load_config
 from .maxtext import calculate_tflops_training_per_device
 from .reporter import StepReporter, StepStats, segment_lengths_from_ids
 

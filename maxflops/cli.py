@@ -110,7 +110,7 @@ def _parse(argv: list[str]):
     foreign = [a.split("=", 1)[1] for a in argv if a.startswith("--from_file=")]
     argv = [a for a in argv if not a.startswith("--from_file=")]
     if foreign:
-        from .config import load_config
+        from .load import load_config
 
         config_flags.DEFINE_config_dict("config", load_config(foreign[0]), "the loaded model", flag_values=fv,
                                         lock_config=True, sys_argv=argv)
@@ -204,7 +204,8 @@ def _sweep(argv: list[str]) -> int:
 
 def _compare(argv: list[str]) -> int:
     from .account import count
-    from .config import load_config, validate
+    from .config import validate
+    from .load import load_config
     from .report import compare_table
 
     specs, shared, json_out = [], {}, False

@@ -1,0 +1,468 @@
+"""A Hugging Face ``config.json`` -> schema overrides."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+from .reader import (NO_EFFECT, NOT_UNDERSTOOD, _ACTIVATIONS, _VISION, _MISSING, Loaded, _Reader, _fit_ffn,
+                     _fit_index, _fit_pattern, _read, _validate)
+
+# ------------------------------------------------------------------------------------------------------------
+# Hugging Face config.json
+# ------------------------------------------------------------------------------------------------------------
+
+# Transformers config-class defaults (read from the transformers sources) for the keys this loader reads. A key
+# absent from the file takes its model type's default from here (the text_config of a multimodal checkpoint is
+# saved as a diff against its class defaults, so Gemma 3's lacks vocab_size, for one); a key not listed here is
+# required, except the post-init rules every class has: head_dim = hidden_size // num_attention_heads and
+# num_key_value_heads = num_attention_heads when absent or null.
+_HF_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {  # Gemma3TextConfig
+        "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+        "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+        "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 4096, "sliding_window_pattern": 6,
+    },
+    "llama4_text": {  # Llama4TextConfig
+        "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+        "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+        "hidden_act": "silu", "num_experts_per_tok": 1, "num_local_experts": 16, "interleave_moe_layer_step": 1,
+        "no_rope_layer_interval": 4, "attention_chunk_size": 8192,
+    },
+    "gpt_oss": {  # GptOssConfig
+        "num_hidden_layers": 36, "num_local_experts": 128, "vocab_size": 201088, "hidden_size": 2880,
+        "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "sliding_window": 128, "hidden_act": "silu", "num_experts_per_tok": 4,
+    },
+    "qwen3_next": {  # Qwen3NextConfig
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "hidden_act": "silu", "head_dim": 256,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10,
+        "num_experts": 512, "full_attention_interval": 4,
+    },
+    "mistral": {"sliding_window": 4096},  # MistralConfig: a window on every layer unless null
+    "mixtral": {"sliding_window": None},  # MixtralConfig
+    "glm_moe_dsa": {  # GlmMoeDsaConfig
+        "vocab_size": 154880, "hidden_size": 6144, "intermediate_size": 12288, "moe_intermediate_size": 2048,
+        "num_hidden_layers": 78, "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1,
+        "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 2048, "qk_rope_head_dim": 64,
+        "v_head_dim": 256, "qk_nope_head_dim": 192, "num_experts_per_tok": 8, "hidden_act": "silu",
+        "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "first_k_dense_replace": 3,
+    },
+}
+
+_FAMILY = {
+    "llama": "dense", "mistral": "dense", "qwen3": "dense", "mixtral": "moe", "qwen3_moe": "moe",
+    "gpt_oss": "moe", "qwen3_next": "qwen3_next", "gemma3_text": "dense", "llama4_text": "llama4",
+    "deepseek_v2": "deepseek", "deepseek_v3": "deepseek", "deepseek_v32": "deepseek", "glm_moe_dsa": "deepseek",
+}
+# multimodal wrapper model_type -> the model_type of its text_config
+_WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+HF_MODEL_TYPES = tuple(sorted(set(_FAMILY) | set(_WRAPPERS)))
+
+_HF_NO_EFFECT = frozenset("""
+    architectures _name_or_path auto_map transformers_version torch_dtype dtype use_cache initializer_range
+    bos_token_id eos_token_id pad_token_id attention_bias mlp_bias attention_dropout hidden_dropout
+    max_position_embeddings initial_context_length rms_norm_eps layer_norm_eps rope_theta rope_scaling
+    rope_parameters rope_local_base_freq partial_rotary_factor rope_interleave indexer_rope_interleave
+    tie_word_embeddings pretraining_tp quantization_config output_router_logits router_aux_loss_coef
+    router_jitter_noise norm_topk_prob aux_loss_alpha seq_aux ep_size n_group topk_group topk_method
+    scoring_func routed_scaling_factor moe_router_dtype query_pre_attn_scalar final_logit_softcapping
+    attn_logit_softcapping cache_implementation swiglu_limit swiglu_alpha attn_temperature_tuning floor_scale
+    attn_scale use_qk_norm for_llm_compressor _attn_implementation_autoset
+""".split())
+
+_HF_VISION = frozenset("""
+    vision_config mm_tokens_per_image boi_token_index eoi_token_index image_token_index image_token_id
+    boi_token_id eoi_token_id vision_feature_layer vision_feature_select_strategy projector_hidden_act
+    multimodal_projector_bias
+""".split())
+
+
+def _hf_classify(key: str) -> str:
+    if key in _HF_NO_EFFECT:
+        return NO_EFFECT
+    if key in _HF_VISION:
+        return _VISION
+    return NOT_UNDERSTOOD
+
+
+_LETTERS = {
+    "full_attention": "G", "attention": "G", "full": "G",
+    "sliding_attention": "L",
+    "chunked_attention": "C",
+    "deepseek_sparse_attention": "G", "indexed_attention": "G",  # DSA on 'G' layers (use_sparse_indexer)
+}
+
+
+def _layer_letters(types: list, r: _Reader, key: str, allowed: set) -> list:
+    letters = []
+    for t in types:
+        letter = "D" if t in ("linear_attention", "linear") and "D" in allowed else _LETTERS.get(t)
+        if letter is None or letter not in allowed:
+            raise r.fail(key, f"layer type {t!r} is not supported for this model type")
+        letters.append(letter)
+    return letters
+
+
+def load_hf_config(path) -> Loaded:
+    """A Hugging Face ``config.json`` -> schema overrides.
+
+    Model types: see ``HF_MODEL_TYPES`` (gemma3 and llama4 read their ``text_config``). Keys absent from the
+    file that the model type's transformers config class gives a default for take that default (listed in
+    ``Loaded.defaults``); other absent keys the loader needs are a ValueError.
+    """
+    path = pathlib.Path(path)
+    top = _Reader(_read(path, "json"), path)
+    model_type = top.str("model_type")
+    if model_type in _WRAPPERS:
+        text_type = _WRAPPERS[model_type]
+        text = top.mapping("text_config")
+        r = _Reader(text, path, prefix="text_config.")
+        inner = r.raw("model_type", text_type, record=False)
+        if inner != text_type:
+            raise r.fail("model_type", f"expected {text_type!r} inside a {model_type!r} config", inner)
+        # top-level keys of the wrapper: the vision tower and multimodal plumbing
+        top.ignore("vision_config", _VISION)
+        if top.has("tie_word_embeddings"):
+            top.ignore("tie_word_embeddings", NO_EFFECT)
+    elif model_type in _FAMILY:
+        text_type, r = model_type, top
+    else:
+        raise top.fail("model_type", "unsupported model type; supported: " + ", ".join(HF_MODEL_TYPES))
+
+    defaults = _HF_DEFAULTS.get(text_type, {})
+
+    def d(key):
+        return defaults.get(key, _MISSING)
+
+    o = _hf_model(r, text_type, d)
+
+    if r is not top:
+        r.finish(_hf_classify)
+        top.ignored.update(r.ignored)
+        top.defaults.update(r.defaults)
+    top.finish(_hf_classify)
+    _validate(path, o)
+    return Loaded(overrides=o, source="hf-config", ignored=top.ignored, defaults=top.defaults)
+
+
+def _hf_activation(r: _Reader, text_type: str, d) -> tuple:
+    if text_type == "gemma3_text":  # Gemma 3 reads hidden_activation; hidden_act is the legacy name
+        if r.has("hidden_activation") or not r.has("hidden_act"):
+            act = r.str("hidden_activation", d("hidden_activation"))
+            r.ignore("hidden_act", "superseded by hidden_activation (what Gemma 3 reads)")
+        else:
+            act = r.str("hidden_act")
+    else:
+        act = r.str("hidden_act", d("hidden_act"))
+    # Every supported model type has a gated (GLU) FFN: act(gate) * up.
+    return _ACTIVATIONS.get(act, act), "linear"
+
+
+def _hf_model(r: _Reader, text_type: str, d) -> dict:
+    family = _FAMILY[text_type]
+    o: dict[str, Any] = {}
+    n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+    kv = r.int("num_key_value_heads", d("num_key_value_heads") if d("num_key_value_heads") is not _MISSING
+               else heads, minimum=1, none_ok=True)
+    o["num_kv_heads"] = heads if kv is None else kv
+    o["mlp_activations"] = _hf_activation(r, text_type, d)
+
+    if family == "deepseek":
+        _hf_mla(r, text_type, d, o)
+    else:
+        hd = r.int("head_dim", d("head_dim") if d("head_dim") is not _MISSING else o["emb_dim"] // heads,
+                   minimum=1, none_ok=True)
+        o["head_dim"] = o["emb_dim"] // heads if hd is None else hd
+
+    # --- FFN: per-layer MoE list (the model's own rule), then fitted --------------------------------------
+    is_moe, ffn_key = _hf_ffn(r, text_type, family, d, o, n)
+    if o.get("num_experts", 1) > 1:
+        k, s = _fit_ffn(is_moe, r, ffn_key)
+        if k:
+            o["first_num_dense_layers"] = k
+        if s > 1:
+            o["interleave_moe_layer_step"] = s
+    # The dense FFN width. Mixtral and gpt-oss have no dense layer: their intermediate_size is the expert width.
+    dense_key = {"llama4": "intermediate_size_mlp"}.get(family, "intermediate_size")
+    if text_type in ("mixtral", "gpt_oss"):
+        dense_key = None
+    if o.get("num_experts", 1) == 1 or not all(is_moe):
+        if dense_key is None:
+            raise r.fail("num_local_experts", f"{text_type} models have no dense FFN width for the dense layers")
+        o["mlp_dim"] = r.int(dense_key, d(dense_key), minimum=1)
+    elif dense_key:
+        r.ignore(dense_key, "unused: every layer is MoE (no dense FFN layer)")
+
+    # --- mixers ---------------------------------------------------------------------------------------------
+    letters, key = _hf_layers(r, text_type, family, d, n)
+    pattern = o["attention_layer_pattern"] = _fit_pattern(letters, r, key)
+    if "L" in pattern:
+        w = r.int("sliding_window", d("sliding_window"), minimum=1, none_ok=True)
+        if w is None:
+            raise r.fail("sliding_window", "the layers include sliding-window attention, so a window is needed")
+        o["sliding_window_size"] = w
+    else:
+        r.ignore("sliding_window", "unused: no sliding-window layers")
+    if "C" in pattern:
+        c = r.int("attention_chunk_size", d("attention_chunk_size"), minimum=1, none_ok=True)
+        if c is None:
+            raise r.fail("attention_chunk_size", "the layers include chunked attention, so a chunk size is needed")
+        o["chunk_attn_window_size"] = c
+    else:
+        r.ignore("attention_chunk_size", "unused: no chunked-attention layers")
+
+    if family == "qwen3_next":
+        for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),
+                         ("linear_num_value_heads", "gdn_num_value_heads"),
+                         ("linear_key_head_dim", "gdn_key_head_dim"),
+                         ("linear_value_head_dim", "gdn_value_head_dim"),
+                         ("linear_conv_kernel_dim", "gdn_conv_kernel_dim")):
+            o[dst] = r.int(src, d(src), minimum=1)
+        # Qwen3NextAttention's q projection also emits a per-head sigmoid output gate (always on).
+        o["attention_output_gate"] = r.bool("attn_output_gate", True, record=False)
+    if r.has("use_bidirectional_attention"):
+        if r.bool("use_bidirectional_attention"):
+            raise r.fail("use_bidirectional_attention", "bidirectional sliding-window attention is not modelled")
+        r.ignore("use_bidirectional_attention", NO_EFFECT + " (false)")
+    return o
+
+
+def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
+    o["attention_type"] = "mla"
+    q = r.int("q_lora_rank", d("q_lora_rank"), none_ok=True)
+    o["q_lora_rank"] = 0 if q is None else q  # null: q projected directly from D (DeepSeek-V2-Lite)
+    for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+        o[key] = r.int(key, d(key), minimum=1 if key in ("kv_lora_rank", "v_head_dim") else 0)
+    r.ignore("head_dim", "unused: MLA widths come from qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+    if r.has("qk_head_dim"):
+        qk = r.int("qk_head_dim")
+        if qk != o["qk_nope_head_dim"] + o["qk_rope_head_dim"]:
+            raise r.fail("qk_head_dim", f"is not qk_nope_head_dim + qk_rope_head_dim = "
+                                        f"{o['qk_nope_head_dim'] + o['qk_rope_head_dim']}")
+        r.ignore("qk_head_dim", "superseded: derived (qk_nope_head_dim + qk_rope_head_dim), checked")
+    if r.has("num_nextn_predict_layers") or d("num_nextn_predict_layers") is not _MISSING:
+        o["mtp_num_layers"] = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"))
+
+    # DeepSeek sparse attention: the index_* keys (DeepSeek-V3.2, GLM-5).
+    if text_type in ("deepseek_v32", "glm_moe_dsa") or r.has("index_topk"):
+        o["use_sparse_indexer"] = True
+        o["index_n_heads"] = r.int("index_n_heads", d("index_n_heads"), minimum=1)
+        o["index_head_dim"] = r.int("index_head_dim", d("index_head_dim"), minimum=1)
+        o["index_topk"] = r.int("index_topk", d("index_topk"), minimum=1)
+        full, key, prefer = _hf_index_schedule(r, o["num_decoder_layers"])
+        freq, offset = _fit_index(full, r, key, prefer)
+        if freq != 1:  # with freq 1 every layer computes its own top-k, whatever the offset
+            o["index_topk_freq"] = freq
+            o["index_skip_offset"] = offset
+    else:
+        for key in ("index_n_heads", "index_head_dim", "index_topk_freq", "index_skip_topk_offset",
+                    "indexer_types", "index_topk_pattern"):
+            r.ignore(key, "unused: no index_topk, so no DSA indexer")
+    if r.has("index_share_for_mtp_iteration"):
+        r.raw("index_share_for_mtp_iteration")
+        r.ignore("index_share_for_mtp_iteration",
+                 "not modelled: index sharing across MTP iterations (maxflops applies its reuse rule to MTP "
+                 "modules numbered from 1)")
+
+
+def _hf_index_schedule(r: _Reader, n: int):
+    """Per-layer 'runs its own indexer' list, as GlmMoeDsaConfig builds it: indexer_types, else
+    index_topk_pattern ('F'/'S'), else full iff max(i - offset + 1, 0) % freq == 0 (offset default 2)."""
+    if r.has("indexer_types") and r.data["indexer_types"] is not None:
+        types = r.list("indexer_types", str)
+        if len(types) != n or any(t not in ("full", "shared") for t in types):
+            raise r.fail("indexer_types", f"expected {n} entries, each 'full' or 'shared'")
+        for k in ("index_topk_freq", "index_skip_topk_offset", "index_topk_pattern"):
+            r.ignore(k, "superseded by indexer_types")
+        return [t == "full" for t in types], "indexer_types", None
+    if r.has("index_topk_pattern") and r.data["index_topk_pattern"] is not None:
+        pat = r.str("index_topk_pattern")
+        if len(pat) != n or set(pat) - set("FS"):
+            raise r.fail("index_topk_pattern", f"expected {n} letters, each F (full) or S (shared)")
+        for k in ("index_topk_freq", "index_skip_topk_offset"):
+            r.ignore(k, "superseded by index_topk_pattern")
+        return [c == "F" for c in pat], "index_topk_pattern", None
+    # absent: freq 1 (every layer computes) and GlmMoeDsaConfig's offset 2 (which matters only with freq > 1)
+    freq = r.int("index_topk_freq", 1, minimum=1, record=False)
+    offset = r.int("index_skip_topk_offset", 2, record=False)
+    key = "index_skip_topk_offset" if r.has("index_skip_topk_offset") else "index_topk_freq"
+    full = [max(i - offset + 1, 0) % freq == 0 for i in range(n)]
+    return full, key, (freq, offset)
+
+
+def _shared_count(r: _Reader, key: str, width: int, moe_width: int) -> int:
+    """A shared expert of width k * moe_width costs as k shared experts of moe_width (the schema's unit: the schema
+    uses moe_mlp_dim for the shared experts too)."""
+    if width % moe_width:
+        raise r.fail(key, f"a shared expert of width {width} is not a whole number of experts of "
+                          f"moe_intermediate_size={moe_width}; the schema sizes shared experts by moe_mlp_dim, so "
+                          "it cannot express this width", width)
+    k = width // moe_width
+    if k != 1:  # used, but say how
+        r.ignored[r.name(key)] = (f"used as {k} shared experts of moe_intermediate_size={moe_width}: the same "
+                                  "FLOPs as one shared expert of this width (the schema sizes shared experts by "
+                                  "moe_mlp_dim)")
+    return k
+
+
+def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
+    """Set the MoE keys of ``o``; return (per-layer is-MoE list, the key that decided it)."""
+    if family == "dense":
+        return [False] * n, "num_hidden_layers"
+
+    if family == "moe":  # mixtral, gpt_oss (intermediate_size is the expert width), qwen3_moe
+        if text_type == "qwen3_moe":
+            o["num_experts"] = r.int("num_experts", d("num_experts"), minimum=1)
+            o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+        else:
+            o["num_experts"] = r.int("num_local_experts", d("num_local_experts"), minimum=1)
+            o["moe_mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+        if text_type == "gpt_oss" and r.has("experts_per_token"):
+            alias = r.int("experts_per_token")
+            if alias != o["num_experts_per_tok"]:
+                raise r.fail("experts_per_token", f"disagrees with num_experts_per_tok={o['num_experts_per_tok']}")
+            r.ignore("experts_per_token", "superseded: same as num_experts_per_tok")
+        if text_type == "qwen3_moe":
+            return _qwen_moe_layers(r, n)
+        return [True] * n, "num_local_experts"
+
+    if family == "qwen3_next":
+        o["num_experts"] = r.int("num_experts", d("num_experts"), minimum=1)
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+        moe = o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+        shared = r.int("shared_expert_intermediate_size", d("shared_expert_intermediate_size"))
+        if shared:
+            o["shared_experts"] = _shared_count(r, "shared_expert_intermediate_size", shared, moe)
+            o["shared_expert_gate"] = True  # Qwen3NextSparseMoeBlock.shared_expert_gate: Linear(hidden, 1), sigmoid
+        return _qwen_moe_layers(r, n)
+
+    if family == "llama4":
+        o["num_experts"] = r.int("num_local_experts", d("num_local_experts"), minimum=1)
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+        o["moe_mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+        o["shared_experts"] = 1  # Llama4TextMoe always has one shared expert of intermediate_size
+        step = r.int("interleave_moe_layer_step", d("interleave_moe_layer_step"), minimum=1)
+        moe_layers = r.list("moe_layers", int, None, none_ok=True, record=False)
+        if moe_layers is None:  # Llama4TextConfig: range(step - 1, n, step)
+            return [(l + 1) % step == 0 for l in range(n)], "interleave_moe_layer_step"
+        if any(not 0 <= l < n for l in moe_layers):
+            raise r.fail("moe_layers", f"layer indices must be in 0..{n - 1}")
+        r.ignore("interleave_moe_layer_step", "superseded by moe_layers")
+        return [l in set(moe_layers) for l in range(n)], "moe_layers"
+
+    # deepseek family: n_routed_experts, n_shared_experts, first_k_dense_replace, moe_layer_freq
+    o["num_experts"] = r.int("n_routed_experts", d("n_routed_experts"), minimum=1)
+    o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+    o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+    o["shared_experts"] = r.int("n_shared_experts", d("n_shared_experts") if d("n_shared_experts") is not _MISSING
+                                else 0, none_ok=True) or 0
+    if r.has("mlp_layer_types") and r.data["mlp_layer_types"] is not None:
+        types = r.list("mlp_layer_types", str)
+        if len(types) != n or any(t not in ("dense", "sparse") for t in types):
+            raise r.fail("mlp_layer_types", f"expected {n} entries, each 'dense' or 'sparse'")
+        for key in ("first_k_dense_replace", "moe_layer_freq"):
+            r.ignore(key, "superseded by mlp_layer_types")
+        return [t == "sparse" for t in types], "mlp_layer_types"
+    k = r.int("first_k_dense_replace", d("first_k_dense_replace"))
+    freq = r.int("moe_layer_freq", 1, minimum=1, record=False)
+    # DeepSeek's modeling code: MoE iff layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
+    key = "moe_layer_freq" if freq != 1 else "first_k_dense_replace"
+    return [l >= k and l % freq == 0 for l in range(n)], key
+
+
+def _qwen_moe_layers(r: _Reader, n: int):
+    """Qwen3-MoE / Qwen3-Next: MoE iff layer not in mlp_only_layers and (layer + 1) % decoder_sparse_step == 0."""
+    # absent: every layer is MoE (the Qwen3MoeConfig / Qwen3NextConfig defaults 1 and [])
+    step = r.int("decoder_sparse_step", 1, minimum=1, record=False)
+    only = r.list("mlp_only_layers", int, [], none_ok=True, record=False) or []
+    key = "mlp_only_layers" if only else "decoder_sparse_step"
+    return [l not in set(only) and (l + 1) % step == 0 for l in range(n)], key
+
+
+def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
+    """Per-layer attention letters by the model type's rule; returns (letters, key that decided them)."""
+    def given(key):
+        return r.has(key) and r.data[key] is not None
+
+    def from_types(allowed):
+        types = r.list("layer_types", str)
+        if len(types) != n:
+            raise r.fail("layer_types", f"has {len(types)} entries for num_hidden_layers={n}")
+        return _layer_letters(types, r, "layer_types", allowed)
+
+    if family == "deepseek":
+        if given("layer_types"):
+            return from_types({"G"}), "layer_types"
+        return ["G"] * n, "num_hidden_layers"
+
+    if text_type == "gemma3_text":
+        if given("layer_types"):
+            r.ignore("sliding_window_pattern", "superseded by layer_types")
+            return from_types({"G", "L"}), "layer_types"
+        p = r.int("sliding_window_pattern", d("sliding_window_pattern"), minimum=1)
+        return ["L" if (i + 1) % p else "G" for i in range(n)], "sliding_window_pattern"
+
+    if text_type == "gpt_oss":
+        if given("layer_types"):
+            return from_types({"G", "L"}), "layer_types"
+        r.defaults[r.name("layer_types")] = "sliding/full alternating from layer 0 (GptOssConfig)"
+        return ["L" if (i + 1) % 2 else "G" for i in range(n)], "num_hidden_layers"
+
+    if family == "llama4":
+        if given("layer_types"):
+            for k in ("no_rope_layers", "no_rope_layer_interval"):
+                r.ignore(k, NO_EFFECT + ": RoPE only (layer_types sets the attention kind)")
+            return from_types({"G", "C"}), "layer_types"
+        # Llama4TextConfig: no_rope_layers[i] == 1 means layer i USES RoPE (-> chunked attention),
+        # 0 means a NoPE layer (-> full attention); default: NoPE every no_rope_layer_interval-th layer.
+        nope = r.list("no_rope_layers", int, None, none_ok=True, record=False)
+        if nope:
+            if len(nope) < n or any(v not in (0, 1) for v in nope):
+                raise r.fail("no_rope_layers", f"expected at least {n} entries, each 0 (NoPE) or 1 (RoPE)")
+            r.ignore("no_rope_layer_interval", "superseded by no_rope_layers")
+            return ["C" if v else "G" for v in nope[:n]], "no_rope_layers"
+        interval = r.int("no_rope_layer_interval", d("no_rope_layer_interval"), minimum=1)
+        return ["C" if (i + 1) % interval else "G" for i in range(n)], "no_rope_layer_interval"
+
+    if family == "qwen3_next":
+        if given("layer_types"):
+            r.ignore("full_attention_interval", "superseded by layer_types")
+            return from_types({"G", "D"}), "layer_types"
+        interval = r.int("full_attention_interval", d("full_attention_interval"), minimum=1)
+        return ["D" if (i + 1) % interval else "G" for i in range(n)], "full_attention_interval"
+
+    if text_type in ("mistral", "mixtral"):
+        # MistralConfig / MixtralConfig: a non-null sliding_window applies to every layer (layer_types is not
+        # read: transformers warns and points to the Ministral classes).
+        r.ignore("layer_types", "not modelled: Mistral/Mixtral ignore layer_types (the window applies to every "
+                                "layer)")
+        window = r.raw("sliding_window", d("sliding_window"), none_ok=True)
+        return ["L" if window is not None else "G"] * n, "sliding_window"
+
+    if text_type in ("qwen3", "qwen3_moe"):
+        if given("layer_types"):
+            for k in ("use_sliding_window", "max_window_layers"):
+                r.ignore(k, "superseded by layer_types")
+            return from_types({"G", "L"}), "layer_types"
+        if r.has("use_sliding_window") and r.bool("use_sliding_window"):
+            # Qwen3Config: sliding iff sliding_window is set and layer >= max_window_layers
+            start = r.int("max_window_layers")
+            return ["L" if i >= start else "G" for i in range(n)], "max_window_layers"
+        r.ignore("use_sliding_window", NO_EFFECT + " (false)")
+        r.ignore("max_window_layers", "unused: use_sliding_window is false")
+        return ["G"] * n, "num_hidden_layers"
+
+    # llama
+    if given("layer_types"):
+        return from_types({"G"}), "layer_types"
+    return ["G"] * n, "num_hidden_layers"
+
+

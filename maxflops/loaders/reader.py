@@ -1,0 +1,244 @@
+"""The plumbing the loaders share: reading a file, typed access to its keys that remembers what was used, and
+fitting per-layer lists to the schema's knobs."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any, Callable, Mapping
+
+from .. import config as _config
+
+NO_EFFECT = "no FLOPs effect"
+NOT_UNDERSTOOD = "not understood"
+_VISION = "not counted: vision/multimodal part (maxflops counts the text decoder only)"
+_MISSING = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Loaded:
+    """What a loader read from one file."""
+
+    overrides: dict  # schema key -> value, ready for maxflops.model_config(**overrides)
+    source: str  # "maxtext-yaml" or "hf-config"
+    ignored: dict  # file key (nested keys as "text_config.key") -> reason it was not used
+    defaults: dict = dataclasses.field(default_factory=dict)  # absent file key -> the default value used
+
+
+# ------------------------------------------------------------------------------------------------------------
+# shared plumbing
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _fail(path, key, value, msg) -> ValueError:
+    if key is None:
+        return ValueError(f"{path}: {msg}")
+    shown = "<absent>" if value is _MISSING else repr(value)
+    return ValueError(f"{path}: key {key!r} = {shown}: {msg}")
+
+
+def _read(path, kind: str) -> dict:
+    """Parse a YAML or JSON file into a dict; every failure is a ValueError naming the file."""
+    p = pathlib.Path(path)
+    if not p.is_file():
+        raise ValueError(f"{p}: no such file" if not p.exists() else f"{p}: not a file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{p}: cannot read: {e}") from None
+    if kind == "yaml":
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise ValueError(f"{p}: invalid YAML: {e}") from None
+    else:
+        import json
+
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{p}: invalid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: expected a mapping of keys at the top level, got {type(data).__name__}")
+    for k in data:
+        if not isinstance(k, str):
+            raise _fail(p, k, data[k], "keys must be strings")
+    return data
+
+
+class _Reader:
+    """Typed access to one mapping of a config file, remembering which keys were read or reported."""
+
+    def __init__(self, data: Mapping[str, Any], path, prefix: str = ""):
+        self.data = data
+        self.path = path
+        self.prefix = prefix
+        self.used: set[str] = set()
+        self.ignored: dict[str, str] = {}
+        self.defaults: dict[str, Any] = {}
+
+    def name(self, key: str) -> str:
+        return self.prefix + key
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def fail(self, key, msg, value=_MISSING) -> ValueError:
+        if value is _MISSING and key is not None and key in self.data:
+            value = self.data[key]
+        return _fail(self.path, None if key is None else self.name(key), value, msg)
+
+    def raw(self, key: str, default=_MISSING, *, none_ok: bool = False, record: bool = True):
+        """The value of ``key`` (marked used); ``default`` if absent (recorded in ``defaults``)."""
+        if key in self.data:
+            self.used.add(key)
+            value = self.data[key]
+            if value is None and not none_ok:
+                if default is _MISSING:
+                    raise self.fail(key, "must not be null")
+                if record:
+                    self.defaults[self.name(key)] = default
+                return default
+            return value
+        if default is _MISSING:
+            raise self.fail(key, "required key is missing")
+        if isinstance(default, list):
+            default = list(default)  # never hand out the module's constants
+        if record:
+            self.defaults[self.name(key)] = default
+        return default
+
+    def int(self, key: str, default=_MISSING, *, minimum: int | None = 0, none_ok: bool = False,
+            record: bool = True):
+        value = self.raw(key, default, none_ok=none_ok, record=record)
+        if value is None and none_ok:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected an integer, got {type(value).__name__}", value)
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise self.fail(key, "expected an integer", value)
+            value = int(value)
+        if minimum is not None and value < minimum:
+            raise self.fail(key, f"must be >= {minimum}", value)
+        return value
+
+    def float(self, key: str, default=_MISSING, *, record: bool = True):
+        value = self.raw(key, default, record=record)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a number, got {type(value).__name__}", value)
+        return float(value)
+
+    def bool(self, key: str, default=_MISSING, *, record: bool = True):
+        value = self.raw(key, default, record=record)
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {type(value).__name__}", value)
+        return value
+
+    def str(self, key: str, default=_MISSING, *, record: bool = True):
+        value = self.raw(key, default, record=record)
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected a string, got {type(value).__name__}", value)
+        return value
+
+    def list(self, key: str, item: type, default=_MISSING, *, none_ok: bool = False, record: bool = True):
+        value = self.raw(key, default, none_ok=none_ok, record=record)
+        if value is None and none_ok:
+            return None
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(key, f"expected a list, got {type(value).__name__}", value)
+        for v in value:
+            ok = isinstance(v, item) and not (item is int and isinstance(v, bool))
+            if not ok:
+                raise self.fail(key, f"expected a list of {item.__name__}, found {v!r}", value)
+        return list(value)
+
+    def mapping(self, key: str):
+        value = self.raw(key)
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping, got {type(value).__name__}", value)
+        return value
+
+    def ignore(self, key: str, reason: str) -> None:
+        """Report ``key`` (if present) as not used, with a reason."""
+        if key in self.data:
+            self.used.discard(key)
+            self.ignored[self.name(key)] = reason
+
+    def finish(self, classify: Callable[[str], str]) -> None:
+        """Report every key that was neither used nor reported, with ``classify(key)`` as its reason."""
+        for key in self.data:
+            if key not in self.used and self.name(key) not in self.ignored:
+                self.ignored[self.name(key)] = classify(key)
+
+
+def _period(seq) -> int:
+    n = len(seq)
+    for p in range(1, n + 1):
+        if all(seq[i] == seq[i % p] for i in range(p, n)):
+            return p
+    return max(n, 1)
+
+
+def _fit_pattern(letters: list, reader: _Reader, key: str) -> str:
+    """The shortest cyclic pattern that reproduces ``letters`` (one per layer) exactly."""
+    p = _period(letters)
+    if p == len(letters) and len(set(letters)) > 1:
+        raise reader.fail(key, f"the per-layer attention kinds {''.join(letters)!r} are not periodic (no "
+                               "period shorter than the layer count), so no cyclic attention_layer_pattern "
+                               "reproduces them")
+    return "".join(letters[:p])
+
+
+def _fit_ffn(is_moe: list, reader: _Reader, key: str) -> tuple[int, int]:
+    """(first_num_dense_layers k, interleave_moe_layer_step s) with layer l MoE iff l >= k and (l+1) % s == 0."""
+    n = len(is_moe)
+    if not any(is_moe):
+        return n, 1
+    for s in range(1, n + 1):
+        for k in range(0, n + 1):
+            if all(is_moe[l] == (l >= k and (l + 1) % s == 0) for l in range(n)):
+                return k, s
+    layers = [l for l in range(n) if is_moe[l]]
+    raise reader.fail(key, f"MoE layers {layers} cannot be expressed as a dense prefix followed by every s-th "
+                           "layer ((l+1) % s == 0), which is all the schema (first_num_dense_layers, "
+                           "interleave_moe_layer_step) can express")
+
+
+def _index_rule(i: int, freq: int, offset: int) -> bool:
+    """maxflops' index-reuse rule for 0-based decoder layer i: True if it computes its own top-k."""
+    return max(i + 1 - max(offset, 1), 0) % freq == 0
+
+
+def _fit_index(full: list, reader: _Reader, key: str, prefer: tuple[int, int] | None) -> tuple[int, int]:
+    """(index_topk_freq, index_skip_offset) reproducing ``full`` (True: the layer runs its own indexer)."""
+    n = len(full)
+    candidates = [prefer] if prefer else []
+    candidates += [(f, o) for f in range(1, n + 1) for o in range(0, n + 1)]
+    for f, o in candidates:
+        if f >= 1 and o >= 0 and all(full[i] == _index_rule(i, f, o) for i in range(n)):
+            return f, o
+    shown = "".join("F" if x else "S" for x in full)
+    raise reader.fail(key, f"the per-layer indexer schedule {shown!r} (F computes, S reuses) cannot be expressed "
+                           "by the schema's rule (layer l, 1-based, computes iff max(l - max(offset, 1), 0) % "
+                           "freq == 0)")
+
+
+_ACTIVATIONS = {
+    "silu": "silu", "swish": "silu", "swiglu": "silu",
+    "gelu": "gelu", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu", "gelu_python": "gelu",
+    "gelu_tanh": "gelu", "gelu_accurate": "gelu", "geglu": "gelu",
+    "relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh",
+}
+
+
+def _validate(path, overrides: Mapping[str, Any]) -> None:
+    """The overrides must make a valid maxflops config on their own (schema defaults for the rest)."""
+    try:
+        _config.resolve(overrides)
+    except ValueError as e:
+        raise ValueError(f"{path}: the file gives an invalid maxflops config: {e}") from None
+
+
