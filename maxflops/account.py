@@ -25,6 +25,8 @@ def _pairs(kind: LayerKind, seqs, c, decode: bool):
     mixer, span = kind.mixer, kind.span
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
+    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global":
+        mixer, span = GLOBAL, 0
     if mixer == GLOBAL and c["causal_pairs"] == "half_square":
         return masks.half_square(seqs)
     if mixer == WINDOW and c["window_pairs"] == "megatron":
@@ -59,6 +61,8 @@ def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
     """Pairs the kernels compute: ``attention_impl`` for masked attention, ``dsa_impl`` for DSA."""
     mixer, span = kind.mixer, kind.span
     if mixer == DSA:
+        if c["dsa_impl"] == "dense":  # the full square with the top-k mask
+            return _impl_pairs(GLOBAL, 0, seqs, {**c, "attention_impl": "dense"}, decode)
         if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
             if decode:
                 return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))
@@ -246,7 +250,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
 PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", "causal", "use_sparse_indexer",
              "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
              "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
-             "interleave_moe_layer_step", "mtp_num_layers", "mode")
+             "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -303,6 +307,8 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     KV-cache length instead of ``decode_kv_length``. ``overrides`` replace config keys for this count only
     (validated; e.g. ``count(cfg, max_target_length=L)`` in a sweep).
     """
+    if not isinstance(getattr(config, "_fields", None), dict):
+        config = _from_foreign(config)  # MaxText's config object or MaxText-keyed mapping/object
     key = _key(config)
     if overrides:  # the type is part of the key: True and 1 must not share a cache entry
         c = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
@@ -339,9 +345,17 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         return hw_plan, [price_hardware(kind, hw, seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
     return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
-                          hardware)
+                          hardware, c["not_priced"])
+
+
+def _from_foreign(config):
+    from .maxtext import from_maxtext, is_maxtext_config
+
+    return from_maxtext(config) if is_maxtext_config(config) else config
 
 
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:
     """``count`` at each value of one config key (e.g. ``sweep(cfg, "max_target_length", lengths)``)."""
+    if not isinstance(getattr(config, "_fields", None), dict):
+        config = _from_foreign(config)
     return [count(config, segment_lengths, **{**overrides, key: v}) for v in values]

@@ -76,6 +76,7 @@ class Breakdown:
     attention: int
     components: Mapping[str, int]
     _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head, hw)
+    not_priced: tuple = ()  # parts of the model or program these figures leave out (config key not_priced)
 
     @property
     def total(self) -> int:
@@ -134,18 +135,19 @@ class Breakdown:
 
     def to_dict(self) -> dict:
         return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,
-                "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
+                "not_priced": list(self.not_priced), "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
                 "attention": self.attention, "per_token": self.per_token, "components": dict(self.components),
                 "hardware_flops": self.hardware_flops, "hardware_components": dict(self.hardware_components),
                 "layers": [row.to_dict() for row in self.layers]}
 
 
-def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware) -> Breakdown:
+def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware, not_priced=()) -> Breakdown:
     """Sum the priced layer kinds (``priced[i]`` for ``plan.kinds[i]``, each as many times as the plan has it)
     and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs; it runs on first use."""
     components, learnable, attention = _sum_rows(plan, priced, head)
     return Breakdown(model_name, mode, convention, tokens, learnable, attention,
-                     types.MappingProxyType(ordered(components)), (plan, priced, head, hardware))
+                     types.MappingProxyType(ordered(components)), (plan, priced, head, hardware),
+                     tuple(not_priced))
 
 
 def _sum_rows(plan, priced, head):

@@ -125,7 +125,9 @@ SCHEMA: dict[str, Field] = {
                                       "dropped, and hardware FLOPs fall below model FLOPs.", minimum=1e-9),
     "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
                                  "min(L, K) gathered keys for every query of a length-L sequence, early "
-                                 "queries too (the extra keys masked).", choices=("ideal", "gather_k")),
+                                 "queries too (the extra keys masked); 'dense' the full L x L square with the "
+                                 "top-k mask (MaxText's dot_product path, eager Hugging Face models).",
+                   choices=("ideal", "gather_k", "dense")),
     "remat_policy": _f("none", str, "'full': every decoder and MTP layer is rematerialized (jax.checkpoint): "
                                     "the backward pass recomputes its forward matmuls except those whose "
                                     "outputs are only added into the layer output (FFN down projections "
@@ -142,8 +144,10 @@ SCHEMA: dict[str, Field] = {
     "causal_pairs": _f("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
                                      "'half_square' L^2/2 (MaxText, Megatron).",
                        choices=("exact", "half_square")),
-    "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', or 'maxtext' (MaxText's "
-                                     "approximation).", choices=("exact", "maxtext", "megatron")),
+    "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
+                                     "approximation), 'megatron', or 'global' (the layer counted as causal "
+                                     "global attention under causal_pairs: MaxText's function for olmo3).",
+                       choices=("exact", "maxtext", "megatron", "global")),
     "dsa_pairs": _f("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
                                   "min(1, attended/dense).", choices=("exact", "maxtext", "megatron")),
@@ -166,6 +170,15 @@ SCHEMA: dict[str, Field] = {
                                      "count 4.", minimum=1),
     "gate_projections": _f(True, bool, "Count the gate matmuls MaxText omits: Qwen3-Next's attention "
                                        "output gate and shared-expert gate."),
+    "ffn_all_moe": _f(False, bool, "Count the MoE FFN on every layer, the dense ones too (MaxText's function for "
+                                   "blocks it has no dense/MoE rule for, e.g. envy)."),
+    "convention_quirks": _f((), tuple, "Per-model exceptions to a convention's bundle, each 'convention:key=value', "
+                                       "applied when that convention is active (set by the MaxText mapping where "
+                                       "MaxText's function counts a decoder block its own way). Knobs set "
+                                       "explicitly still win."),
+    "not_priced": _f((), tuple, "Parts of the model or of the program that these figures leave out (set by "
+                                "the MaxText mapping for implementation choices maxflops cannot price yet); "
+                                "every report shows them."),
     "router_flops": _f(True, bool, "Count the MoE router D -> E (Megatron does not)."),
     "mtp_eh_proj": _f(True, bool, "Count the MTP eh projection 2D -> D."),
     "mtp_logits": _f(True, bool, "Count the MTP modules' output head."),
@@ -196,6 +209,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "gate_projections": False,
         "mtp_eh_proj": False,
         "mtp_logits": False,
+        "ffn_all_moe": False,
     },
     "megatron": {
         "causal_pairs": "half_square",
@@ -338,12 +352,31 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
     convention = given.get("convention", values["convention"])
     _check_value("convention", convention)
     values.update(CONVENTIONS[convention])
+    values.update(quirks(given.get("convention_quirks", ()), convention))
     values.update(given)
     values["convention_knobs_from"] = convention
     for key, value in values.items():
         _check_value(key, value)
     _check_relations(values)
     return values
+
+
+def quirks(entries, convention: str) -> dict[str, Any]:
+    """The knobs that ``convention_quirks`` entries ('convention:key=value') set under ``convention``."""
+    out = {}
+    for entry in entries:
+        conv, sep, rest = entry.partition(":")
+        key, eq, value = rest.partition("=")
+        if not (sep and eq) or conv not in CONVENTIONS or key not in SCHEMA or key in _NOT_KNOBS:
+            raise ValueError(f"config key 'convention_quirks': {entry!r} is not 'convention:key=value' with a "
+                             f"convention of {', '.join(CONVENTIONS)} and a knob of the schema")
+        if conv == convention:
+            out[key] = _coerce(key, value)
+            _check_value(key, out[key])
+    return out
+
+
+_NOT_KNOBS = frozenset({"convention", "convention_knobs_from", "convention_quirks"})
 
 
 def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -396,7 +429,10 @@ def as_dict(config: Any) -> dict[str, Any]:
         return config.to_dict()
     if isinstance(config, Mapping):
         return dict(config)
-    return {k: getattr(config, k) for k in SCHEMA if hasattr(config, k)}
+    if hasattr(config, "__dict__"):  # an attribute object: every attribute is a key (unknown ones are errors)
+        return {k: v for k, v in vars(config).items() if not k.startswith("_")}
+    raise ValueError(f"cannot read a config from a {type(config).__name__}: pass a ConfigDict, a mapping, or an "
+                     "object whose attributes are the keys")
 
 
 def _explicit(values: Mapping[str, Any], given=()) -> dict[str, Any]:
@@ -408,8 +444,11 @@ def _explicit(values: Mapping[str, Any], given=()) -> dict[str, Any]:
     new = out.get("convention", "exact")
     old = out.pop("convention_knobs_from", new)
     if old != new and old in CONVENTIONS:
-        for key in CONVENTIONS[old].keys() | CONVENTIONS.get(new, {}).keys():
-            if key in out and key not in given and out[key] == CONVENTIONS[old].get(key, SCHEMA[key].default):
+        entries = out.get("convention_quirks", ())
+        before = {**CONVENTIONS[old], **quirks(entries, old)}
+        after = {**CONVENTIONS.get(new, {}), **(quirks(entries, new) if new in CONVENTIONS else {})}
+        for key in before.keys() | after.keys():
+            if key in out and key not in given and out[key] == before.get(key, SCHEMA[key].default):
                 del out[key]
     return out
 

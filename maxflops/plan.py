@@ -49,7 +49,9 @@ def computes_index(layer_number: int, freq: int, offset: int) -> bool:
 
 def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
     """Layer ``layer`` (0-based) is MoE iff there are experts, it is past the dense prefix, and the
-    interleave step selects it ((layer+1) % step == 0)."""
+    interleave step selects it ((layer+1) % step == 0); with ``ffn_all_moe`` (a reporting convention) every layer."""
+    if c["num_experts"] > 1 and c["ffn_all_moe"]:
+        return True
     return (c["num_experts"] > 1 and layer >= c["first_num_dense_layers"]
             and (layer + 1) % c["interleave_moe_layer_step"] == 0)
 

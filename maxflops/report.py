@@ -55,6 +55,8 @@ def text_report(b: Breakdown, config=None) -> str:
     lines = []
     title = f"maxflops: {b.model_name}, mode={b.mode}, convention={b.convention}"
     lines += [title, "=" * len(title)]
+    for part in b.not_priced:
+        lines.append(f"NOT COUNTED: {part}")
     if config is not None:
         if b.mode == "decode":
             lines.append(f"decode step: {tok} new tokens, KV length {config['decode_kv_length']}")

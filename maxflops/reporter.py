@@ -58,10 +58,12 @@ class StepReporter:
     def __init__(self, config, peak_tflops: float, **overrides):
         if not peak_tflops or peak_tflops <= 0:
             raise ValueError(f"peak_tflops: must be positive, got {peak_tflops!r}")
-        self.config = config
+        from .maxtext import from_maxtext, is_maxtext_config
+
+        self.config = from_maxtext(config) if is_maxtext_config(config) else config
         self.overrides = overrides
         self.peak = peak_tflops * 1e12
-        self._padded = count(config, **overrides)
+        self._padded = count(self.config, **overrides)
         if self._padded.mode != "train":
             raise ValueError(f"config key 'mode': StepReporter reports train steps, got {self._padded.mode!r}")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
-from .reader import (NO_EFFECT, NOT_UNDERSTOOD, _ACTIVATIONS, _VISION, _MISSING, Loaded, _Reader, _fit_ffn,
+from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, _ACTIVATIONS, _VISION, _MISSING, Loaded, _Reader, _fit_ffn,
                      _fit_index, _fit_pattern, _read, _validate)
 
 # ------------------------------------------------------------------------------------------------------------

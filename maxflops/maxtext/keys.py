@@ -40,7 +40,7 @@ BASE: dict = {
     "freeze_vision_encoder_params": True, "num_channels_for_vit": 3, "image_size_for_vit": 896,
     "tile_size_for_vit": 336, "patch_size_for_vit": 14, "hidden_size_for_vit": 1408,
     "intermediate_size_for_vit": 5632, "num_hidden_layers_for_vit": 34, "projector_input_dim_for_vit": 4096,
-    "projector_output_dim_for_vit": 4096, "pixel_shuffle_ratio_for_vit": 0.5, "use_dpo": False,
+    "projector_output_dim_for_vit": 4096, "pixel_shuffle_ratio_for_vit": 0.5, "use_dpo": False, "use_audio": False,
     "compress_ratios": [], "o_groups": 0, "o_lora_rank": 0, "first_num_hash_layers": 0,
     "attention": "autoselected", "sparse_matmul": True, "megablox": True, "capacity_factor": -1.0,
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
@@ -61,7 +61,7 @@ MODEL_KEYS = frozenset("""
     engram_num_heads engram_max_ngram_size engram_kernel_size mhc_expansion_rate use_multimodal
     freeze_vision_encoder_params num_channels_for_vit image_size_for_vit tile_size_for_vit patch_size_for_vit
     hidden_size_for_vit intermediate_size_for_vit num_hidden_layers_for_vit projector_input_dim_for_vit
-    projector_output_dim_for_vit pixel_shuffle_ratio_for_vit use_dpo compress_ratios o_groups o_lora_rank
+    projector_output_dim_for_vit pixel_shuffle_ratio_for_vit use_dpo use_audio compress_ratios o_groups o_lora_rank
     first_num_hash_layers
 """.split())
 
@@ -79,7 +79,6 @@ def _off(value) -> bool:
 UNPRICED = {
     "moba": (_off, "MoBA block-sparse attention"),
     "lora": (lambda v: not (v or {}).get("enable_lora"), "LoRA adapters (lora.enable_lora)"),
-    "use_audio": (_off, "the audio encoder"),
     "weight_sparsity_n": (_off, "N:M structured weight sparsity"),
     "training_objective": (lambda v: v in (None, "causal_lm"), "a training objective other than causal_lm"),
     "use_m3_model": (_off, "the M3 model"),

@@ -1,4 +1,4 @@
-"""The plumbing the loaders share: reading a file, typed access to its keys that remembers what was used, and
+"""The plumbing the loaders and the MaxText mapping share: reading a file, typed access to its keys that remembers what was used, and
 fitting per-layer lists to the schema's knobs."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import dataclasses
 import pathlib
 from typing import Any, Callable, Mapping
 
-from .. import config as _config
+from . import config as _config
 
 NO_EFFECT = "no FLOPs effect"
 NOT_UNDERSTOOD = "not understood"

@@ -1,0 +1,161 @@
+"""MaxText as its users run it: its config object in, its FLOPs function replaced.
+
+    cfg = pyconfig.initialize([...])                      # MaxText's HyperParameters, as its trainer has it
+    maxflops.from_maxtext(cfg)                           # a maxflops config (ConfigDict), exact convention
+    maxflops.count(cfg)                                  # the same, counted (any MaxText-keyed object works)
+    maxflops.from_maxtext(cfg, convention="maxtext")     # reproduces MaxText's own figures
+    maxflops.maxtext.install()                           # MaxText's trainer now logs maxflops' numbers
+
+``from_maxtext`` accepts MaxText's ``HyperParameters``, a mapping, or an attribute object (``vars()``-able)
+with MaxText's key names; keys it does not set take MaxText 0.2.5's ``base.yml`` values. Every key is read,
+known to have no FLOPs effect, or an error: a key that changes FLOPs in a way maxflops does not price names
+itself, and so does a key maxflops does not know (``unknown="warn"`` counts without it and warns). Keys of
+maxflops' own schema that MaxText does not have (``convention``, ``mode``, ``decode_kv_length``, the hardware
+knobs, ...) may be given in the object or as ``overrides``; overrides win.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Mapping
+
+from ..config import SCHEMA, model_config
+from . import keys
+from .mapping import SUPPORTED, is_maxtext_key, map_keys
+
+__all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "calculate_tflops_training_per_device", "install",
+           "uninstall", "SUPPORTED"]
+
+
+def maxtext_keys(config: Any) -> dict[str, Any]:
+    """The key -> value dict of a MaxText config object, mapping or attribute object (enums as their values)."""
+    if hasattr(config, "get_keys") and callable(config.get_keys):  # MaxText's HyperParameters
+        data = config.get_keys()
+    elif isinstance(config, Mapping):
+        data = config
+    elif hasattr(config, "to_dict") and callable(config.to_dict):  # ml_collections / OmegaConf-like
+        data = config.to_dict()
+    elif hasattr(config, "__dict__"):
+        data = vars(config)
+    else:
+        raise ValueError(f"cannot read the keys of a {type(config).__name__}: pass MaxText's config object, a "
+                         "mapping, or an object whose attributes are the keys")
+    return {k: (v.value if isinstance(v, enum.Enum) else v) for k, v in data.items()}
+
+
+def is_maxtext_config(config: Any) -> bool:
+    """True for MaxText's config object, or a mapping/attribute object with a MaxText key outside maxflops'
+    schema (``decoder_block``, ``base_emb_dim``, ``use_indexer``, ...)."""
+    if isinstance(getattr(config, "_fields", None), dict):  # an ml_collections ConfigDict: maxflops' own
+        return any(k not in SCHEMA and is_maxtext_key(k) for k in config._fields)
+    if hasattr(config, "get_keys") and callable(config.get_keys):
+        return True
+    try:
+        names = config.keys() if isinstance(config, Mapping) else vars(config).keys()
+    except TypeError:
+        return False
+    return any(k not in SCHEMA and is_maxtext_key(k) for k in names)
+
+
+def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
+    """A maxflops config (locked ConfigDict) from MaxText's config object or MaxText-keyed mapping/object.
+
+    ``overrides`` are maxflops schema keys (``convention='maxtext'``, ``mode='decode'``, ...), applied last.
+    ``unknown``: 'error' (default) or 'warn' for keys neither MaxText 0.2.5 nor maxflops knows.
+    """
+    if unknown not in ("error", "warn"):
+        raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
+    data = maxtext_keys(config)
+    mt, own, strange = {}, {}, []
+    for k, v in data.items():
+        if is_maxtext_key(k):
+            mt[k] = v
+        elif k in SCHEMA:
+            own[k] = v
+        else:
+            strange.append(k)
+    if strange:
+        msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} {', '.join(map(repr, sorted(strange)))} "
+               f"(maxflops knows MaxText {keys.MAXTEXT_VERSION}'s keys and its own schema)")
+        if unknown == "error":
+            raise ValueError(msg + "; pass unknown='warn' to count without them")
+        import warnings
+
+        warnings.warn(msg + ": not counted", stacklevel=2)
+    loaded = map_keys(mt, "MaxText config", derive=False)
+    return model_config(**{**loaded.overrides, **own, **overrides})
+
+
+def calculate_tflops_training_per_device(config, log: bool = True, segment_lengths=None):
+    """(total, learnable_weight, attention) TFLOPs per device per train step, as MaxText returns them.
+
+    ``config``: a maxflops config, or MaxText's config object as its trainer passes it. The numbers follow the
+    config's ``convention`` (``exact`` unless it says otherwise; MaxText's object counts exactly unless
+    ``convention='maxtext'`` is in it); ``segment_lengths`` counts a packed batch per document. With ``log`` it
+    prints MaxText's line.
+    """
+    from ..account import count
+
+    b = count(config, segment_lengths=segment_lengths)
+    if b.mode != "train":
+        raise ValueError(f"config key 'mode': calculate_tflops_training_per_device needs 'train', got {b.mode!r}")
+    total, learnable, attention = b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12
+    if log:
+        print("Per train step:\n", f"Total TFLOPs: {total:.2f} \n",
+              f"split as {100 * learnable / total:.2f}% learnable weight flops "
+              f"and {100 * attention / total:.2f}% attention flops")
+        if b.not_priced:
+            print(" not counted:", "; ".join(b.not_priced))
+    return total, learnable, attention
+
+
+_SAVED: dict = {}
+
+
+def install(convention: str = "exact", **overrides) -> None:
+    """Make MaxText's trainer report maxflops' figures: replaces ``calculate_tflops_training_per_device`` in
+    ``maxtext.utils.maxtext_utils`` (and in every loaded MaxText module that imported it by name) with one that
+    counts MaxText's config object with maxflops (``convention`` and ``overrides`` applied). ``uninstall()``
+    restores MaxText's own function."""
+    import sys
+
+    from ..account import count
+
+    utils = sys.modules.get("maxtext.utils.maxtext_utils")
+    if utils is None:
+        import importlib
+
+        utils = importlib.import_module("maxtext.utils.maxtext_utils")
+    original = _SAVED.get("original", utils.calculate_tflops_training_per_device)
+
+    def maxflops_tflops(config, log=True):
+        b = count(from_maxtext(config, convention=convention, **overrides))
+        total, learnable, attention = b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12
+        if log:
+            print("Per train step (maxflops, convention " + convention + "):\n", f"Total TFLOPs: {total:.2f} \n",
+                  f"split as {100 * learnable / total:.2f}% learnable weight flops "
+                  f"and {100 * attention / total:.2f}% attention flops")
+        return total, learnable, attention
+
+    maxflops_tflops.__wrapped__ = original
+    _SAVED["original"] = original
+    _replace(original, maxflops_tflops)
+
+
+def uninstall() -> None:
+    """Restore MaxText's own ``calculate_tflops_training_per_device`` after ``install()``."""
+    original = _SAVED.pop("original", None)
+    if original is not None:
+        import sys
+
+        current = sys.modules["maxtext.utils.maxtext_utils"].calculate_tflops_training_per_device
+        _replace(current, original)
+
+
+def _replace(old, new) -> None:
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if (name == "maxtext" or name.startswith("maxtext.")) and module is not None:
+            if getattr(module, "calculate_tflops_training_per_device", None) is old:
+                setattr(module, "calculate_tflops_training_per_device", new)

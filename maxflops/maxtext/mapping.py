@@ -1,0 +1,353 @@
+"""MaxText's config keys -> maxflops schema overrides: one mapping for MaxText's config object, a mapping or
+attribute object with MaxText's key names, and a MaxText model YAML.
+
+``map_keys(data, label, derive=...)`` reads ``data`` (MaxText key -> value) through a ``_Reader``: every key is
+used, reported with a reason (``Loaded.ignored``), or an error naming it. Absent keys take MaxText's ``base.yml``
+value (``keys.BASE``). With ``derive`` (a model YAML), the widths MaxText derives in ``pyconfig`` (``emb_dim``
+from ``base_emb_dim`` and ``global_parameter_scale``, ...) are derived here the same way; otherwise the derived
+keys are read as they are (MaxText's FLOPs function and its model read those).
+
+What each decoder block is made of lives in ``BLOCKS`` (data, not branches): its fixed attention pattern or the
+key that derives it, whether its layers are pairs (gemma2), which MoE-structure keys its code reads, its gates,
+and where MaxText's own FLOPs function counts it differently from its code (``maxtext_quirks``, applied only
+under ``convention='maxtext'``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, _VISION, Loaded, _Reader, _validate
+from . import keys as K
+
+
+@dataclasses.dataclass(frozen=True)
+class Block:
+    pattern: str | None  # cyclic attention pattern (G/L/C/D), or None: derived from pattern_from (see _pattern)
+    pattern_from: str = ""  # "nope_layer_interval" (llama4) or "inhomogeneous_layer_cycle_interval" (qwen3-next)
+    layer_pairs: bool = False  # one MaxText layer = a local and a global layer (gemma2)
+    dense_prefix: bool = False  # the code reads first_num_dense_layers
+    interleave: bool = False  # the code reads interleave_moe_layer_step
+    shared: bool = False  # the code runs shared_experts
+    gated: bool = False  # qwen3-next family: attention output gate and shared-expert gate
+    maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
+    note: str = ""
+
+
+# MaxText 0.2.5's decoder blocks (models/*.py). Patterns hard-coded in the model files: gemma3 5 local : 1 global,
+# gpt_oss local first, olmo3 3 sliding : 1 global, gemma2 a local and a global block per MaxText layer.
+BLOCKS: dict[str, Block] = {
+    "llama2": Block("G"), "mistral": Block("G"), "mixtral": Block("G"), "gemma": Block("G"),
+    "qwen2": Block("G"), "qwen3": Block("G"), "qwen3_moe": Block("G"), "gpt3": Block("G"),
+    "deepseek": Block("G", dense_prefix=True, shared=True),
+    "gemma2": Block("LG", layer_pairs=True),
+    "gemma3": Block("LLLLLG"),
+    "gpt_oss": Block("LG"),
+    # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
+    "olmo3": Block("LLLG", maxtext_quirks=(("window_pairs", "global"),)),
+    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True),
+    "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True),
+    "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, note="run as qwen3-next"),
+    # envy: dense and MoE layers alternate (interleave_moe_layer_step); MaxText's function charges MoE on every
+    # layer, as for any block it has no dense/MoE rule for.
+    "envy": Block("G", interleave=True, maxtext_quirks=(("ffn_all_moe", True),)),
+}
+SUPPORTED = tuple(sorted(BLOCKS))
+REFUSED = {
+    "deepseek4": "DeepSeek-V4's compressed attention is not priced yet",
+    "gemma4": "Gemma 4's global-layer head widths and shared K/V projections are not priced yet",
+    "gemma4_small": "Gemma 4's KV-shared layers and per-layer embeddings are not priced yet",
+    "qwen3_custom_moe": "the compressed MoE input and attention output widths are not priced yet",
+}
+
+# The widths pyconfig derives: derived key -> (base key, which power-of-two scale applies).
+DERIVED = (("emb_dim", "base_emb_dim", 0), ("num_query_heads", "base_num_query_heads", 1),
+           ("num_kv_heads", "base_num_kv_heads", 1), ("mlp_dim", "base_mlp_dim", 2),
+           ("moe_mlp_dim", "base_moe_mlp_dim", 2), ("num_decoder_layers", "base_num_decoder_layers", 3))
+
+# DeepSeek sparse attention: (MaxText 0.2.5 name, the earlier name also accepted, schema key).
+INDEXER = (("use_indexer", "use_sparse_indexer", "use_sparse_indexer"),
+           ("indexer_n_heads", "index_n_heads", "index_n_heads"),
+           ("indexer_head_dim", "index_head_dim", "index_head_dim"),
+           ("indexer_topk", "index_topk", "index_topk"))
+
+# MaxText remat policies whose recompute maxflops prices (its policy None checkpoints nothing: full remat).
+REMAT = {"full": "full", "none": "full"}
+
+GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim", "gdn_conv_kernel_dim")
+MLA = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def classify(key: str) -> str:
+    """The reason reported for a key the mapping did not read."""
+    if key in K.NO_EFFECT:
+        return NO_EFFECT
+    if key.endswith("_for_vit") or key.endswith("_for_audio") or key.startswith(("vision_", "image_")):
+        return _VISION
+    if key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS:
+        return "unused: not read for this decoder block"
+    return NOT_UNDERSTOOD
+
+
+def is_maxtext_key(key: str) -> bool:
+    return (key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS or key in K.NO_EFFECT or key in K.UNPRICED
+            or any(key == old for _, old, _ in INDEXER))
+
+
+def _scales(r: _Reader) -> tuple[int, int, int, int]:
+    """pyconfig's get_individual_scales(global_parameter_scale): (emb, heads, mlp, layers) powers of two."""
+    scale = r.int("global_parameter_scale", K.BASE["global_parameter_scale"], minimum=1, record=False)
+    if scale & (scale - 1):
+        raise r.fail("global_parameter_scale", "must be a power of two (MaxText's rule)")
+    base, rem = divmod(scale.bit_length() - 1, 3)
+    heads = base + int(rem > 0)
+    return base + int(rem > 1), heads, heads, base
+
+
+def map_keys(data: Mapping[str, Any], label, *, derive: bool) -> Loaded:
+    """MaxText keys -> schema overrides (see the module docstring)."""
+    r = _Reader(data, label)
+    base = K.BASE
+    o: dict[str, Any] = {}
+    not_priced: list[str] = []
+
+    block = r.str("decoder_block", base["decoder_block"])
+    if block in REFUSED:
+        raise r.fail("decoder_block", f"{REFUSED[block]}; supported: {', '.join(SUPPORTED)}", block)
+    if block not in BLOCKS:
+        raise r.fail("decoder_block", f"unknown decoder block; supported: {', '.join(SUPPORTED)}", block)
+    spec = BLOCKS[block]
+    name = r.str("model_name", base["model_name"], record=False)
+    if name != base["model_name"]:
+        o["model_name"] = name
+    for key, (is_off, what) in K.UNPRICED.items():
+        if r.has(key) and not is_off(r.data[key]):
+            raise r.fail(key, f"{what} changes FLOPs and is not priced by maxflops")
+        r.ignore(key, NO_EFFECT + " (off)")
+
+    # --- widths ---------------------------------------------------------------------------------------------
+    scales = _scales(r)
+    experts = r.int("num_experts", base["num_experts"], minimum=1, record=False)
+    for key, base_key, which in DERIVED:
+        if key == "moe_mlp_dim" and experts == 1:
+            o[key] = -1
+            continue
+        if derive or not r.has(key):
+            value = r.int(base_key, base[base_key], minimum=None)
+            o[key] = value << scales[which] if value > 0 else value
+            if r.has(key):
+                r.ignore(key, f"superseded: MaxText derives it from {base_key}")
+        else:
+            o[key] = r.int(key, minimum=None)
+            r.ignore(base_key, f"superseded: {key} is given (MaxText derived it from {base_key})")
+    for key in ("emb_dim", "num_query_heads", "num_kv_heads", "mlp_dim", "num_decoder_layers"):
+        if o[key] < 1:
+            raise r.fail(key if r.has(key) else dict((d, b) for d, b, _ in DERIVED)[key], "must be positive",
+                         o[key])
+    if spec.layer_pairs:
+        o["num_decoder_layers"] *= 2
+    o["vocab_size"] = r.int("vocab_size", base["vocab_size"], minimum=1)
+    acts = r.list("mlp_activations", str, base["mlp_activations"])
+    if not 1 <= len(acts) <= 2:
+        raise r.fail("mlp_activations", "give one activation (plain FFN) or two (gated FFN)", acts)
+    o["mlp_activations"] = tuple(acts)
+
+    # --- MoE ------------------------------------------------------------------------------------------------
+    moe_dim = o.pop("moe_mlp_dim")
+    o["num_experts"] = r.int("num_experts", base["num_experts"], minimum=1, record=False)
+    structure = (("first_num_dense_layers", spec.dense_prefix), ("interleave_moe_layer_step", spec.interleave),
+                 ("shared_experts", spec.shared))
+    if o["num_experts"] > 1:
+        if moe_dim <= 0:
+            raise r.fail("base_moe_mlp_dim" if derive or not r.has("moe_mlp_dim") else "moe_mlp_dim",
+                         "must be positive for a MoE model (num_experts > 1), as MaxText requires (base.yml "
+                         "default: -1)")
+        o["moe_mlp_dim"] = moe_dim
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", base["num_experts_per_tok"], minimum=1)
+        for key, read in structure:
+            if read:
+                o[key] = r.int(key, base[key], record=False)
+            else:
+                r.ignore(key, f"unused: decoder_block {block!r} does not read it")
+    else:
+        for key in ("base_moe_mlp_dim", "moe_mlp_dim", "num_experts_per_tok", *(k for k, _ in structure)):
+            r.ignore(key, "unused: num_experts is 1 (no MoE layers)")
+
+    # --- attention ------------------------------------------------------------------------------------------
+    attention_type = r.str("attention_type", base["attention_type"], record=False)
+    if attention_type not in ("global", "full", "mla"):
+        raise r.fail("attention_type", "supported: 'global', 'full' or 'mla' (other MaxText attention types are "
+                                       "set per layer by the decoder block, or are not priced)")
+    o["attention_type"] = "mla" if attention_type == "mla" else "global"
+    if o["attention_type"] == "mla":
+        for key in MLA:
+            o[key] = r.int(key, base[key])
+        r.ignore("head_dim", "unused: MLA widths come from qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+    else:
+        o["head_dim"] = r.int("head_dim", base["head_dim"], minimum=1)
+        for key in MLA:
+            r.ignore(key, "unused: attention_type is not 'mla'")
+
+    def indexer_value(new, old, getter, **kw):
+        if r.has(new) and r.has(old):
+            a, b = getter(new), getter(old)
+            if a != b:
+                raise r.fail(old, f"disagrees with {new}={a!r}", b)
+            r.ignore(old, f"superseded: same as {new}")
+            return a
+        return getter(old if r.has(old) else new, base[new], **kw)
+
+    if indexer_value("use_indexer", "use_sparse_indexer", r.bool, record=False):
+        o["use_sparse_indexer"] = True
+        for new, old, key in INDEXER[1:]:
+            o[key] = indexer_value(new, old, lambda k, *a, **kw: r.int(k, *a, minimum=1, **kw))
+        o["indexer_loss_scaling_factor"] = r.float("indexer_loss_scaling_factor",
+                                                   base["indexer_loss_scaling_factor"], record=False)
+    else:
+        for new, old, _ in INDEXER[1:]:
+            for k in (new, old):
+                r.ignore(k, "unused: the indexer is off (use_indexer false)")
+        r.ignore("indexer_loss_scaling_factor", "unused: the indexer is off (use_indexer false)")
+
+    pattern = _pattern(r, block, spec)
+    o["attention_layer_pattern"] = pattern
+    if "L" in pattern:
+        o["sliding_window_size"] = r.int("sliding_window_size", base["sliding_window_size"], minimum=1)
+    else:
+        r.ignore("sliding_window_size", f"unused: decoder_block {block!r} has no sliding-window layers")
+    if "C" in pattern:
+        o["chunk_attn_window_size"] = r.int("chunk_attn_window_size", base["chunk_attn_window_size"], minimum=0)
+        if o["chunk_attn_window_size"] < 1:
+            raise r.fail("chunk_attn_window_size", f"decoder_block {block!r} runs chunked attention on its RoPE "
+                                                   "layers; set chunk_attn_window_size >= 1")
+    else:
+        r.ignore("chunk_attn_window_size", f"unused: decoder_block {block!r} has no chunked layers")
+    if "D" in pattern:
+        for key in GDN:
+            o[key] = r.int(key, base[key], minimum=1)
+    else:
+        for key in GDN:
+            r.ignore(key, f"unused: decoder_block {block!r} has no gated-delta-net layers")
+    if spec.gated:  # the q projection also emits a per-head output gate; the shared experts have a sigmoid gate
+        o["attention_output_gate"] = True
+        o["shared_expert_gate"] = o.get("shared_experts", 0) > 0
+    if spec.maxtext_quirks:
+        o["convention_quirks"] = tuple(f"maxtext:{k}={v}" for k, v in spec.maxtext_quirks)
+
+    # --- features not priced yet: an error when on ------------------------------------------------------------
+    _refuse_on(r, "engram_layers", "Engram layers", lambda v: v not in (None, [], ()))
+    _refuse_on(r, "mhc_expansion_rate", "mHC hyper-connections (mhc_expansion_rate > 1)",
+               lambda v: isinstance(v, int) and v > 1)
+    if r.bool("use_multimodal", base["use_multimodal"], record=False):
+        not_priced.append("the vision encoder (use_multimodal): maxflops counts the text decoder only")
+    if r.bool("use_audio", base["use_audio"], record=False):
+        not_priced.append("the audio encoder (use_audio): maxflops counts the text decoder only")
+    _refuse_on(r, "use_dpo", "DPO's reference-model forward pass (use_dpo)", bool)
+    for key, what in (("global_head_dim", "Gemma 4's global head width"),
+                      ("global_num_kv_heads", "Gemma 4's global KV heads"),
+                      ("share_kv_projections", "shared K/V projections"),
+                      ("num_kv_shared_layers", "KV-shared layers"),
+                      ("use_double_wide_mlp", "double-wide MLP layers"),
+                      ("hidden_size_per_layer_input", "per-layer embeddings"),
+                      ("first_num_hash_layers", "hash-routed layers"), ("o_groups", "grouped output projection"),
+                      ("o_lora_rank", "low-rank output projection"), ("compress_ratios", "compressed attention")):
+        _refuse_on(r, key, what, lambda v: v not in (None, 0, False, [], ()))
+    for key in ("attention_output_dim", "moe_expert_input_dim"):
+        _refuse_on(r, key, f"{key} (qwen3_custom_moe widths)", lambda v: isinstance(v, int) and v > 0)
+
+    # --- MTP and the step ---------------------------------------------------------------------------------------
+    o["mtp_num_layers"] = r.int("mtp_num_layers", base["mtp_num_layers"], record=False)
+    o["per_device_batch_size"] = r.float("per_device_batch_size", base["per_device_batch_size"], record=False)
+    for key in ("max_target_length", "gradient_accumulation_steps"):
+        o[key] = r.int(key, base[key], minimum=1, record=False)
+    if derive:  # a model YAML: the step keys are the run's, not the model's; keep only what the file sets
+        for key in ("mtp_num_layers", "per_device_batch_size", "max_target_length", "gradient_accumulation_steps"):
+            if not r.has(key):
+                del o[key]
+
+    # --- the program: implementation keys -> hardware knobs -----------------------------------------------------
+    _implementation(r, o, not_priced, block)
+    if not_priced:
+        o["not_priced"] = tuple(not_priced)
+
+    r.finish(classify)
+    _validate(label, o)
+    return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
+
+
+def _refuse_on(r: _Reader, key: str, what: str, is_on) -> None:
+    if r.has(key):
+        if is_on(r.data[key]):
+            raise r.fail(key, f"{what} changes FLOPs and is not priced by maxflops yet")
+        r.ignore(key, NO_EFFECT + " (off)")
+
+
+def _pattern(r: _Reader, block: str, spec: Block) -> str:
+    cycle = "no FLOPs effect: scan grouping of the layer cycle"
+    if spec.pattern_from == "nope_layer_interval":
+        # llama4.py: layer l is NoPE (global) iff nope_layer_interval > 0 and (l+1) % interval == 0; the RoPE
+        # layers run chunked attention.
+        interval = r.int("nope_layer_interval", K.BASE["nope_layer_interval"], minimum=None, record=False)
+        r.ignore("inhomogeneous_layer_cycle_interval", cycle)
+        return "C" * (interval - 1) + "G" if interval > 0 else "C"
+    if spec.pattern_from == "inhomogeneous_layer_cycle_interval":
+        # decoders.py / qwen3.py: layer l is full attention iff (l+1) % inhomogeneous_layer_cycle_interval == 0,
+        # the others gated-delta-net linear attention.
+        interval = r.int("inhomogeneous_layer_cycle_interval", K.BASE["inhomogeneous_layer_cycle_interval"],
+                         minimum=1, record=False)
+        r.ignore("nope_layer_interval", "unused: only the llama4 decoder block reads it")
+        return "D" * (interval - 1) + "G"
+    r.ignore("inhomogeneous_layer_cycle_interval", cycle)
+    r.ignore("nope_layer_interval", "unused: only the llama4 decoder block reads it")
+    return spec.pattern
+
+
+def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
+    """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
+    base = K.BASE
+    attention = r.str("attention", base["attention"], record=False)
+    if attention == "dot_product":
+        o["attention_impl"] = "dense"
+        if o.get("use_sparse_indexer"):
+            o["dsa_impl"] = "dense"
+    elif attention == "flash":
+        o["attention_impl"] = "blocked"
+        o["attention_block_q"] = r.int("sa_block_q", base["sa_block_q"], minimum=1, record=False)
+        o["attention_block_kv"] = r.int("sa_block_kv", base["sa_block_kv"], minimum=1, record=False)
+        o["flash_backward_recompute"] = True
+        if o.get("use_sparse_indexer"):
+            not_priced.append("attention='flash' with the DSA top-k mask (hardware: the ideal top-k pairs)")
+    else:
+        not_priced.append(f"attention={attention!r} (hardware: the ideal attended pairs)")
+    if o["num_experts"] > 1:
+        cf = r.float("capacity_factor", base["capacity_factor"], record=False)
+        sparse = r.bool("sparse_matmul", base["sparse_matmul"], record=False)
+        if sparse:  # grouped (ragged) matmuls over the routed tokens
+            if cf > 0:
+                not_priced.append(f"capacity_factor={cf} with sparse_matmul (hardware: dropless)")
+        elif cf > 0:
+            o["moe_impl"], o["capacity_factor"] = "capacity", cf
+        else:
+            o["moe_impl"] = "dense"
+    else:
+        for key in ("capacity_factor", "sparse_matmul", "megablox"):
+            r.ignore(key, "unused: no MoE layers")
+    remat = r.str("remat_policy", base["remat_policy"], record=False)
+    if remat in REMAT:
+        o["remat_policy"] = REMAT[remat]
+    else:
+        not_priced.append(f"remat_policy={remat!r} (hardware: no rematerialization)")
+    if "D" in o["attention_layer_pattern"]:
+        chunk = r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=0, record=False)
+        not_priced.append(f"gdn_chunk_size={chunk}: the chunked gated delta net (hardware: the recurrent form)")
+    else:
+        r.ignore("gdn_chunk_size", "unused: no gated-delta-net layers")
+    if o.get("use_sparse_indexer"):
+        if r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
+            not_priced.append("indexer_sparse_training (hardware: the dense indexer loss)")
+    else:
+        r.ignore("indexer_sparse_training", "unused: the indexer is off")
+    for key in ("megablox", "scan_layers", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):
+        if key not in r.used:
+            r.ignore(key, NO_EFFECT + " on the counted program")
