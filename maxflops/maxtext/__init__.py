@@ -17,11 +17,12 @@ knobs, ...) may be given in the object or as ``overrides``; overrides win.
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any, Mapping
 
 from ..config import SCHEMA, model_config
 from . import keys
-from .mapping import SUPPORTED, is_maxtext_key, map_keys
+from .mapping import OLD_NAMES, SUPPORTED, is_maxtext_key, map_keys
 
 __all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "calculate_tflops_training_per_device", "install",
            "uninstall", "SUPPORTED"]
@@ -40,7 +41,27 @@ def maxtext_keys(config: Any) -> dict[str, Any]:
     else:
         raise ValueError(f"cannot read the keys of a {type(config).__name__}: pass MaxText's config object, a "
                          "mapping, or an object whose attributes are the keys")
-    return {k: (v.value if isinstance(v, enum.Enum) else v) for k, v in data.items()}
+    return data
+
+
+def _plain(v):
+    return v.value if isinstance(v, enum.Enum) else v
+
+
+@functools.lru_cache(maxsize=64)
+def _split(names: frozenset) -> tuple:
+    """(keys the mapping reads, maxflops-only schema keys, unknown keys) of one key set (cached: a trainer's
+    config object has the same 856 keys every time)."""
+    read, own, strange = [], [], []
+    for k in sorted(names):
+        if is_maxtext_key(k):
+            if k in keys.MODEL_KEYS or k in keys.IMPLEMENTATION_KEYS or k in keys.UNPRICED or k in OLD_NAMES:
+                read.append(k)
+        elif k in SCHEMA:
+            own.append(k)
+        else:
+            strange.append(k)
+    return tuple(read), tuple(own), tuple(strange)
 
 
 def is_maxtext_config(config: Any) -> bool:
@@ -66,14 +87,7 @@ def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
     if unknown not in ("error", "warn"):
         raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
     data = maxtext_keys(config)
-    mt, own, strange = {}, {}, []
-    for k, v in data.items():
-        if is_maxtext_key(k):
-            mt[k] = v
-        elif k in SCHEMA:
-            own[k] = v
-        else:
-            strange.append(k)
+    read, own_keys, strange = _split(frozenset(data))
     if strange:
         msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} {', '.join(map(repr, sorted(strange)))} "
                f"(maxflops knows MaxText {keys.MAXTEXT_VERSION}'s keys and its own schema)")
@@ -82,8 +96,8 @@ def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
         import warnings
 
         warnings.warn(msg + ": not counted", stacklevel=2)
-    loaded = map_keys(mt, "MaxText config", derive=False)
-    return model_config(**{**loaded.overrides, **own, **overrides})
+    loaded = map_keys({k: _plain(data[k]) for k in read}, "MaxText config", derive=False, report=False)
+    return model_config(**{**loaded.overrides, **{k: _plain(data[k]) for k in own_keys}, **overrides})
 
 
 def calculate_tflops_training_per_device(config, log: bool = True, segment_lengths=None):

@@ -90,9 +90,12 @@ def classify(key: str) -> str:
     return NOT_UNDERSTOOD
 
 
+OLD_NAMES = frozenset(old for _, old, _ in INDEXER)
+
+
 def is_maxtext_key(key: str) -> bool:
     return (key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS or key in K.NO_EFFECT or key in K.UNPRICED
-            or any(key == old for _, old, _ in INDEXER))
+            or key in OLD_NAMES)
 
 
 def _scales(r: _Reader) -> tuple[int, int, int, int]:
@@ -105,8 +108,9 @@ def _scales(r: _Reader) -> tuple[int, int, int, int]:
     return base + int(rem > 1), heads, heads, base
 
 
-def map_keys(data: Mapping[str, Any], label, *, derive: bool) -> Loaded:
-    """MaxText keys -> schema overrides (see the module docstring)."""
+def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True) -> Loaded:
+    """MaxText keys -> schema overrides (see the module docstring). ``report=False`` skips classifying the keys
+    not read (``Loaded.ignored`` is then partial; ``from_maxtext`` has checked every key already)."""
     r = _Reader(data, label)
     base = K.BASE
     o: dict[str, Any] = {}
@@ -271,7 +275,8 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool) -> Loaded:
     if not_priced:
         o["not_priced"] = tuple(not_priced)
 
-    r.finish(classify)
+    if report:
+        r.finish(classify)
     _validate(label, o)
     return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
 
