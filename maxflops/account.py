@@ -15,7 +15,7 @@ from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
 from .config import CONVENTIONS, SCHEMA, apply_overrides, as_dict, resolve, _explicit
-from .plan import CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
+from .plan import BIDIRECTIONAL, CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
 
 
 # --- pricing one layer kind -------------------------------------------------------------------------------
@@ -130,9 +130,12 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
                 d_qk, d_v = nope + rope, v
                 out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
         else:
-            hd = c["head_dim"]
+            hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
+            if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
+                hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
+                shared_kv = c["share_kv_projections"]
             gate = c["attention_output_gate"] and c["gate_projections"]
-            out["qkv_proj"] = terms.gqa_qkv(d, h, c["num_kv_heads"], hd, gate) * tokens
+            out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
             d_qk = d_v = hd
             out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
         pairs = _hardware_pairs(kind, seqs, c, decode) if hardware else _pairs(kind, seqs, c, decode)
@@ -166,9 +169,10 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
         if c["shared_experts"]:
             gate = terms.shared_gate(d) if c["shared_expert_gate"] and c["gate_projections"] else 0
-            out["moe_shared"] = (c["shared_experts"] * terms.mlp(d, c["moe_mlp_dim"], gated) + gate) * tokens
+            width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
+            out["moe_shared"] = (c["shared_experts"] * terms.mlp(d, width, gated) + gate) * tokens
             if not gate:
-                tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d, c["moe_mlp_dim"]) * tokens
+                tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d, width) * tokens
     else:
         out["mlp"] = terms.mlp(d, c["mlp_dim"], gated) * tokens
         tail["mlp"] = terms.mlp_down(d, c["mlp_dim"]) * tokens

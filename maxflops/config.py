@@ -46,6 +46,12 @@ SCHEMA: dict[str, Field] = {
     "num_query_heads": _f(4, int, "Query heads H.", minimum=1),
     "num_kv_heads": _f(4, int, "Key/value heads (GQA groups); must divide num_query_heads.", minimum=1),
     "head_dim": _f(128, int, "Per-head width for 'global' attention (q, k and v).", minimum=1),
+    "global_head_dim": _f(0, int, "Head width of the global ('G') layers of a model that mixes local and global "
+                                  "layers (Gemma 4); 0 means head_dim.", minimum=0),
+    "global_num_kv_heads": _f(0, int, "KV heads of the global ('G') layers (Gemma 4); 0 means num_kv_heads.",
+                              minimum=0),
+    "share_kv_projections": _f(False, bool, "The global ('G') layers project keys once and use them as values "
+                                            "too (Gemma 4): one K/V projection instead of two."),
     "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
                                              "per-head output gate, doubling its width."),
     "q_lora_rank": _f(0, int, "MLA: q down-projection rank; 0 means q is projected directly from D.",
@@ -60,8 +66,11 @@ SCHEMA: dict[str, Field] = {
                                                      "gated FFN (3 matrices), one entry a plain FFN (2)."),
     "num_experts": _f(1, int, "Routed experts E; 1 means no MoE layers.", minimum=1),
     "num_experts_per_tok": _f(1, int, "Experts each token is routed to (top-k).", minimum=1),
-    "moe_mlp_dim": _f(2048, int, "Hidden width of each routed and each shared expert.", minimum=1),
+    "moe_mlp_dim": _f(2048, int, "Hidden width of each routed expert (and of each shared one unless "
+                                 "shared_expert_mlp_dim says otherwise).", minimum=1),
     "shared_experts": _f(0, int, "Shared (always-on) experts per MoE layer.", minimum=0),
+    "shared_expert_mlp_dim": _f(0, int, "Hidden width of each shared expert; 0 means moe_mlp_dim (Gemma 4's is "
+                                        "its mlp_dim).", minimum=0),
     "shared_expert_gate": _f(False, bool, "Qwen3-Next: a sigmoid gate D -> 1 scales the shared experts."),
     "first_num_dense_layers": _f(0, int, "Layers 0..k-1 use the dense FFN (DeepSeek first_k_dense).",
                                  minimum=0),
@@ -304,6 +313,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
 
     if c["num_query_heads"] % c["num_kv_heads"]:
         err("num_kv_heads", f"{c['num_kv_heads']} does not divide num_query_heads={c['num_query_heads']}")
+    if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:
+        err("global_num_kv_heads", f"{c['global_num_kv_heads']} does not divide num_query_heads="
+                                   f"{c['num_query_heads']}")
     if c["num_experts_per_tok"] > c["num_experts"]:
         err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}")
     if not 1 <= len(c["mlp_activations"]) <= 2:

@@ -31,6 +31,8 @@ class Block:
     interleave: bool = False  # the code reads interleave_moe_layer_step
     shared: bool = False  # the code runs shared_experts
     gated: bool = False  # qwen3-next family: attention output gate and shared-expert gate
+    global_widths: bool = False  # global layers: global_head_dim, global_num_kv_heads, share_kv_projections
+    shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
     note: str = ""
 
@@ -51,12 +53,14 @@ BLOCKS: dict[str, Block] = {
     "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, note="run as qwen3-next"),
     # envy: dense and MoE layers alternate (interleave_moe_layer_step); MaxText's function charges MoE on every
     # layer, as for any block it has no dense/MoE rule for.
+    # gemma4: layer i is global iff i % 6 == 5, with its own head width and KV heads, K reused as V; the shared
+    # expert (sized by mlp_dim) runs beside the routed ones on every layer.
+    "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim"),
     "envy": Block("G", interleave=True, maxtext_quirks=(("ffn_all_moe", True),)),
 }
 SUPPORTED = tuple(sorted(BLOCKS))
 REFUSED = {
     "deepseek4": "DeepSeek-V4's compressed attention is not priced yet",
-    "gemma4": "Gemma 4's global-layer head widths and shared K/V projections are not priced yet",
     "gemma4_small": "Gemma 4's KV-shared layers and per-layer embeddings are not priced yet",
     "qwen3_custom_moe": "the compressed MoE input and attention output widths are not priced yet",
 }
@@ -248,8 +252,14 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     if r.bool("use_audio", base["use_audio"], record=False):
         not_priced.append("the audio encoder (use_audio): maxflops counts the text decoder only")
     _refuse_on(r, "use_dpo", "DPO's reference-model forward pass (use_dpo)", bool)
-    for key, what in (("global_head_dim", "Gemma 4's global head width"),
-                      ("global_num_kv_heads", "Gemma 4's global KV heads"),
+    if spec.global_widths:
+        o["global_head_dim"] = r.int("global_head_dim", base["global_head_dim"], record=False)
+        o["global_num_kv_heads"] = r.int("global_num_kv_heads", base["global_num_kv_heads"], record=False)
+        o["share_kv_projections"] = r.bool("share_kv_projections", base["share_kv_projections"], record=False)
+    if spec.shared_width and o.get("shared_experts", 0) > 0:
+        o["shared_expert_mlp_dim"] = o[spec.shared_width]
+    for key, what in (("global_head_dim", "global-layer head widths"),
+                      ("global_num_kv_heads", "global-layer KV heads"),
                       ("share_kv_projections", "shared K/V projections"),
                       ("num_kv_shared_layers", "KV-shared layers"),
                       ("use_double_wide_mlp", "double-wide MLP layers"),
@@ -282,7 +292,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
 
 
 def _refuse_on(r: _Reader, key: str, what: str, is_on) -> None:
-    if r.has(key):
+    if r.has(key) and key not in r.used:
         if is_on(r.data[key]):
             raise r.fail(key, f"{what} changes FLOPs and is not priced by maxflops yet")
         r.ignore(key, NO_EFFECT + " (off)")

