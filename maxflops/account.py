@@ -98,6 +98,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     computes, absorbed MLA, MoE capacity or dense experts, and the DSA indexer's KL-loss scores.
     """
     d = c["emb_dim"]
+    d_ffn = c["attention_output_dim"] or d  # the attention output's and the FFN's width (qwen3_custom_moe)
     tokens = seqs.count if decode else seqs.tokens
     out: dict[str, Any] = {}
     qk = 0
@@ -124,11 +125,11 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             if hardware and c["mla_absorbed"]:
                 out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
                 d_qk, d_v = kv_lora + rope, kv_lora
-                out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d) * tokens
+                out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_ffn) * tokens
             else:
                 out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
                 d_qk, d_v = nope + rope, v
-                out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
+                out["out_proj"] = terms.attention_out(h, d_v, d_ffn) * tokens
         else:
             hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
             if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
@@ -137,7 +138,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             gate = c["attention_output_gate"] and c["gate_projections"]
             out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
             d_qk = d_v = hd
-            out["out_proj"] = terms.attention_out(h, d_v, d) * tokens
+            out["out_proj"] = terms.attention_out(h, d_v, d_ffn) * tokens
         pairs = _hardware_pairs(kind, seqs, c, decode) if hardware else _pairs(kind, seqs, c, decode)
         qk = terms.attention_per_pair(h, d_qk, 0) * pairs
         out["core_attention"] = qk + terms.attention_per_pair(h, 0, d_v) * pairs
@@ -156,8 +157,8 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     gated = len(c["mlp_activations"]) == 2
     if kind.ffn == "moe":
         if c["router_flops"]:
-            out["moe_router"] = terms.router(d, c["num_experts"]) * tokens
-        per_expert_token = terms.mlp(d, c["moe_mlp_dim"], gated)
+            out["moe_router"] = terms.router(d_ffn, c["num_experts"]) * tokens
+        per_expert_token = terms.mlp(d_ffn, c["moe_mlp_dim"], gated)
         impl = c["moe_impl"] if hardware else "ideal"
         if impl == "dense":  # every expert runs every token
             out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
@@ -168,14 +169,17 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         else:
             out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
         if c["shared_experts"]:
-            gate = terms.shared_gate(d) if c["shared_expert_gate"] and c["gate_projections"] else 0
+            gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["gate_projections"] else 0
             width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
-            out["moe_shared"] = (c["shared_experts"] * terms.mlp(d, width, gated) + gate) * tokens
+            out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
             if not gate:
-                tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d, width) * tokens
+                tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
     else:
-        out["mlp"] = terms.mlp(d, c["mlp_dim"], gated) * tokens
-        tail["mlp"] = terms.mlp_down(d, c["mlp_dim"]) * tokens
+        out["mlp"] = terms.mlp(d_ffn, c["mlp_dim"], gated) * tokens
+        tail["mlp"] = terms.mlp_down(d_ffn, c["mlp_dim"]) * tokens
+    if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no tail)
+        out["layer_up_proj"] = 2 * d_ffn * d * tokens
+        tail = {"layer_up_proj": out["layer_up_proj"]}
     if kind.mtp:
         if c["mtp_eh_proj"]:
             out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens

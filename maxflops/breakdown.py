@@ -13,7 +13,7 @@ ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl
 
 # Display order; unknown names sort after these.
 COMPONENT_ORDER = ("qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl",
-                   "mlp", "moe_router", "moe_routed", "moe_shared", "mtp_eh_proj", "mtp_norm", "logits", "mtp")
+                   "mlp", "moe_router", "moe_routed", "moe_shared", "layer_up_proj", "mtp_eh_proj", "mtp_norm", "logits", "mtp")
 
 
 _RANK = {n: i for i, n in enumerate(COMPONENT_ORDER)}

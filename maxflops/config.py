@@ -52,6 +52,9 @@ SCHEMA: dict[str, Field] = {
                               minimum=0),
     "share_kv_projections": _f(False, bool, "The global ('G') layers project keys once and use them as values "
                                             "too (Gemma 4): one K/V projection instead of two."),
+    "attention_output_dim": _f(0, int, "Width the attention output projects to; 0 means emb_dim. When it differs, "
+                                       "the FFN (router and experts too) runs at this width and the layer closes "
+                                       "with an up-projection to emb_dim (MaxText's qwen3_custom_moe).", minimum=0),
     "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
                                              "per-head output gate, doubling its width."),
     "q_lora_rank": _f(0, int, "MLA: q down-projection rank; 0 means q is projected directly from D.",
@@ -334,6 +337,8 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if "C" in pattern and c["chunk_attn_window_size"] < 1:
         err("chunk_attn_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'C' "
                                       f"layers, got {c['chunk_attn_window_size']}")
+    if c["attention_output_dim"] and "D" in pattern:
+        err("attention_output_dim", "is not supported with gated-delta-net ('D') layers")
     if c["use_sparse_indexer"] and c["attention_type"] != "mla":
         err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla'")
     if c["use_sparse_indexer"] and not c["causal"]:

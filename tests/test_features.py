@@ -30,3 +30,24 @@ def test_gemma4_global_widths_shared_kv_and_shared_expert_width():
     b = maxflops.count(cfg)
     assert b.total == 3 * B * per_seq
     assert b.attention == 3 * B * (6 * 4 * H * hd * window + 4 * H * hdg * causal)
+
+
+def test_latent_ffn_attention_output_dim_and_up_projection():
+    D, H, Hkv, hd, A, T, B, E, k, F, V = 48, 6, 2, 10, 20, 9, 3, 7, 3, 11, 29
+    cfg = maxflops.model_config(
+        num_decoder_layers=2, emb_dim=D, num_query_heads=H, num_kv_heads=Hkv, head_dim=hd, attention_output_dim=A,
+        num_experts=E, num_experts_per_tok=k, moe_mlp_dim=F, vocab_size=V, max_target_length=T,
+        per_device_batch_size=B)
+    attn = [(D, H * hd), (D, Hkv * hd), (D, Hkv * hd), (H * hd, A)]
+    moe = [(A, E)] + k * [(A, F), (A, F), (F, A)]
+    up = [(A, D)]
+    weight = lambda mats: sum(2 * a * b for a, b in mats)
+    causal = _pairs(T, lambda i, j: j <= i)
+    per_seq = 2 * (weight(attn + moe + up) * T + 4 * H * hd * causal) + weight([(D, V)]) * T
+    b = maxflops.count(cfg)
+    assert b.total == 3 * B * per_seq
+    assert b.components["layer_up_proj"] == 3 * B * 2 * weight(up) * T
+    # Full remat recomputes every layer matmul but the up-projection (its output only joins the residual).
+    hw = maxflops.count(cfg, remat_policy="full").hardware_flops
+    layer_fwd = B * (weight(attn + moe + up) * T + 4 * H * hd * causal)
+    assert hw == b.total + 2 * (layer_fwd - B * weight(up) * T)

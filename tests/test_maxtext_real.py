@@ -93,3 +93,147 @@ def test_yaml_and_config_object_agree(name):
         for key in ("attention_impl", "dsa_impl", "not_priced"):
             a.pop(key), b.pop(key)
     assert {k: v for k, v in a.items() if a[k] != b[k]} == {}, {k: b[k] for k in a if a[k] != b[k]}
+
+
+# --- MaxText's object as a trainer has it ---------------------------------------------------------------------
+
+class HyperParameters:
+    """Stands in for maxtext.configs.pyconfig.HyperParameters: attribute access and get_keys()."""
+
+    def __init__(self, keys):
+        object.__setattr__(self, "_flat", dict(keys))
+
+    def __getattr__(self, name):
+        try:
+            return self._flat[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def get_keys(self):
+        return self._flat
+
+
+DS32 = "deepseek3.2-671b"
+DS32_CASE = MODELS[DS32]["cases"][0]  # batch 1, 4096 tokens
+
+
+def test_attribute_object_dict_and_hyperparameters_agree_and_read_maxtext_names():
+    import types
+
+    keys = full_keys(DS32, DS32_CASE)
+    want = DS32_CASE["tflops"]
+    for obj in (keys, types.SimpleNamespace(**keys), HyperParameters(keys)):
+        total, learnable, attention = maxflops.calculate_tflops_training_per_device(
+            from_maxtext(obj, convention="maxtext"), log=False)
+        assert _close(total, want[0]) and _close(learnable, want[1]) and _close(attention, want[2])
+    # count() takes the object as it is (exact convention), the same as through from_maxtext
+    assert maxflops.count(HyperParameters(keys)).total == maxflops.count(from_maxtext(keys)).total
+
+
+def test_partial_maxtext_mapping_takes_base_defaults_and_keeps_the_indexer():
+    """The issue's reproduction: MaxText names in a small object were silently dropped; now they count."""
+    import types
+
+    yaml_keys = {k: v for k, v in MODELS[DS32]["keys"].items() if k in K.MODEL_KEYS}
+    obj = types.SimpleNamespace(**yaml_keys, per_device_batch_size=4, max_target_length=4096)
+    on = maxflops.count(obj, convention="maxtext")
+    off = maxflops.count(types.SimpleNamespace(**{**vars(obj), "use_indexer": False}), convention="maxtext")
+    assert on.components["indexer_score"] > 0 and "indexer_score" not in off.components
+    assert on.total / 1e12 == 4162.712368054272 and off.total / 1e12 == 4103.370952409088  # MaxText's figures
+
+
+def test_unknown_and_unpriced_keys_are_errors_naming_them():
+    keys = full_keys("llama2-7b")
+    with pytest.raises(ValueError, match=r"unknown key 'frobnicate'.*unknown='warn'"):
+        from_maxtext({**keys, "frobnicate": 1})
+    with pytest.warns(UserWarning, match="frobnicate"):
+        from_maxtext({**keys, "frobnicate": 1}, unknown="warn")
+    with pytest.raises(ValueError, match=r"key 'moba' = True: MoBA"):
+        from_maxtext({**keys, "moba": True})
+    with pytest.raises(ValueError, match=r"key 'engram_layers' = \[1, 4\]: Engram"):
+        from_maxtext({**keys, "engram_layers": [1, 4]})
+    with pytest.raises(ValueError, match=r"key 'decoder_block' = 'nope': unknown decoder block; supported: "):
+        from_maxtext({**keys, "decoder_block": "nope"})
+    with pytest.raises(ValueError, match=r"key 'decoder_block' = 'deepseek4': DeepSeek-V4"):
+        from_maxtext(full_keys("deepseek4-tiny"))
+
+
+def test_implementation_keys_set_the_hardware_knobs():
+    keys = full_keys("mixtral-8x7b")
+    dropless = from_maxtext(keys)  # capacity_factor -1 with sparse_matmul: dropless grouped matmuls
+    assert dropless.moe_impl == "ideal" and keys["capacity_factor"] == -1.0
+    dense = from_maxtext({**keys, "sparse_matmul": False})
+    assert dense.moe_impl == "dense"
+    cap = from_maxtext({**keys, "sparse_matmul": False, "capacity_factor": 1.25})
+    assert (cap.moe_impl, cap.capacity_factor) == ("capacity", 1.25)
+    flash = from_maxtext({**keys, "attention": "flash", "sa_block_q": 256, "sa_block_kv": 1024})
+    assert (flash.attention_impl, flash.attention_block_q, flash.attention_block_kv) == ("blocked", 256, 1024)
+    assert flash.flash_backward_recompute
+    assert from_maxtext({**keys, "attention": "dot_product"}).attention_impl == "dense"
+    assert from_maxtext({**keys, "remat_policy": "full"}).remat_policy == "full"
+    minimal = from_maxtext({**keys, "remat_policy": "minimal"})
+    assert any("remat_policy='minimal'" in p for p in minimal.not_priced)
+
+
+def test_a_partial_count_never_looks_whole():
+    from maxflops.report import text_report
+
+    cfg = from_maxtext(full_keys("qwen3-vl-30b-a3b"))
+    b = maxflops.count(cfg)
+    assert any("vision encoder" in p for p in b.not_priced)
+    assert "NOT COUNTED: the vision encoder" in text_report(b, cfg)
+    assert any("vision" in p for p in b.to_dict()["not_priced"])
+    assert maxflops.count(maxflops.load_config("llama3.1-8b")).not_priced == ()
+
+
+def test_quirks_follow_the_convention():
+    cfg = from_maxtext(full_keys("olmo3-7b"), max_target_length=32768)  # window 4096 < length
+    exact, mt = maxflops.count(cfg), maxflops.count(cfg, convention="maxtext")
+    assert cfg.convention_quirks == ("maxtext:window_pairs=global",)
+    assert maxflops.count(from_maxtext(full_keys("olmo3-7b"), convention="maxtext", max_target_length=32768)).total \
+        == mt.total
+    assert exact.components["core_attention"] < mt.components["core_attention"]
+    with pytest.raises(ValueError, match="convention_quirks"):
+        maxflops.model_config(convention_quirks=("maxtext:frob=1",))
+
+
+def test_install_replaces_maxtexts_function_and_uninstall_restores_it(monkeypatch):
+    import types
+
+    calls = []
+
+    def original(config, log=True):
+        calls.append(config)
+        return (1.0, 0.5, 0.5)
+
+    utils = types.ModuleType("maxtext.utils.maxtext_utils")
+    utils.calculate_tflops_training_per_device = original
+    logger = types.ModuleType("maxtext.utils.get_flops")
+    logger.calculate_tflops_training_per_device = original  # imported by name elsewhere
+    for name, mod in (("maxtext", types.ModuleType("maxtext")), ("maxtext.utils", types.ModuleType("maxtext.utils")),
+                      ("maxtext.utils.maxtext_utils", utils), ("maxtext.utils.get_flops", logger)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    from maxflops import maxtext as mt
+
+    mt.install(convention="maxtext")
+    try:
+        got = utils.calculate_tflops_training_per_device(HyperParameters(full_keys(DS32, DS32_CASE)), log=False)
+        assert logger.calculate_tflops_training_per_device is utils.calculate_tflops_training_per_device
+        assert all(map(_close, got, DS32_CASE["tflops"])) and not calls
+    finally:
+        mt.uninstall()
+    assert utils.calculate_tflops_training_per_device is original and logger.calculate_tflops_training_per_device is original
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
+                    "of a venv with maxtext 0.2.5 reruns the fixture generation and compares")
+def test_live_maxtext_reproduces_the_fixtures(tmp_path):
+    script = HERE / "generate.py"
+    out = tmp_path / "live"
+    out.mkdir()
+    (out / "generate.py").write_text(script.read_text())
+    subprocess.run([os.environ["MAXFLOPS_LIVE_MAXTEXT"], str(out / "generate.py")], check=True,
+                   capture_output=True, timeout=1800)
+    live = json.loads((out / "maxtext_models.json").read_text())["models"]
+    assert {n: [c.get("tflops") for c in e["cases"]] for n, e in live.items()} == \
+        {n: [c.get("tflops") for c in e["cases"]] for n, e in MODELS.items()}

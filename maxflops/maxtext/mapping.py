@@ -32,6 +32,7 @@ class Block:
     shared: bool = False  # the code runs shared_experts
     gated: bool = False  # qwen3-next family: attention output gate and shared-expert gate
     global_widths: bool = False  # global layers: global_head_dim, global_num_kv_heads, share_kv_projections
+    latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
     note: str = ""
@@ -55,6 +56,9 @@ BLOCKS: dict[str, Block] = {
     # layer, as for any block it has no dense/MoE rule for.
     # gemma4: layer i is global iff i % 6 == 5, with its own head width and KV heads, K reused as V; the shared
     # expert (sized by mlp_dim) runs beside the routed ones on every layer.
+    # qwen3_custom_moe: attention projects to attention_output_dim, the MoE runs on that latent, an up-projection
+    # returns to emb_dim (one residual per layer).
+    "qwen3_custom_moe": Block("G", latent_ffn=True),
     "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim"),
     "envy": Block("G", interleave=True, maxtext_quirks=(("ffn_all_moe", True),)),
 }
@@ -62,7 +66,6 @@ SUPPORTED = tuple(sorted(BLOCKS))
 REFUSED = {
     "deepseek4": "DeepSeek-V4's compressed attention is not priced yet",
     "gemma4_small": "Gemma 4's KV-shared layers and per-layer embeddings are not priced yet",
-    "qwen3_custom_moe": "the compressed MoE input and attention output widths are not priced yet",
 }
 
 # The widths pyconfig derives: derived key -> (base key, which power-of-two scale applies).
@@ -267,6 +270,14 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
                       ("first_num_hash_layers", "hash-routed layers"), ("o_groups", "grouped output projection"),
                       ("o_lora_rank", "low-rank output projection"), ("compress_ratios", "compressed attention")):
         _refuse_on(r, key, what, lambda v: v not in (None, 0, False, [], ()))
+    if spec.latent_ffn:
+        width = r.int("attention_output_dim", base["attention_output_dim"], minimum=None, record=False)
+        moe_in = r.int("moe_expert_input_dim", base["moe_expert_input_dim"], minimum=None, record=False)
+        if width <= 0 or moe_in != width:
+            raise r.fail("moe_expert_input_dim", f"must equal attention_output_dim={width} > 0 for decoder_block "
+                                                 f"{block!r} (MaxText's rule)", moe_in)
+        if width != o["emb_dim"]:
+            o["attention_output_dim"] = width
     for key in ("attention_output_dim", "moe_expert_input_dim"):
         _refuse_on(r, key, f"{key} (qwen3_custom_moe widths)", lambda v: isinstance(v, int) and v > 0)
 
