@@ -54,6 +54,17 @@ def main() -> None:
     t = median_time(lambda: maxflops.count(glm), repeats=30, inner=200)
     rows.append(("count(), glm5 (78 layers + MTP, index reuse)", t, TARGETS["count"]))
 
+    # MaxText's config object as its trainer has it (856 keys, from the committed MaxText 0.2.5 fixture).
+    import json
+
+    fx = pathlib.Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "maxtext_real"
+    mt_keys = {**json.loads((fx / "maxtext_base_keys.json").read_text()),
+               **json.loads((fx / "maxtext_models.json").read_text())["models"]["deepseek3.2-671b"]["keys"]}
+    from maxflops.maxtext import from_maxtext
+
+    t = median_time(lambda: maxflops.count(from_maxtext(mt_keys)), repeats=20, inner=20)
+    rows.append(("from_maxtext + count(), MaxText's deepseek3.2-671b object (856 keys)", t, 1e-3))
+
     lengths = np.linspace(1024, 262144, 1000).astype(int)
 
     t = median_time(lambda: maxflops.sweep(ds, "max_target_length", lengths.tolist()), repeats=5)
