@@ -357,9 +357,9 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
 
 
 def _from_foreign(config):
-    from .maxtext import from_maxtext, is_maxtext_config
+    from .maxtext import counting_view, is_maxtext_config
 
-    return from_maxtext(config) if is_maxtext_config(config) else config
+    return counting_view(config) if is_maxtext_config(config) else config
 
 
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:

@@ -86,18 +86,46 @@ def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
     """
     if unknown not in ("error", "warn"):
         raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
+    return model_config(**{**_overrides(config, unknown), **overrides})
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(map(_hashable, v))
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+_CACHE: dict = {}
+
+
+def _overrides(config: Any, unknown: str = "error") -> dict:
+    """The schema overrides of a MaxText object (a fresh dict; cached on the values of the keys read)."""
     data = maxtext_keys(config)
     read, own_keys, strange = _split(frozenset(data))
     if strange:
-        msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} {', '.join(map(repr, sorted(strange)))} "
+        msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} {', '.join(map(repr, strange))} "
                f"(maxflops knows MaxText {keys.MAXTEXT_VERSION}'s keys and its own schema)")
         if unknown == "error":
             raise ValueError(msg + "; pass unknown='warn' to count without them")
         import warnings
 
-        warnings.warn(msg + ": not counted", stacklevel=2)
-    loaded = map_keys({k: _plain(data[k]) for k in read}, "MaxText config", derive=False, report=False)
-    return model_config(**{**loaded.overrides, **{k: _plain(data[k]) for k in own_keys}, **overrides})
+        warnings.warn(msg + ": not counted", stacklevel=3)
+    snapshot = (read, own_keys, tuple(_hashable(_plain(data[k])) for k in read + own_keys))
+    out = _CACHE.get(snapshot)
+    if out is None:
+        loaded = map_keys({k: _plain(data[k]) for k in read}, "MaxText config", derive=False, report=False)
+        out = {**loaded.overrides, **{k: _plain(data[k]) for k in own_keys}}
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[snapshot] = out
+    return dict(out)
+
+
+def counting_view(config: Any) -> dict:
+    """What ``count`` uses for a MaxText object: its schema overrides as a plain dict (no ConfigDict built)."""
+    return _overrides(config)
 
 
 def calculate_tflops_training_per_device(config, log: bool = True, segment_lengths=None):
