@@ -86,7 +86,13 @@ UNPRICED = {
     "lti_layer_indices": (_off, "learn-to-init layers (lti_layer_indices)"),
 }
 
-NO_EFFECT = frozenset("""
+# Run-specific paths and names (the fixture generator leaves their values out; they are keys all the same).
+RUN_KEYS = frozenset("""
+    run_name base_output_directory checkpoint_dir metrics_dir tensorboard_dir managed_mldiagnostics_dir
+    dump_jaxpr_gcs_dir dump_hlo_gcs_dir hf_access_token
+""".split())
+
+NO_EFFECT = RUN_KEYS | frozenset("""
     abort_on_inf_loss abort_on_nan_loss act_quantization_calibration_method activation_dropout_for_audio
     activation_function_for_audio activations_in_float32 adam_b1 adam_b2 adam_eps adam_eps_root adam_weight_decay
     adamw_mask add_bos add_eos allow_split_physical_axes ar_cache_axis_order async_checkpointing async_scheduling
