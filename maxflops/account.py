@@ -62,7 +62,7 @@ def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
     mixer, span = kind.mixer, kind.span
     if mixer == DSA:
         if c["dsa_impl"] == "dense":  # the full square with the top-k mask
-            return _impl_pairs(GLOBAL, 0, seqs, {**c, "attention_impl": "dense"}, decode)
+            return _dense_pairs(seqs, decode)
         if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
             if decode:
                 return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))
@@ -71,10 +71,15 @@ def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
     return _impl_pairs(mixer, span, seqs, c, decode)
 
 
+def _dense_pairs(seqs, decode: bool):
+    """The full square, masked (decode: the new token against the whole cache and itself)."""
+    return seqs.sum(lambda kv: kv + 1) if decode else seqs.sum(lambda L: L * L)
+
+
 def _impl_pairs(mixer, span, seqs, c, decode: bool):
     impl = c["attention_impl"]
-    if impl == "dense":  # the full square, masked (decode: the whole cache)
-        return seqs.sum(lambda kv: kv + 1) if decode else seqs.sum(lambda L: L * L)
+    if impl == "dense":
+        return _dense_pairs(seqs, decode)
     if impl == "blocked":
         bq, bkv = c["attention_block_q"], c["attention_block_kv"]
         if decode:
@@ -357,9 +362,9 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
 
 
 def _from_foreign(config):
-    from .maxtext import counting_view, is_maxtext_config
+    from .maxtext import is_maxtext_config, overrides_of
 
-    return counting_view(config) if is_maxtext_config(config) else config
+    return overrides_of(config) if is_maxtext_config(config) else config
 
 
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:

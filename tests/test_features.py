@@ -51,3 +51,20 @@ def test_latent_ffn_attention_output_dim_and_up_projection():
     hw = maxflops.count(cfg, remat_policy="full").hardware_flops
     layer_fwd = B * (weight(attn + moe + up) * T + 4 * H * hd * causal)
     assert hw == b.total + 2 * (layer_fwd - B * weight(up) * T)
+
+
+def test_dsa_dense_computes_the_full_square_with_the_topk_mask():
+    H, nope, rope, v, K, T, B, layers = 3, 7, 5, 11, 4, 13, 2, 2
+    cfg = maxflops.model_config(
+        num_decoder_layers=layers, emb_dim=40, attention_type="mla", num_query_heads=H, num_kv_heads=H, q_lora_rank=9,
+        kv_lora_rank=6, qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=v, use_sparse_indexer=True,
+        index_topk=K, index_n_heads=2, index_head_dim=3, max_target_length=T, per_device_batch_size=B)
+    ideal = maxflops.count(cfg, mode="prefill")
+    dense = maxflops.count(cfg, mode="prefill", dsa_impl="dense")
+    topk = _pairs(T, lambda i, j: j <= i and j >= i - K + 1)  # as many keys as min(i+1, K) per query
+    square = _pairs(T, lambda i, j: True)
+    per_pair = 2 * H * (nope + rope) + 2 * H * v
+    assert ideal.hardware_components["core_attention"] == layers * B * per_pair * topk
+    assert dense.hardware_components["core_attention"] == layers * B * per_pair * square
+    assert dense.hardware_components["indexer_score"] == ideal.hardware_components["indexer_score"]
+    assert dense.total == ideal.total  # model FLOPs do not change

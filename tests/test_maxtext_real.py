@@ -49,7 +49,7 @@ def test_every_maxtext_key_is_classified_once():
 
 
 def test_base_values_are_maxtexts():
-    assert {k: v for k, v in K.BASE.items()} == {k: BASE[k] for k in K.BASE}
+    assert K.BASE == {k: BASE[k] for k in K.BASE}
 
 
 def test_fixture_versions():

@@ -203,20 +203,15 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
     # --- mixers ---------------------------------------------------------------------------------------------
     letters, key = _hf_layers(r, text_type, family, d, n)
     pattern = o["attention_layer_pattern"] = _fit_pattern(letters, r, key)
-    if "L" in pattern:
-        w = r.int("sliding_window", d("sliding_window"), minimum=1, none_ok=True)
-        if w is None:
-            raise r.fail("sliding_window", "the layers include sliding-window attention, so a window is needed")
-        o["sliding_window_size"] = w
-    else:
-        r.ignore("sliding_window", "unused: no sliding-window layers")
-    if "C" in pattern:
-        c = r.int("attention_chunk_size", d("attention_chunk_size"), minimum=1, none_ok=True)
-        if c is None:
-            raise r.fail("attention_chunk_size", "the layers include chunked attention, so a chunk size is needed")
-        o["chunk_attn_window_size"] = c
-    else:
-        r.ignore("attention_chunk_size", "unused: no chunked-attention layers")
+    for letter, key, target, what in (("L", "sliding_window", "sliding_window_size", "sliding-window"),
+                                      ("C", "attention_chunk_size", "chunk_attn_window_size", "chunked-attention")):
+        if letter in pattern:
+            span = r.int(key, d(key), minimum=1, none_ok=True)
+            if span is None:
+                raise r.fail(key, f"the layers include {what} attention, so {key} is needed")
+            o[target] = span
+        else:
+            r.ignore(key, f"unused: no {what} layers")
 
     if family == "qwen3_next":
         for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),

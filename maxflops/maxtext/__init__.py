@@ -86,7 +86,7 @@ def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
     """
     if unknown not in ("error", "warn"):
         raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
-    return model_config(**{**_overrides(config, unknown), **overrides})
+    return model_config(**{**overrides_of(config, unknown), **overrides})
 
 
 def _hashable(v):
@@ -100,8 +100,9 @@ def _hashable(v):
 _CACHE: dict = {}
 
 
-def _overrides(config: Any, unknown: str = "error") -> dict:
-    """The schema overrides of a MaxText object (a fresh dict; cached on the values of the keys read)."""
+def overrides_of(config: Any, unknown: str = "error") -> dict:
+    """The schema overrides of a MaxText object as a plain dict (fresh; cached on the values of the keys read).
+    ``count`` uses it directly: no ConfigDict is built on that path."""
     data = maxtext_keys(config)
     read, own_keys, strange = _split(frozenset(data))
     if strange:
@@ -123,11 +124,6 @@ def _overrides(config: Any, unknown: str = "error") -> dict:
     return dict(out)
 
 
-def counting_view(config: Any) -> dict:
-    """What ``count`` uses for a MaxText object: its schema overrides as a plain dict (no ConfigDict built)."""
-    return _overrides(config)
-
-
 def calculate_tflops_training_per_device(config, log: bool = True, segment_lengths=None):
     """(total, learnable_weight, attention) TFLOPs per device per train step, as MaxText returns them.
 
@@ -141,9 +137,14 @@ def calculate_tflops_training_per_device(config, log: bool = True, segment_lengt
     b = count(config, segment_lengths=segment_lengths)
     if b.mode != "train":
         raise ValueError(f"config key 'mode': calculate_tflops_training_per_device needs 'train', got {b.mode!r}")
+    return _triple(b, log, "Per train step")
+
+
+def _triple(b, log: bool, heading: str) -> tuple:
+    """(total, learnable, attention) TFLOPs of a Breakdown; with ``log`` printed as MaxText prints them."""
     total, learnable, attention = b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12
     if log:
-        print("Per train step:\n", f"Total TFLOPs: {total:.2f} \n",
+        print(f"{heading}:\n", f"Total TFLOPs: {total:.2f} \n",
               f"split as {100 * learnable / total:.2f}% learnable weight flops "
               f"and {100 * attention / total:.2f}% attention flops")
         if b.not_priced:
@@ -168,20 +169,15 @@ def install(convention: str = "exact", **overrides) -> None:
         import importlib
 
         utils = importlib.import_module("maxtext.utils.maxtext_utils")
-    original = _SAVED.get("original", utils.calculate_tflops_training_per_device)
+    current = utils.calculate_tflops_training_per_device
+    original = _SAVED.setdefault("original", current)  # installing twice keeps MaxText's own function
 
     def maxflops_tflops(config, log=True):
         b = count(from_maxtext(config, convention=convention, **overrides))
-        total, learnable, attention = b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12
-        if log:
-            print("Per train step (maxflops, convention " + convention + "):\n", f"Total TFLOPs: {total:.2f} \n",
-                  f"split as {100 * learnable / total:.2f}% learnable weight flops "
-                  f"and {100 * attention / total:.2f}% attention flops")
-        return total, learnable, attention
+        return _triple(b, log, f"Per train step (maxflops, convention {convention})")
 
     maxflops_tflops.__wrapped__ = original
-    _SAVED["original"] = original
-    _replace(original, maxflops_tflops)
+    _replace(current, maxflops_tflops)
 
 
 def uninstall() -> None:

@@ -7,7 +7,8 @@ text of a module, builds its call graph (fusions, while bodies, calls, condition
 the caller's multiplier times the trip count of the loop (1 for plain calls and fusions).
 
 Only matmul FLOPs are counted (``dot`` and ``convolution``); elementwise ops, reductions and transcendentals are not,
-because their counts move between the lowered and the optimized module (see shared/XLA_NOTES.md).
+because their counts move between the lowered and the optimized module (XLA's optimizer fuses, splits and
+rewrites them), while every dot it keeps is the same dot.
 
 Conventions, matching ``HloCostAnalysis``:
 
