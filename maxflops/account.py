@@ -140,6 +140,8 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
                 hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
                 shared_kv = c["share_kv_projections"]
+            if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
+                n_kv = 0
             gate = c["attention_output_gate"] and c["gate_projections"]
             out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
             d_qk = d_v = hd
@@ -180,11 +182,29 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             if not gate:
                 tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
     else:
-        out["mlp"] = terms.mlp(d_ffn, c["mlp_dim"], gated) * tokens
-        tail["mlp"] = terms.mlp_down(d_ffn, c["mlp_dim"]) * tokens
+        width = c["mlp_dim"] * (2 if kind.kv_shared and c["double_wide_kv_shared_mlp"] else 1)
+        out["mlp"] = terms.mlp(d_ffn, width, gated) * tokens
+        tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
     if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no tail)
         out["layer_up_proj"] = 2 * d_ffn * d * tokens
         tail = {"layer_up_proj": out["layer_up_proj"]}
+    if c["per_layer_input_dim"]:  # per-layer embedding: gate D -> P, projection P -> D
+        out["per_layer_emb"] = terms.ple_layer(d, c["per_layer_input_dim"]) * tokens
+    if kind.engram:
+        streams = c["mhc_expansion_rate"]
+        e_in = c["engram_num_heads"] * c["engram_head_dim"] * (c["engram_max_ngram_size"] - 1)
+        out["engram_proj"] = terms.engram_proj(e_in, streams, d) * tokens
+        out["engram_gate"] = 2 * streams * d * tokens
+        k, dil = c["engram_kernel_size"], c["engram_max_ngram_size"]
+        if c["gdn_conv_taps"] == "full":
+            taps = k * tokens
+        elif decode:
+            taps = seqs.sum(lambda kv: masks.dilated_taps(kv + 1, k, dil) - masks.dilated_taps(kv, k, dil))
+        else:
+            taps = seqs.sum(lambda L: masks.dilated_taps(L, k, dil))
+        out["engram_conv"] = tail["engram_conv"] = 2 * streams * d * taps
+    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # two mixings per layer: around attention and the FFN
+        out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"]) * tokens
     if kind.mtp:
         if c["mtp_eh_proj"]:
             out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
@@ -263,7 +283,8 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
 PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", "causal", "use_sparse_indexer",
              "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
              "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
-             "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe")
+             "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
+             "engram_layers")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -349,16 +370,25 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
     passes = (3 if train else 1) * steps
-    head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c)) * tokens * passes)}
+    head = _head(c, tokens * passes)
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
         hw = hardware_view(c)
         hw_plan = _plan(tuple((k, hw[k]) for k in PLAN_KEYS))
-        hw_head = {"logits": _to_int(terms.logits(hw["emb_dim"], _vocab(hw, hardware=True)) * tokens * passes)}
+        hw_head = _head(hw, tokens * passes, hardware=True)
         return hw_plan, [price_hardware(kind, hw, seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
     return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
                           hardware, c["not_priced"])
+
+
+def _head(c, tokens, hardware: bool = False) -> dict:
+    """The rows outside the decoder layers: the output head, and the per-layer-embedding projection."""
+    head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c, hardware)) * tokens)}
+    if c["per_layer_input_dim"]:
+        head["per_layer_emb_proj"] = _to_int(
+            terms.ple_global(c["emb_dim"], c["num_decoder_layers"], c["per_layer_input_dim"]) * tokens)
+    return head
 
 
 def _from_foreign(config):

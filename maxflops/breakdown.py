@@ -9,11 +9,11 @@ from typing import Mapping
 
 # Components that mix the sequence (the "attention FLOPs" of MaxText's split); every other one is a matmul
 # against a learned weight.
-ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl"})
+ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl", "engram_gate"})
 
 # Display order; unknown names sort after these.
-COMPONENT_ORDER = ("qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl",
-                   "mlp", "moe_router", "moe_routed", "moe_shared", "layer_up_proj", "mtp_eh_proj", "mtp_norm", "logits", "mtp")
+COMPONENT_ORDER = ("engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl",
+                   "mlp", "moe_router", "moe_routed", "moe_shared", "layer_up_proj", "per_layer_emb", "mtp_eh_proj", "mtp_norm", "logits", "per_layer_emb_proj", "mtp")
 
 
 _RANK = {n: i for i, n in enumerate(COMPONENT_ORDER)}

@@ -70,14 +70,14 @@ def _rewrite_model(argv: list[str]) -> list[str]:
 def _check_override(arg: str) -> str:
     """Validate ``--config.KEY=VALUE`` against the schema before absl sees it (for a one-line error naming the
     key and the value); a list value ``a,b`` is rewritten as the tuple literal absl expects."""
-    from .config import SCHEMA, _closest, _coerce
+    from .config import SCHEMA, Ints, _closest, _coerce
 
     if not arg.startswith("--config."):
         return arg
     key, _, value = arg[len("--config."):].partition("=")
     if key not in SCHEMA:
         raise UsageError(f"unknown config key {key!r}{_closest(key)}")
-    if SCHEMA[key].kind is tuple:
+    if SCHEMA[key].kind in (tuple, Ints):
         text = value.strip().strip("()[]").replace("'", "").replace('"', "")
         return f"--config.{key}={tuple(_coerce(key, text))!r}"
     _coerce(key, value)

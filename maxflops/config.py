@@ -20,6 +20,10 @@ from typing import Any, Mapping
 _PATTERN_LETTERS = "GLCD"
 
 
+class Ints(tuple):
+    """Schema kind: a tuple of non-negative integers (given as a list, a tuple or '1,4')."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Field:
     default: Any
@@ -100,6 +104,25 @@ SCHEMA: dict[str, Field] = {
                             minimum=0),
     "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
                                                   "gets no gradient (counted forward only).", minimum=0),
+    # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
+    "num_kv_shared_layers": _f(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
+                                       "no K/V projections of their own (they still attend).", minimum=0),
+    "double_wide_kv_shared_mlp": _f(False, bool, "The KV-shared layers run their dense FFN at twice mlp_dim "
+                                                 "(Gemma 4 E2B)."),
+    "per_layer_input_dim": _f(0, int, "Per-layer embeddings of width P (Gemma 4 E2B/E4B): one projection "
+                                      "D -> layers*P per token, and in every layer a gate D -> P and a "
+                                      "projection P -> D; the table lookup is a gather.", minimum=0),
+    "engram_layers": _f((), Ints, "0-based decoder layers with an Engram block before attention: n-gram "
+                                      "embeddings (a gather) projected to keys (-> expansion x D) and a value "
+                                      "(-> D), a per-stream gate (a dot product) and a causal depthwise conv."),
+    "engram_num_heads": _f(8, int, "Engram embedding heads per n-gram order.", minimum=1),
+    "engram_head_dim": _f(1280, int, "Engram embedding width per head.", minimum=1),
+    "engram_max_ngram_size": _f(3, int, "Engram's largest n-gram: orders 2..n, and the conv's dilation.", minimum=2),
+    "engram_kernel_size": _f(4, int, "Engram's depthwise conv width.", minimum=1),
+    "mhc_expansion_rate": _f(1, int, "mHC hyper-connections: G residual streams; above 1 every decoder layer "
+                                     "mixes them around attention and around the FFN (a projection "
+                                     "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",
+                             minimum=1),
     # --- multi-token prediction ---------------------------------------------------------------------------
     "mtp_num_layers": _f(0, int, "MTP modules (train mode only): eh projection 2D -> D, one layer like the "
                                  "last decoder layer, and the output head.", minimum=0),
@@ -173,9 +196,9 @@ SCHEMA: dict[str, Field] = {
     "indexer_train_factor": _f(0, int, "Train multiplier of the indexer; 0 = the gradient rule "
                                        "(projections 2x, scoring 3x, or 1x with no indexer loss).",
                                minimum=0),
-    "gdn_conv_taps": _f("exact", str, "Gated-delta-net conv: 'exact' counts non-padding taps only "
-                                      "(min(i+1, kernel) for token i); 'full' counts the whole kernel "
-                                      "(MaxText).", choices=("exact", "full")),
+    "gdn_conv_taps": _f("exact", str, "Causal depthwise convs (gated delta net, Engram): 'exact' counts "
+                                      "non-padding taps only (min(i+1, kernel) for token i without dilation); "
+                                      "'full' counts the whole kernel (MaxText).", choices=("exact", "full")),
     "gdn_core_state_ops": _f(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
                                      "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
                                      "rank-one update and the decay are elementwise. MaxText and Megatron "
@@ -191,6 +214,9 @@ SCHEMA: dict[str, Field] = {
     "not_priced": _f((), tuple, "Parts of the model or of the program that these figures leave out (set by "
                                 "the MaxText mapping for implementation choices maxflops cannot price yet); "
                                 "every report shows them."),
+    "mhc_flops": _f(True, bool, "Count the mHC mixing (MaxText's function leaves it out for its deepseek block)."),
+    "mhc_outer_flops": _f(False, bool, "Count mHC's elementwise outer product (G*D per token per module) as "
+                                       "MaxText's DeepSeek-V4 function does."),
     "router_flops": _f(True, bool, "Count the MoE router D -> E (Megatron does not)."),
     "mtp_eh_proj": _f(True, bool, "Count the MTP eh projection 2D -> D."),
     "mtp_logits": _f(True, bool, "Count the MTP modules' output head."),
@@ -222,6 +248,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "mtp_eh_proj": False,
         "mtp_logits": False,
         "ffn_all_moe": False,
+        "mhc_outer_flops": True,
     },
     "megatron": {
         "causal_pairs": "half_square",
@@ -290,6 +317,17 @@ def _coerce(key: str, value: Any) -> Any:
         if isinstance(value, str):
             return value
         raise bad
+    if kind is Ints:  # stored as a plain tuple of ints
+        bad = ValueError(f"config key {key!r}: expected a list of non-negative integers, got {value!r}")
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        try:
+            out = tuple(int(v) for v in value if not isinstance(v, bool) and float(v).is_integer())
+        except (TypeError, ValueError):
+            raise bad from None
+        if len(out) != len(value) or any(v < 0 for v in out):
+            raise bad
+        return out
     if kind is tuple:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
@@ -331,6 +369,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         if ch not in _PATTERN_LETTERS:
             err("attention_layer_pattern", f"{pattern!r} has unknown letter {ch!r}; letters are G (global), "
                                            "L (sliding window), C (chunked), D (gated delta net)")
+    if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
+        err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
+                                    f"(num_decoder_layers={c['num_decoder_layers']})")
+    for layer in c["engram_layers"]:
+        if layer >= c["num_decoder_layers"]:
+            err("engram_layers", f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
     if "L" in pattern and c["sliding_window_size"] < 1:
         err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'L' layers, "
                                    f"got {c['sliding_window_size']}")

@@ -49,6 +49,15 @@ def chunked(L, C):
     return n * (C * (C + 1) // 2) + r * (r + 1) // 2
 
 
+def dilated_taps(L, kernel, dilation):
+    """Non-padding taps of a causal conv of ``kernel`` taps spaced ``dilation`` apart over a length-L sequence:
+    token i reads positions i, i-d, ..., i-(kernel-1)d that exist, min(kernel, i // d + 1) of them.
+    With m = min(L, d(kernel-1)), q, r = divmod(m, d): d*q(q+1)/2 + r(q+1) + kernel*(L - m)."""
+    m = _minimum(L, dilation * (kernel - 1))
+    q, r = m // dilation, m % dilation
+    return dilation * q * (q + 1) // 2 + r * (q + 1) + kernel * (L - m)
+
+
 def bidirectional(L):
     return L * L
 

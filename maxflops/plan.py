@@ -7,6 +7,7 @@ Patterns handled here and nowhere else:
 - mixers: ``attention_layer_pattern`` is cyclic; 'G' layers become DSA sparse layers when
   ``use_sparse_indexer`` is on, and a DSA layer computes its own top-k index iff the GLM-5 reuse rule says so;
 - FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``);
+- per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
   index-reuse rule.
 """
@@ -28,6 +29,8 @@ class LayerKind:
     computes_index: bool  # DSA only: this layer runs the indexer (else it reuses an earlier top-k)
     ffn: str  # "dense" or "moe"
     mtp: bool  # an MTP module (adds the eh projection and its own output head)
+    kv_shared: bool = False  # reuses an earlier layer's keys and values (no K/V projections)
+    engram: bool = False  # runs an Engram block before attention
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,12 +83,16 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     rows = []
     letter = "G"
     ffn = "dense"
-    for layer in range(c["num_decoder_layers"]):
+    n = c["num_decoder_layers"]
+    first_shared = n - c["num_kv_shared_layers"] if c["num_kv_shared_layers"] else n
+    engram = frozenset(c["engram_layers"])
+    for layer in range(n):
         letter = pattern[layer % len(pattern)]
         mixer, span, index = mixer_of(letter, layer + 1, c)
         ffn = "moe" if is_moe_layer(layer, c) else "dense"
         projection = "gdn" if mixer == LINEAR else attn_projection
-        rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False)))
+        rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
+                                                 layer >= first_shared, layer in engram)))
     if c["mode"] == "train":
         for k in range(1, c["mtp_num_layers"] + 1):
             mixer, span, index = mixer_of(letter, k, c)

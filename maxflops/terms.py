@@ -119,6 +119,29 @@ def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 2) -> int:
     return 2 * state_ops * n_v * dk * dv
 
 
+def ple_layer(d: int, p: int) -> int:
+    """One layer's per-layer-embedding matmuls, one token: gate D -> P and projection P -> D."""
+    return 2 * d * p + 2 * p * d
+
+
+def ple_global(d: int, layers: int, p: int) -> int:
+    """The per-layer-embedding projection D -> layers*P, once per token."""
+    return 2 * d * layers * p
+
+
+def engram_proj(e_in: int, streams: int, d: int) -> int:
+    """Engram's key projection E_in -> streams*D and value projection E_in -> D, one token."""
+    return 2 * e_in * (streams * d + d)
+
+
+def mhc(streams: int, d: int, outer: bool = False) -> int:
+    """One mHC mixing, one token, G = streams: the projection G*D -> 2G + G^2, the pre contraction over G
+    streams (2GD) and the residual mixing G x G over D (2G^2 D); the post outer product (G*D multiplies) only
+    with ``outer``."""
+    g = streams
+    return 2 * g * d * (2 * g + g * g) + 2 * g * d + 2 * g * g * d + (g * d if outer else 0)
+
+
 def logits(d: int, vocab: int) -> int:
     """Output head D -> V."""
     return 2 * d * vocab

@@ -68,3 +68,74 @@ def test_dsa_dense_computes_the_full_square_with_the_topk_mask():
     assert dense.hardware_components["core_attention"] == layers * B * per_pair * square
     assert dense.hardware_components["indexer_score"] == ideal.hardware_components["indexer_score"]
     assert dense.total == ideal.total  # model FLOPs do not change
+
+
+def test_kv_shared_layers_double_wide_mlp_and_per_layer_embeddings():
+    D, H, Hkv, hd, F, P, V, T, B, n, shared = 40, 4, 2, 6, 13, 5, 31, 9, 2, 5, 2
+    cfg = maxflops.model_config(
+        num_decoder_layers=n, emb_dim=D, num_query_heads=H, num_kv_heads=Hkv, head_dim=hd, mlp_dim=F,
+        num_kv_shared_layers=shared, double_wide_kv_shared_mlp=True, per_layer_input_dim=P, vocab_size=V,
+        max_target_length=T, per_device_batch_size=B)
+    weight = lambda mats: sum(2 * a * b for a, b in mats)
+    ple = [(D, P), (P, D)]
+    own = [(D, H * hd), (D, Hkv * hd), (D, Hkv * hd), (H * hd, D), (D, F), (D, F), (F, D)] + ple
+    reuse = [(D, H * hd), (H * hd, D), (D, 2 * F), (D, 2 * F), (2 * F, D)] + ple  # no K/V, double-wide MLP
+    causal = _pairs(T, lambda i, j: j <= i)
+    per_seq = ((n - shared) * weight(own) + shared * weight(reuse) + weight([(D, V), (D, n * P)])) * T \
+        + n * 4 * H * hd * causal
+    b = maxflops.count(cfg)
+    assert b.total == 3 * B * per_seq
+    assert b.components["per_layer_emb_proj"] == 3 * B * weight([(D, n * P)]) * T
+    assert [row.name for row in b.layers if row.components.get("qkv_proj") == 3 * B * weight([(D, H * hd)]) * T] == \
+        [f"layer {i}" for i in range(n - shared, n)]
+
+
+def test_dilated_causal_conv_taps_against_enumeration():
+    import numpy as np
+
+    from maxflops import masks
+
+    for kernel in (1, 2, 4):
+        for dil in (1, 2, 3):
+            for L in range(0, 30):
+                brute = sum(1 for i in range(L) for t in range(kernel) if i - t * dil >= 0)
+                assert masks.dilated_taps(L, kernel, dil) == brute, (L, kernel, dil)
+            lengths = np.arange(0, 30)
+            assert int(masks.dilated_taps(lengths, kernel, dil).sum()) == \
+                sum(masks.dilated_taps(int(x), kernel, dil) for x in lengths)
+
+
+def test_engram_and_mhc():
+    D, G, heads, hdim, nmax, k, T, B, n = 12, 3, 2, 5, 3, 4, 10, 2, 3
+    common = dict(num_decoder_layers=n, emb_dim=D, num_query_heads=2, num_kv_heads=2, head_dim=4, mlp_dim=7,
+                  vocab_size=11, max_target_length=T, per_device_batch_size=B)
+    base = maxflops.count(maxflops.model_config(**common))
+    eng = maxflops.count(maxflops.model_config(
+        **common, engram_layers=(0, 2), engram_num_heads=heads, engram_head_dim=hdim, engram_max_ngram_size=nmax,
+        engram_kernel_size=k, mhc_expansion_rate=G), mode="prefill")
+    e_in = heads * hdim * (nmax - 1)
+    taps = sum(1 for i in range(T) for t in range(k) if i - t * nmax >= 0)  # dilation = the largest n-gram
+    per_engram = B * (2 * e_in * G * D * T + 2 * e_in * D * T + 2 * G * D * T + 2 * G * D * taps)
+    # one mHC mixing per token: [G*D] x [G*D, 2G+G^2], the G-way pre contraction, the G x G residual mixing
+    per_mhc = B * T * (2 * G * D * (2 * G + G * G) + 2 * G * D + 2 * G * G * D)
+    prefill = maxflops.count(maxflops.model_config(**common), mode="prefill")
+    assert eng.total - prefill.total == 2 * per_engram + n * 2 * per_mhc
+    assert eng.attention - prefill.attention == 2 * B * 2 * G * D * T  # the Engram gate: an activation product
+    assert base.total == 3 * prefill.total
+    full = maxflops.count(maxflops.model_config(**common, engram_layers=(1,), engram_num_heads=heads,
+                                                engram_head_dim=hdim, engram_max_ngram_size=nmax,
+                                                engram_kernel_size=k, gdn_conv_taps="full"), mode="prefill")
+    assert full.components["engram_conv"] == B * 2 * D * k * T
+
+
+def test_engram_decode_is_the_last_row_of_prefill():
+    common = dict(num_decoder_layers=2, emb_dim=12, num_query_heads=2, num_kv_heads=2, head_dim=4, mlp_dim=7,
+                  vocab_size=11, per_device_batch_size=1, engram_layers=(1,), engram_num_heads=2,
+                  engram_head_dim=3, engram_max_ngram_size=3, engram_kernel_size=4, mhc_expansion_rate=2)
+    cfg = maxflops.model_config(**common)
+    for kv in range(0, 12):
+        dec = maxflops.count(cfg, mode="decode", decode_kv_length=kv).components["engram_conv"]
+        longer = maxflops.count(cfg, mode="prefill", max_target_length=kv + 1).components["engram_conv"]
+        shorter = maxflops.count(cfg, mode="prefill", max_target_length=kv).components.get("engram_conv", 0) \
+            if kv else 0
+        assert dec == longer - shorter

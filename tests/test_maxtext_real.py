@@ -32,7 +32,6 @@ MODELS = DATA["models"]
 
 # What maxflops refuses, and the key the error names.
 REFUSED = {name: "decoder_block" for name, e in MODELS.items() if e["keys"].get("decoder_block") in mapping.REFUSED}
-REFUSED["deepseek-custom"] = "engram_layers"
 PRICED = sorted(set(MODELS) - set(REFUSED))
 
 
@@ -150,7 +149,7 @@ def test_unknown_and_unpriced_keys_are_errors_naming_them():
         from_maxtext({**keys, "frobnicate": 1}, unknown="warn")
     with pytest.raises(ValueError, match=r"key 'moba' = True: MoBA"):
         from_maxtext({**keys, "moba": True})
-    with pytest.raises(ValueError, match=r"key 'engram_layers' = \[1, 4\]: Engram"):
+    with pytest.raises(ValueError, match=r"key 'engram_layers' = \[1, 4\]: Engram"):  # llama2 has no Engram
         from_maxtext({**keys, "engram_layers": [1, 4]})
     with pytest.raises(ValueError, match=r"key 'decoder_block' = 'nope': unknown decoder block; supported: "):
         from_maxtext({**keys, "decoder_block": "nope"})

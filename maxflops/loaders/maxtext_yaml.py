@@ -21,5 +21,6 @@ MAXTEXT_DECODER_BLOCKS = {name: spec.pattern for name, spec in BLOCKS.items()}
 def load_maxtext_yaml(path) -> Loaded:
     """A MaxText model YAML (``maxtext/configs/models/*.yml`` style) -> schema overrides."""
     path = pathlib.Path(path)
-    loaded = map_keys(_read(path, "yaml"), path, derive=True)
+    # MaxText names a model by its file (model_name=<stem>); some model code reads the name (gemma4_small).
+    loaded = map_keys(_read(path, "yaml"), path, derive=True, name_hint=path.stem)
     return dataclasses.replace(loaded, source="maxtext-yaml")

@@ -32,6 +32,9 @@ class Block:
     shared: bool = False  # the code runs shared_experts
     gated: bool = False  # qwen3-next family: attention output gate and shared-expert gate
     global_widths: bool = False  # global layers: global_head_dim, global_num_kv_heads, share_kv_projections
+    kv_sharing: bool = False  # num_kv_shared_layers, use_double_wide_mlp, per-layer embeddings (gemma4_small)
+    engram_mhc: bool = False  # engram_layers and mhc_expansion_rate (deepseek)
+    pattern_by_model: tuple = ()  # (model_name, pattern): the model code picks the pattern by name
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
@@ -43,7 +46,8 @@ class Block:
 BLOCKS: dict[str, Block] = {
     "llama2": Block("G"), "mistral": Block("G"), "mixtral": Block("G"), "gemma": Block("G"),
     "qwen2": Block("G"), "qwen3": Block("G"), "qwen3_moe": Block("G"), "gpt3": Block("G"),
-    "deepseek": Block("G", dense_prefix=True, shared=True),
+    # deepseek: Engram blocks and mHC streams are optional; MaxText's function leaves mHC out for this block.
+    "deepseek": Block("G", dense_prefix=True, shared=True, engram_mhc=True, maxtext_quirks=(("mhc_flops", False),)),
     "gemma2": Block("LG", layer_pairs=True),
     "gemma3": Block("LLLLLG"),
     "gpt_oss": Block("LG"),
@@ -60,12 +64,15 @@ BLOCKS: dict[str, Block] = {
     # returns to emb_dim (one residual per layer).
     "qwen3_custom_moe": Block("G", latent_ffn=True),
     "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim"),
+    # gemma4_small (E2B/E4B): gemma4_small.build_layer_types picks 4 local : 1 global for gemma4-e2b, else 5 : 1;
+    # the last num_kv_shared_layers layers reuse K/V (E2B's run a double-wide MLP); per-layer embeddings.
+    "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True,
+                          pattern_by_model=(("gemma4-e2b", "LLLLG"),)),
     "envy": Block("G", interleave=True, maxtext_quirks=(("ffn_all_moe", True),)),
 }
 SUPPORTED = tuple(sorted(BLOCKS))
 REFUSED = {
     "deepseek4": "DeepSeek-V4's compressed attention is not priced yet",
-    "gemma4_small": "Gemma 4's KV-shared layers and per-layer embeddings are not priced yet",
 }
 
 # The widths pyconfig derives: derived key -> (base key, which power-of-two scale applies).
@@ -115,9 +122,10 @@ def _scales(r: _Reader) -> tuple[int, int, int, int]:
     return base + int(rem > 1), heads, heads, base
 
 
-def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True) -> Loaded:
+def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True, name_hint: str = "") -> Loaded:
     """MaxText keys -> schema overrides (see the module docstring). ``report=False`` skips classifying the keys
-    not read (``Loaded.ignored`` is then partial; ``from_maxtext`` has checked every key already)."""
+    not read (``Loaded.ignored`` is then partial; ``from_maxtext`` has checked every key already). ``name_hint``:
+    the model name when ``data`` has none (a YAML is named by its file)."""
     r = _Reader(data, label)
     base = K.BASE
     o: dict[str, Any] = {}
@@ -221,7 +229,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
                 r.ignore(k, "unused: the indexer is off (use_indexer false)")
         r.ignore("indexer_loss_scaling_factor", "unused: the indexer is off (use_indexer false)")
 
-    pattern = _pattern(r, block, spec)
+    pattern = _pattern(r, block, spec, r.data.get("model_name") or name_hint)
     o["attention_layer_pattern"] = pattern
     if "L" in pattern:
         o["sliding_window_size"] = r.int("sliding_window_size", base["sliding_window_size"], minimum=1)
@@ -247,6 +255,18 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         o["convention_quirks"] = tuple(f"maxtext:{k}={v}" for k, v in spec.maxtext_quirks)
 
     # --- features not priced yet: an error when on ------------------------------------------------------------
+    if spec.kv_sharing:
+        o["num_kv_shared_layers"] = r.int("num_kv_shared_layers", base["num_kv_shared_layers"], record=False)
+        o["double_wide_kv_shared_mlp"] = r.bool("use_double_wide_mlp", base["use_double_wide_mlp"], record=False)
+        o["per_layer_input_dim"] = r.int("hidden_size_per_layer_input", base["hidden_size_per_layer_input"],
+                                         record=False)
+    if spec.engram_mhc:
+        engram = r.list("engram_layers", int, base["engram_layers"], none_ok=True, record=False) or []
+        if engram:
+            o["engram_layers"] = tuple(engram)
+            for key in ("engram_num_heads", "engram_head_dim", "engram_max_ngram_size", "engram_kernel_size"):
+                o[key] = r.int(key, base[key], minimum=1, record=False)
+        o["mhc_expansion_rate"] = r.int("mhc_expansion_rate", base["mhc_expansion_rate"], minimum=1, record=False)
     _refuse_on(r, "engram_layers", "Engram layers", lambda v: v not in (None, [], ()))
     _refuse_on(r, "mhc_expansion_rate", "mHC hyper-connections (mhc_expansion_rate > 1)",
                lambda v: isinstance(v, int) and v > 1)
@@ -309,7 +329,7 @@ def _refuse_on(r: _Reader, key: str, what: str, is_on) -> None:
         r.ignore(key, NO_EFFECT + " (off)")
 
 
-def _pattern(r: _Reader, block: str, spec: Block) -> str:
+def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
     cycle = "no FLOPs effect: scan grouping of the layer cycle"
     if spec.pattern_from == "nope_layer_interval":
         # llama4.py: layer l is NoPE (global) iff nope_layer_interval > 0 and (l+1) % interval == 0; the RoPE
@@ -326,7 +346,7 @@ def _pattern(r: _Reader, block: str, spec: Block) -> str:
         return "D" * (interval - 1) + "G"
     r.ignore("inhomogeneous_layer_cycle_interval", cycle)
     r.ignore("nope_layer_interval", "unused: only the llama4 decoder block reads it")
-    return spec.pattern
+    return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
 
 def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
