@@ -9,12 +9,13 @@ Train multipliers (forward + backward): a matmul whose two inputs both need grad
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
-from .config import CONVENTIONS, SCHEMA, apply_overrides, as_dict, resolve, _explicit
+from .config import CONVENTIONS, SCHEMA, apply_overrides, as_dict, quirks, resolve, _explicit
 from .plan import BIDIRECTIONAL, CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
 
 
@@ -311,9 +312,11 @@ _CONVENTION_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bund
 def hardware_view(c) -> dict:
     """The resolved config with every convention knob at its exact value: hardware FLOPs are what the kernels
     execute, whatever a peer's reporting convention says. The plan of this view is the one kernels (and
-    ``maxflops.xla.model``) run."""
-    return {**c, **{k: SCHEMA[k].default for k in _CONVENTION_KNOBS}, "convention": "exact",
-            "convention_knobs_from": "exact"}
+    ``maxflops.xla.model``) run. A model's convention quirks are undone too, and its 'exact:' ones applied."""
+    entries = c["convention_quirks"]
+    reset = _CONVENTION_KNOBS | (quirks(entries, c["convention"]).keys() if entries else set())
+    return {**c, **{k: SCHEMA[k].default for k in reset}, **(quirks(entries, "exact") if entries else {}),
+            "convention": "exact", "convention_knobs_from": "exact"}
 
 
 def _key(config) -> tuple:
@@ -371,11 +374,13 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     tokens = seqs.count if decode else seqs.tokens
     passes = (3 if train else 1) * steps
     head = _head(c, tokens * passes)
+    head.update(_vision(c, mode, steps))
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
         hw = hardware_view(c)
         hw_plan = _plan(tuple((k, hw[k]) for k in PLAN_KEYS))
         hw_head = _head(hw, tokens * passes, hardware=True)
+        hw_head.update(_vision(hw, mode, steps))
         return hw_plan, [price_hardware(kind, hw, seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
     return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
@@ -389,6 +394,25 @@ def _head(c, tokens, hardware: bool = False) -> dict:
         head["per_layer_emb_proj"] = _to_int(
             terms.ple_global(c["emb_dim"], c["num_decoder_layers"], c["per_layer_input_dim"]) * tokens)
     return head
+
+
+def _vision(c, mode: str, steps: int) -> dict:
+    """The vision encoder, per step: every sequence row encodes ``vision_images`` images in train and prefill
+    (decode reuses the encoded images). Train: a frozen encoder runs forward only; the projector trains (3x)."""
+    if not c["vision_layers"] or mode == "decode":
+        return {}
+    h, layers = c["vision_hidden_dim"], c["vision_layers"]
+    seq = c["vision_patches"] + c["vision_extra_tokens"]
+    weight, attention = terms.vit_layer(seq, h, c["vision_mlp_dim"])
+    stages = lambda key: sum(2 * t * i * o for t, i, o in (map(int, x.split(":")) for x in c[key]))
+    encoder = 2 * c["vision_patches"] * c["vision_patch_dim"] * h + layers * weight + stages("vision_encoder_stages")
+    projector = stages("vision_projector")
+    encoder_passes = 3 if mode == "train" and not c["vision_frozen"] else 1
+    projector_passes = 3 if mode == "train" else 1
+    images = Fraction(c["per_device_batch_size"]).limit_denominator(1 << 20) * c["vision_images"] * steps
+    return {"vision_encoder": _to_int(encoder * encoder_passes * images),
+            "vision_attention": _to_int(layers * attention * encoder_passes * images),
+            "vision_projector": _to_int(projector * projector_passes * images)}
 
 
 def _from_foreign(config):

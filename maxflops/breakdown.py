@@ -9,11 +9,13 @@ from typing import Mapping
 
 # Components that mix the sequence (the "attention FLOPs" of MaxText's split); every other one is a matmul
 # against a learned weight.
-ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl", "engram_gate"})
+ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl", "engram_gate",
+                                  "vision_attention"})
 
 # Display order; unknown names sort after these.
 COMPONENT_ORDER = ("engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl",
-                   "mlp", "moe_router", "moe_routed", "moe_shared", "layer_up_proj", "per_layer_emb", "mtp_eh_proj", "mtp_norm", "logits", "per_layer_emb_proj", "mtp")
+                   "mlp", "moe_router", "moe_routed", "moe_shared", "layer_up_proj", "per_layer_emb", "mtp_eh_proj", "mtp_norm", "logits", "per_layer_emb_proj", "vision_encoder", "vision_attention",
+                   "vision_projector", "mtp")
 
 
 _RANK = {n: i for i, n in enumerate(COMPONENT_ORDER)}
@@ -163,5 +165,8 @@ def _sum_rows(plan, priced, head):
                 learnable += value * n
     for name, value in head.items():
         components[name] = components.get(name, 0) + value
-        learnable += value
+        if name in ATTENTION_COMPONENTS:
+            attention += value
+        else:
+            learnable += value
     return components, learnable, attention

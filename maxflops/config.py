@@ -123,6 +123,19 @@ SCHEMA: dict[str, Field] = {
                                      "mixes them around attention and around the FFN (a projection "
                                      "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",
                              minimum=1),
+    # --- a vision encoder (ViT) in front of the decoder (train and prefill; decode reuses its output) ---------
+    "vision_layers": _f(0, int, "Vision encoder layers; 0 means no vision encoder is counted.", minimum=0),
+    "vision_hidden_dim": _f(1152, int, "Vision encoder width h (attention: q, k, v, o of h x h).", minimum=1),
+    "vision_mlp_dim": _f(4304, int, "Vision encoder MLP width (two matrices).", minimum=1),
+    "vision_patch_dim": _f(588, int, "Inputs of one patch (channels x patch x patch) of the patch embedding.",
+                           minimum=1),
+    "vision_patches": _f(4096, int, "Patches per image (or tile) through the patch embedding.", minimum=1),
+    "vision_extra_tokens": _f(0, int, "Tokens the encoder adds to the patches (a class token).", minimum=0),
+    "vision_encoder_stages": _f((), tuple, "Matmuls after the encoder layers that belong to the encoder (frozen "
+                                           "with it), per image, each 'tokens:in:out' (a pixel-shuffle MLP)."),
+    "vision_projector": _f((), tuple, "The trained projection to the decoder, per image, each 'tokens:in:out'."),
+    "vision_images": _f(1, int, "Images (or tiles) encoded per sequence.", minimum=1),
+    "vision_frozen": _f(True, bool, "The encoder is frozen in training (forward only; the projector trains)."),
     # --- multi-token prediction ---------------------------------------------------------------------------
     "mtp_num_layers": _f(0, int, "MTP modules (train mode only): eh projection 2D -> D, one layer like the "
                                  "last decoder layer, and the output head.", minimum=0),
@@ -375,6 +388,11 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     for layer in c["engram_layers"]:
         if layer >= c["num_decoder_layers"]:
             err("engram_layers", f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
+    for key in ("vision_encoder_stages", "vision_projector"):
+        for stage in c[key]:
+            parts = stage.split(":")
+            if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
+                err(key, f"{stage!r} is not 'tokens:in:out' with positive integers")
     if "L" in pattern and c["sliding_window_size"] < 1:
         err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'L' layers, "
                                    f"got {c['sliding_window_size']}")

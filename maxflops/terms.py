@@ -142,6 +142,12 @@ def mhc(streams: int, d: int, outer: bool = False) -> int:
     return 2 * g * d * (2 * g + g * g) + 2 * g * d + 2 * g * g * d + (g * d if outer else 0)
 
 
+def vit_layer(tokens: int, hidden: int, mlp_dim: int) -> tuple[int, int]:
+    """(weight, attention) FLOPs of one bidirectional ViT layer over ``tokens``: q, k, v, o of h x h and a
+    two-matrix MLP; every token attends every token (QK^T and PV, 2*h each per pair)."""
+    return 2 * tokens * hidden * (4 * hidden + 2 * mlp_dim), 4 * tokens * tokens * hidden
+
+
 def logits(d: int, vocab: int) -> int:
     """Output head D -> V."""
     return 2 * d * vocab

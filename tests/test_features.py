@@ -139,3 +139,26 @@ def test_engram_decode_is_the_last_row_of_prefill():
         shorter = maxflops.count(cfg, mode="prefill", max_target_length=kv).components.get("engram_conv", 0) \
             if kv else 0
         assert dec == longer - shorter
+
+
+def test_vision_encoder_frozen_and_trained():
+    h, m, layers, patches, extra, pdim, images, B = 6, 10, 2, 9, 1, 12, 3, 2
+    vision = dict(vision_layers=layers, vision_hidden_dim=h, vision_mlp_dim=m, vision_patches=patches,
+                  vision_extra_tokens=extra, vision_patch_dim=pdim, vision_images=images,
+                  vision_encoder_stages=("4:6:5",), vision_projector=("4:5:16",))
+    cfg = maxflops.model_config(emb_dim=16, num_query_heads=2, num_kv_heads=2, head_dim=8, mlp_dim=8,
+                                vocab_size=7, max_target_length=5, per_device_batch_size=B, **vision)
+    S = patches + extra
+    per_layer = [(h, h)] * 4 + [(h, m), (m, h)]
+    encoder = 2 * patches * pdim * h + layers * sum(2 * S * a * b for a, b in per_layer) + 2 * 4 * 6 * 5
+    attention = layers * 2 * (2 * h) * _pairs(S, lambda i, j: True)  # QK^T and PV over every pair
+    projector = 2 * 4 * 5 * 16
+    n = B * images
+    frozen = maxflops.count(cfg)
+    assert (frozen.components["vision_encoder"], frozen.components["vision_attention"],
+            frozen.components["vision_projector"]) == (n * encoder, n * attention, 3 * n * projector)
+    trained = maxflops.count(cfg, vision_frozen=False)
+    assert trained.components["vision_encoder"] == 3 * n * encoder
+    assert trained.attention - frozen.attention == 2 * n * attention
+    assert maxflops.count(cfg, mode="prefill").components["vision_projector"] == n * projector
+    assert "vision_encoder" not in maxflops.count(cfg, mode="decode", decode_kv_length=4).components

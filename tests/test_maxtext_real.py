@@ -66,10 +66,6 @@ def test_maxtext_convention_reproduces_maxtext(name):
         want = case["tflops"]
         b = maxflops.count(from_maxtext(full_keys(name, case), convention="maxtext"))
         got = [b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12]
-        vision = case["args"].get("use_multimodal") and "vision" in " ".join(b.not_priced)
-        if vision:  # MaxText adds a vision tower maxflops does not count; the Breakdown says so
-            assert got[0] < want[0]
-            continue
         assert all(map(_close, got, want)), (case["args"], got, want)
 
 
@@ -183,6 +179,14 @@ def test_a_partial_count_never_looks_whole():
     assert "NOT COUNTED: the vision encoder" in text_report(b, cfg)
     assert any("vision" in p for p in b.to_dict()["not_priced"])
     assert maxflops.count(maxflops.load_config("llama3.1-8b")).not_priced == ()
+
+
+def test_llama4_vision_encodes_twenty_tiles_exactly_and_one_as_maxtext_counts():
+    case = next(c for c in MODELS["llama4-17b-16e"]["cases"] if c["args"].get("use_multimodal"))
+    cfg = from_maxtext(full_keys("llama4-17b-16e", case))
+    exact, mt = maxflops.count(cfg), maxflops.count(cfg, convention="maxtext")
+    assert exact.components["vision_attention"] == 20 * mt.components["vision_attention"]
+    assert mt.hardware_components["vision_attention"] == exact.components["vision_attention"]
 
 
 def test_quirks_follow_the_convention():

@@ -35,6 +35,7 @@ class Block:
     kv_sharing: bool = False  # num_kv_shared_layers, use_double_wide_mlp, per-layer embeddings (gemma4_small)
     engram_mhc: bool = False  # engram_layers and mhc_expansion_rate (deepseek)
     pattern_by_model: tuple = ()  # (model_name, pattern): the model code picks the pattern by name
+    vision: str = ""  # the vision encoder MaxText's function counts with use_multimodal (VISION)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
@@ -49,11 +50,11 @@ BLOCKS: dict[str, Block] = {
     # deepseek: Engram blocks and mHC streams are optional; MaxText's function leaves mHC out for this block.
     "deepseek": Block("G", dense_prefix=True, shared=True, engram_mhc=True, maxtext_quirks=(("mhc_flops", False),)),
     "gemma2": Block("LG", layer_pairs=True),
-    "gemma3": Block("LLLLLG"),
+    "gemma3": Block("LLLLLG", vision="gemma3"),
     "gpt_oss": Block("LG"),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
     "olmo3": Block("LLLG", maxtext_quirks=(("window_pairs", "global"),)),
-    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True),
+    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4"),
     "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True),
     "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, note="run as qwen3-next"),
     # envy: dense and MoE layers alternate (interleave_moe_layer_step); MaxText's function charges MoE on every
@@ -271,7 +272,12 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     _refuse_on(r, "mhc_expansion_rate", "mHC hyper-connections (mhc_expansion_rate > 1)",
                lambda v: isinstance(v, int) and v > 1)
     if r.bool("use_multimodal", base["use_multimodal"], record=False):
-        not_priced.append("the vision encoder (use_multimodal): maxflops counts the text decoder only")
+        if spec.vision:
+            o.update(VISION[spec.vision](r, o))
+            if spec.vision == "llama4":  # every image is padded to 20 tiles, all encoded; MaxText counts one
+                o["convention_quirks"] = tuple(o.get("convention_quirks", ())) + ("exact:vision_images=20",)
+        else:
+            not_priced.append("the vision encoder (use_multimodal): maxflops counts it for gemma3 and llama4 only")
     if r.bool("use_audio", base["use_audio"], record=False):
         not_priced.append("the audio encoder (use_audio): maxflops counts the text decoder only")
     _refuse_on(r, "use_dpo", "DPO's reference-model forward pass (use_dpo)", bool)
@@ -320,6 +326,44 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         r.finish(classify)
     _validate(label, o)
     return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
+
+
+def _gemma3_vision(r: _Reader, o: dict) -> dict:
+    """Gemma 3's SigLIP tower (its sizes are fixed in MaxText's gemma3.py): 14-pixel patches, 27 layers of width
+    1152 and MLP 4304, then average pooling by 4 x 4 and one projection to the decoder width."""
+    side = r.int("image_size_for_vit", K.BASE["image_size_for_vit"], minimum=14, record=False) // 14
+    channels = r.int("num_channels_for_vit", K.BASE["num_channels_for_vit"], minimum=1, record=False)
+    return {"vision_layers": 27, "vision_hidden_dim": 1152, "vision_mlp_dim": 4304, "vision_patches": side * side,
+            "vision_patch_dim": channels * 14 * 14, "vision_frozen": _frozen(r),
+            "vision_projector": (f"{(side // 4) ** 2}:1152:{o['emb_dim']}",)}
+
+
+def _llama4_vision(r: _Reader, o: dict) -> dict:
+    """Llama 4's tower per tile: patches plus a class token through the encoder, a pixel shuffle (ratio^2 of the
+    patches, each ratio^-2 wider), its two-layer MLP, and the projector to base_emb_dim. The processor pads every
+    image to 20 tiles, all encoded ('exact:vision_images=20'); MaxText's function counts one tile."""
+    get = lambda key: r.int(key, K.BASE[key], minimum=1, record=False)
+    patch = get("patch_size_for_vit")
+    patches = (get("tile_size_for_vit") // patch) ** 2
+    ratio = r.float("pixel_shuffle_ratio_for_vit", K.BASE["pixel_shuffle_ratio_for_vit"], record=False)
+    shuffled = patches * ratio ** 2
+    if not shuffled.is_integer():
+        raise r.fail("pixel_shuffle_ratio_for_vit", f"gives {shuffled} pixel-shuffled tokens for {patches} patches")
+    tokens, mlp = int(shuffled), get("intermediate_size_for_vit")
+    fc1, fc2 = get("projector_input_dim_for_vit"), get("projector_output_dim_for_vit")
+    base_emb = r.int("base_emb_dim", K.BASE["base_emb_dim"], minimum=1, record=False)
+    return {"vision_layers": get("num_hidden_layers_for_vit"), "vision_hidden_dim": get("hidden_size_for_vit"),
+            "vision_mlp_dim": mlp, "vision_patches": patches, "vision_extra_tokens": 1,
+            "vision_patch_dim": get("num_channels_for_vit") * patch * patch, "vision_frozen": _frozen(r),
+            "vision_encoder_stages": (f"{tokens}:{mlp}:{fc1}", f"{tokens}:{fc1}:{fc2}"),
+            "vision_projector": (f"{tokens}:{fc1}:{base_emb}",)}
+
+
+def _frozen(r: _Reader) -> bool:
+    return r.bool("freeze_vision_encoder_params", K.BASE["freeze_vision_encoder_params"], record=False)
+
+
+VISION = {"gemma3": _gemma3_vision, "llama4": _llama4_vision}
 
 
 def _refuse_on(r: _Reader, key: str, what: str, is_on) -> None:
