@@ -240,3 +240,22 @@ def test_live_maxtext_reproduces_the_fixtures(tmp_path):
     live = json.loads((out / "maxtext_models.json").read_text())["models"]
     assert {n: [c.get("tflops") for c in e["cases"]] for n, e in live.items()} == \
         {n: [c.get("tflops") for c in e["cases"]] for n, e in MODELS.items()}
+
+
+def test_packed_steps_are_counted_per_document_per_device():
+    import numpy as np
+
+    from maxflops.maxtext import packed_tflops_per_device
+
+    keys = {**full_keys("llama2-7b"), "max_target_length": 64, "per_device_batch_size": 1.0,
+            "global_batch_size_to_train_on": 4}
+    ids = np.zeros((5, 64), np.int32)  # 5 rows loaded, 4 trained; row 4 must be ignored
+    ids[0, :40], ids[0, 40:64] = 1, 2
+    ids[1, :64] = 1
+    ids[2, :10] = 3  # then padding
+    ids[3, :] = 0
+    ids[4, :] = 7
+    got = packed_tflops_per_device(keys, ids, devices=2, hosts=1)
+    cfg = from_maxtext(keys, per_device_batch_size=1, max_target_length=64)
+    docs = [maxflops.count(cfg, max_target_length=L).total for L in (40, 24, 64, 10)]
+    assert got == sum(docs) / 2 / 1e12
