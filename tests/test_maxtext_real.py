@@ -259,3 +259,38 @@ def test_packed_steps_are_counted_per_document_per_device():
     cfg = from_maxtext(keys, per_device_batch_size=1, max_target_length=64)
     docs = [maxflops.count(cfg, max_target_length=L).total for L in (40, 24, 64, 10)]
     assert got == sum(docs) / 2 / 1e12
+
+
+LIVE_PER_STEP = r"""
+import json, sys, types
+import numpy as np
+import maxflops.maxtext as mm
+mm.install()
+from maxtext.common import data_loader, metric_logger
+keys = {**json.load(open(sys.argv[1])), "max_target_length": 64, "per_device_batch_size": 2.0,
+        "global_batch_size_to_train_on": 2, "rampup_end_step": 0}
+ids = np.zeros((2, 64), np.int32); ids[0, :30] = 1; ids[0, 30:] = 2; ids[1, :] = 5
+loader = types.SimpleNamespace(config=types.SimpleNamespace(reuse_example_batch=False, max_checkify=False),
+                               last_batch=None, goodput_recorder=None, data_iterator=iter([{"inputs_segmentation": ids}]),
+                               update_data_iterator=lambda: None, check_example_batch=lambda: None)
+data_loader.DataLoader.load_next_batch_pre_sharding(loader)
+logger = types.SimpleNamespace(config=types.SimpleNamespace(**keys), performance_metric_queue=None,
+                               learning_rate_schedule=lambda s: 0.0,
+                               metadata={metric_logger.MetadataKey.PER_DEVICE_TFLOPS: 1.0,
+                                         metric_logger.MetadataKey.PER_DEVICE_TOKENS: 1.0})
+metrics = {"scalar": {}}
+metric_logger.MetricLogger.record_train_metrics(logger, metrics, 5, 0.5)
+print(json.dumps([metrics["scalar"]["perf/per_device_tflops"], mm.packed_tflops_per_device(keys, ids, devices=1)]))
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
+                    "of a venv with maxtext 0.2.5 runs MaxText's own data loader and metric logger with install()")
+def test_live_install_recounts_each_step_from_its_segment_ids(tmp_path):
+    script = tmp_path / "per_step.py"
+    script.write_text(LIVE_PER_STEP)
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(maxflops.__file__).parent.parent), "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([os.environ["MAXFLOPS_LIVE_MAXTEXT"], str(script), str(HERE / "maxtext_base_keys.json")],
+                         check=True, capture_output=True, text=True, timeout=600, env=env).stdout
+    logged, direct = json.loads(out.strip().splitlines()[-1])
+    assert logged == direct > 0
