@@ -224,9 +224,9 @@ SCHEMA: dict[str, Field] = {
                                        "applied when that convention is active (set by the MaxText mapping where "
                                        "MaxText's function counts a decoder block its own way). Knobs set "
                                        "explicitly still win."),
-    "not_priced": _f((), tuple, "Parts of the model or of the program that these figures leave out (set by "
-                                "the MaxText mapping for implementation choices maxflops cannot price yet); "
-                                "every report shows them."),
+    "not_priced": _f((), tuple, "What these figures leave out, each 'model: ...' (missing from every figure, "
+                                "e.g. a vision encoder) or 'hardware: ...' (an implementation choice hardware "
+                                "FLOPs do not price yet); set by the MaxText mapping, shown by every report."),
     "mhc_flops": _f(True, bool, "Count the mHC mixing (MaxText's function leaves it out for its deepseek block)."),
     "mhc_outer_flops": _f(False, bool, "Count mHC's elementwise outer product (G*D per token per module) as "
                                        "MaxText's DeepSeek-V4 function does."),

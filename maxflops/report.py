@@ -55,8 +55,9 @@ def text_report(b: Breakdown, config=None) -> str:
     lines = []
     title = f"maxflops: {b.model_name}, mode={b.mode}, convention={b.convention}"
     lines += [title, "=" * len(title)]
-    for part in b.not_priced:
-        lines.append(f"NOT COUNTED: {part}")
+    for part in b.not_priced:  # 'model: ...' is missing from every figure, 'hardware: ...' from hardware FLOPs
+        scope, _, what = part.partition(": ")
+        lines.append(f"NOT COUNTED: {what}" if scope == "model" else f"hardware FLOPs do not price: {what}")
     if config is not None:
         if b.mode == "decode":
             lines.append(f"decode step: {tok} new tokens, KV length {config['decode_kv_length']}")

@@ -277,9 +277,10 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
             if spec.vision == "llama4":  # every image is padded to 20 tiles, all encoded; MaxText counts one
                 o["convention_quirks"] = tuple(o.get("convention_quirks", ())) + ("exact:vision_images=20",)
         else:
-            not_priced.append("the vision encoder (use_multimodal): maxflops counts it for gemma3 and llama4 only")
+            not_priced.append("model: the vision encoder (use_multimodal); maxflops counts it for gemma3 and llama4 "
+                              "only")
     if r.bool("use_audio", base["use_audio"], record=False):
-        not_priced.append("the audio encoder (use_audio): maxflops counts the text decoder only")
+        not_priced.append("model: the audio encoder (use_audio)")
     _refuse_on(r, "use_dpo", "DPO's reference-model forward pass (use_dpo)", bool)
     if spec.global_widths:
         o["global_head_dim"] = r.int("global_head_dim", base["global_head_dim"], record=False)
@@ -407,15 +408,16 @@ def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
         o["attention_block_kv"] = r.int("sa_block_kv", base["sa_block_kv"], minimum=1, record=False)
         o["flash_backward_recompute"] = True
         if o.get("use_sparse_indexer"):
-            not_priced.append("attention='flash' with the DSA top-k mask (hardware: the ideal top-k pairs)")
+            not_priced.append("hardware: attention='flash' with the DSA top-k mask (priced as the ideal top-k pairs)")
     else:
-        not_priced.append(f"attention={attention!r} (hardware: the ideal attended pairs)")
+        not_priced.append(f"hardware: attention={attention!r} picks its kernel on the device (priced as the ideal "
+                          "attended pairs)")
     if o["num_experts"] > 1:
         cf = r.float("capacity_factor", base["capacity_factor"], record=False)
         sparse = r.bool("sparse_matmul", base["sparse_matmul"], record=False)
         if sparse:  # grouped (ragged) matmuls over the routed tokens
             if cf > 0:
-                not_priced.append(f"capacity_factor={cf} with sparse_matmul (hardware: dropless)")
+                not_priced.append(f"hardware: capacity_factor={cf} with sparse_matmul (priced dropless)")
         elif cf > 0:
             o["moe_impl"], o["capacity_factor"] = "capacity", cf
         else:
@@ -427,15 +429,16 @@ def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
     if remat in REMAT:
         o["remat_policy"] = REMAT[remat]
     else:
-        not_priced.append(f"remat_policy={remat!r} (hardware: no rematerialization)")
+        not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
     if "D" in o["attention_layer_pattern"]:
         chunk = r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=0, record=False)
-        not_priced.append(f"gdn_chunk_size={chunk}: the chunked gated delta net (hardware: the recurrent form)")
+        not_priced.append(f"hardware: the chunked gated delta net, gdn_chunk_size={chunk} (priced in the recurrent "
+                          "form)")
     else:
         r.ignore("gdn_chunk_size", "unused: no gated-delta-net layers")
     if o.get("use_sparse_indexer"):
         if r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
-            not_priced.append("indexer_sparse_training (hardware: the dense indexer loss)")
+            not_priced.append("hardware: indexer_sparse_training (priced as the dense indexer loss)")
     else:
         r.ignore("indexer_sparse_training", "unused: the indexer is off")
     for key in ("megablox", "scan_layers", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):
