@@ -168,24 +168,35 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             out["moe_router"] = terms.router(d_ffn, c["num_experts"]) * tokens
         per_expert_token = terms.mlp(d_ffn, c["moe_mlp_dim"], gated)
         impl = c["moe_impl"] if hardware else "ideal"
-        if impl == "dense":  # every expert runs every token
+        if impl == "dense":  # every expert runs every token; the router's weights sum them (a matmul over E)
             out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
-        elif impl == "capacity":  # per dispatch group every expert runs C = ceil(cf * group * k / E) slots
+            if c["moe_dispatch"] == "einsum":
+                out["moe_weighted_sum"] = 2 * c["num_experts"] * d_ffn * tokens
+                if not c["post_ffn_norm"]:
+                    tail["moe_weighted_sum"] = out["moe_weighted_sum"]
+        elif impl == "capacity":  # per dispatch group every expert runs C slots, dispatched and combined one-hot
             group, groups = _dispatch_groups(c, seqs, decode)
-            slots = terms.capacity_slots(group, c["num_experts_per_tok"], c["num_experts"], c["capacity_factor"])
+            slots = terms.capacity_slots(group, c["num_experts_per_tok"], c["num_experts"], c["capacity_factor"],
+                                         c["capacity_rule"])
             out["moe_routed"] = c["num_experts"] * slots * per_expert_token * groups
+            if c["moe_dispatch"] == "einsum":
+                one = terms.moe_dispatch(group, c["num_experts"], slots, d_ffn) * groups
+                out["moe_dispatch"], out["moe_combine"] = one, one
+                if not c["post_ffn_norm"]:
+                    tail["moe_combine"] = one
         else:
             out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
         if c["shared_experts"]:
             gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["gate_projections"] else 0
             width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
             out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
-            if not gate:
+            if not gate and not c["post_ffn_norm"]:
                 tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
     else:
         width = c["mlp_dim"] * (2 if kind.kv_shared and c["double_wide_kv_shared_mlp"] else 1)
         out["mlp"] = terms.mlp(d_ffn, width, gated) * tokens
-        tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
+        if not c["post_ffn_norm"]:  # a norm on the FFN output needs the down projection's output back
+            tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
     if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no tail)
         out["layer_up_proj"] = 2 * d_ffn * d * tokens
         tail = {"layer_up_proj": out["layer_up_proj"]}
@@ -239,8 +250,15 @@ def _vocab(c, hardware: bool = False) -> int:
 _INDEXER = frozenset({"indexer_proj", "indexer_score", "indexer_kl"})
 
 
+# Hardware-only MoE routing matmuls whose backward has one matmul, not two: the dense path's weighted sum over
+# experts (the expert outputs' gradient is an outer product) and the one-hot dispatch (the mask takes no gradient).
+_ONE_BACKWARD = frozenset({"moe_weighted_sum", "moe_dispatch"})
+
+
 def train_factor(component: str, c) -> int:
     """Forward + backward cost of a component as a multiple of its forward."""
+    if component in _ONE_BACKWARD:
+        return 2
     if component in _INDEXER:
         if component == "indexer_kl":  # a detached target: forward only
             return 1
@@ -259,23 +277,52 @@ _OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits"})
 def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[str, int]:
     """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config).
 
-    Train: each component's model multiplier, plus under ``remat_policy='full'`` one more forward of every
-    layer matmul except the tail (see ``price_forward``), plus one QK^T forward under
+    Train: each component's model multiplier, plus under a remat policy one more forward of every layer matmul
+    the policy does not save, except the tail (see ``price_forward``), plus one QK^T forward under
     ``flash_backward_recompute``.
     """
     fwd, qk, tail = price_forward(kind, c, seqs, decode, hardware=True)
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
-    remat = c["remat_policy"] == "full"
+    saved = REMAT_SAVES.get(c["remat_policy"])
+    if kind.mtp and not c["remat_mtp"]:
+        saved = None
     out = {}
     for k, v in fwd.items():
         total = v * train_factor(k, c)
-        if remat and not (kind.mtp and k in _OUTSIDE_LAYER):
-            total += v - tail.get(k, 0)
+        if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER):
+            total += _recomputed(k, v, qk, tail.get(k, 0), saved)
         if k == "core_attention" and c["flash_backward_recompute"]:
             total += qk
         out[k] = _to_int(total * steps)
     return out
+
+
+# What each remat policy saves (MaxText's checkpoint names, grouped): 'qkv' the q/k/v projections, 'out' the
+# output projection, 'context' the attention output, 'mlpwi' the MLP up/gate projections, 'mlpwo' its down one.
+REMAT_SAVES = {
+    "full": frozenset(),
+    "minimal": frozenset({"qkv", "out", "mlpwi", "mlpwo"}),
+    "minimal_offloaded": frozenset({"qkv", "out", "mlpwi", "mlpwo"}),
+    "minimal_with_context": frozenset({"qkv", "out", "mlpwi", "mlpwo", "context"}),
+    "save_dot_with_context_except_mlp": frozenset({"qkv", "context", "out"}),
+    "save_dot_except_mlpwi": frozenset({"qkv", "out", "mlpwo"}),
+    "save_dot_except_mlp": frozenset({"qkv", "out"}),
+    "save_qkv_proj": frozenset({"qkv"}),
+    "qkv_proj_offloaded": frozenset({"qkv"}),
+    "save_out_proj": frozenset({"out"}),
+}
+
+
+def _recomputed(component: str, forward, qk, tail, saved: frozenset):
+    """The forward FLOPs of one component the backward pass recomputes under a remat policy saving ``saved``."""
+    if component == "qkv_proj" and "qkv" in saved or component == "out_proj" and "out" in saved:
+        return 0
+    if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
+        return qk
+    if component == "mlp" and "mlpwi" in saved:
+        return 0
+    return forward - tail
 
 
 # --- the count --------------------------------------------------------------------------------------------

@@ -167,8 +167,16 @@ SCHEMA: dict[str, Field] = {
                                     "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
     "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' per dispatch group "
                                  "(a sequence row of max_target_length slots; in decode the batch) every expert "
-                                 "runs ceil(capacity_factor * group * k / E) slots, padded; 'dense' every expert "
-                                 "runs every token.", choices=("ideal", "capacity", "dense")),
+                                 "runs capacity_rule's slots, padded; 'dense' every expert runs every token.",
+                   choices=("ideal", "capacity", "dense")),
+    "moe_dispatch": _f("gather", str, "How moe_impl 'capacity' and 'dense' move tokens: 'gather' by index (no "
+                                      "matmul); 'einsum' with one-hot matmuls as MaxText's dense_matmul does: the "
+                                      "capacity form's dispatch and combine (2*S*E*C*D each per group of S), the "
+                                      "dense form's router-weighted sum over experts (2*E*D per token).",
+                       choices=("gather", "einsum")),
+    "capacity_rule": _f("ceil", str, "Slots per expert of moe_impl='capacity': 'ceil' ceil(cf * group * k / E); "
+                                     "'maxtext' MaxText's int(max(ceil(group * k / E) * cf, cf)).",
+                        choices=("ceil", "maxtext")),
     "capacity_factor": _f(1.0, float, "Expert capacity factor of moe_impl='capacity'. Below 1 tokens are "
                                       "dropped, and hardware FLOPs fall below model FLOPs.", minimum=1e-9),
     "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
@@ -176,11 +184,24 @@ SCHEMA: dict[str, Field] = {
                                  "queries too (the extra keys masked); 'dense' the full L x L square with the "
                                  "top-k mask (MaxText's dot_product path, eager Hugging Face models).",
                    choices=("ideal", "gather_k", "dense")),
-    "remat_policy": _f("none", str, "'full': every decoder and MTP layer is rematerialized (jax.checkpoint): "
-                                    "the backward pass recomputes its forward matmuls except those whose "
-                                    "outputs are only added into the layer output (FFN down projections "
-                                    "of the dense MLP and of ungated shared experts).",
-                       choices=("none", "full")),
+    "remat_policy": _f("none", str, "Rematerialization of every decoder layer (and MTP module, see remat_mtp): the "
+                                    "backward pass recomputes the layer's forward matmuls except those whose "
+                                    "outputs are only added into the layer output (FFN down projections of the "
+                                    "dense MLP and of ungated shared experts) and those the policy saves. 'none' "
+                                    "recomputes nothing; 'full' saves nothing; MaxText's policies save: "
+                                    "'minimal' q/k/v, out and the MLP (attention scores recomputed), "
+                                    "'minimal_with_context' that and the attention output (QK^T recomputed), "
+                                    "'save_dot_with_context_except_mlp' q/k/v, context and out, "
+                                    "'save_dot_except_mlpwi' q/k/v, out and the MLP down projection, "
+                                    "'save_dot_except_mlp' q/k/v and out, 'save_qkv_proj' and "
+                                    "'qkv_proj_offloaded' q/k/v, 'save_out_proj' out, 'minimal_offloaded' as "
+                                    "'minimal' (offloaded tensors are not recomputed).",
+                       choices=("none", "full", "minimal", "minimal_with_context", "save_dot_with_context_except_mlp",
+                                "save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj",
+                                "qkv_proj_offloaded", "minimal_offloaded")),
+    "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
+                                     "the FFN down projection is recomputed too."),
+    "remat_mtp": _f(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
                                    "reproduces 'maxtext' or 'megatron'. Knobs set explicitly win.",

@@ -158,11 +158,23 @@ def mtp_eh(d: int) -> int:
     return 2 * (2 * d) * d
 
 
-def capacity_slots(tokens: int, k: int, num_experts: int, capacity_factor: float) -> int:
-    """Slots per expert of a capacity-based MoE dispatch group: ceil(capacity_factor * tokens * k / E), computed
-    exactly (the factor read as a fraction, so 1.25 x 24 x 2 / 4 is 15, not 15.000000000000002 -> 16)."""
+def capacity_slots(tokens: int, k: int, num_experts: int, capacity_factor: float, rule: str = "ceil") -> int:
+    """Slots per expert of a capacity-based MoE dispatch group.
+
+    'ceil': ceil(capacity_factor * tokens * k / E), computed exactly (the factor read as a fraction, so
+    1.25 x 24 x 2 / 4 is 15, not 15.000000000000002 -> 16). 'maxtext': MaxText's dense_matmul rule,
+    int(max(ceil(tokens * k / E) * capacity_factor, capacity_factor)) in floating point as MaxText computes it
+    (41 where 'ceil' gives 42 at 64 tokens, k=2, E=4, factor 1.3)."""
+    if rule == "maxtext":
+        return int(max(math.ceil(tokens * k / num_experts) * capacity_factor, capacity_factor))
     cf = Fraction(capacity_factor).limit_denominator(1 << 20)
     return math.ceil(cf * tokens * k / num_experts)
+
+
+def moe_dispatch(group: int, num_experts: int, slots: int, d: int) -> int:
+    """The one-hot dispatch [S, D] x [S, E, C] -> [E, C, D] of one group of S tokens (the combine back costs the
+    same): 2*S*E*C*D."""
+    return 2 * group * num_experts * slots * d
 
 
 def padded_vocab(vocab: int, divisible_by: int, tp: int) -> int:

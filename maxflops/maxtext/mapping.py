@@ -20,6 +20,9 @@ from typing import Any, Mapping
 
 from ..reader import NO_EFFECT, NOT_UNDERSTOOD, _VISION, Loaded, _Reader, _validate
 from . import keys as K
+from ..config import SCHEMA
+
+SCHEMA_REMAT = frozenset(SCHEMA["remat_policy"].choices)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Block:
     engram_mhc: bool = False  # engram_layers and mhc_expansion_rate (deepseek)
     pattern_by_model: tuple = ()  # (model_name, pattern): the model code picks the pattern by name
     vision: str = ""  # the vision encoder MaxText's function counts with use_multimodal (VISION)
+    post_ffn_norm: str = ""  # "always" (the model code norms the FFN output), "key" (use_post_ffw_norm decides)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
@@ -49,8 +53,8 @@ BLOCKS: dict[str, Block] = {
     "qwen2": Block("G"), "qwen3": Block("G"), "qwen3_moe": Block("G"), "gpt3": Block("G"),
     # deepseek: Engram blocks and mHC streams are optional; MaxText's function leaves mHC out for this block.
     "deepseek": Block("G", dense_prefix=True, shared=True, engram_mhc=True, maxtext_quirks=(("mhc_flops", False),)),
-    "gemma2": Block("LG", layer_pairs=True),
-    "gemma3": Block("LLLLLG", vision="gemma3"),
+    "gemma2": Block("LG", layer_pairs=True, post_ffn_norm="always"),
+    "gemma3": Block("LLLLLG", vision="gemma3", post_ffn_norm="always"),
     "gpt_oss": Block("LG"),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
     "olmo3": Block("LLLG", maxtext_quirks=(("window_pairs", "global"),)),
@@ -64,12 +68,12 @@ BLOCKS: dict[str, Block] = {
     # qwen3_custom_moe: attention projects to attention_output_dim, the MoE runs on that latent, an up-projection
     # returns to emb_dim (one residual per layer).
     "qwen3_custom_moe": Block("G", latent_ffn=True),
-    "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim"),
+    "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim", post_ffn_norm="key"),
     # gemma4_small (E2B/E4B): gemma4_small.build_layer_types picks 4 local : 1 global for gemma4-e2b, else 5 : 1;
     # the last num_kv_shared_layers layers reuse K/V (E2B's run a double-wide MLP); per-layer embeddings.
-    "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True,
+    "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True, post_ffn_norm="key",
                           pattern_by_model=(("gemma4-e2b", "LLLLG"),)),
-    "envy": Block("G", interleave=True, maxtext_quirks=(("ffn_all_moe", True),)),
+    "envy": Block("G", interleave=True, post_ffn_norm="key", maxtext_quirks=(("ffn_all_moe", True),)),
 }
 SUPPORTED = tuple(sorted(BLOCKS))
 REFUSED = {
@@ -87,8 +91,10 @@ INDEXER = (("use_indexer", "use_sparse_indexer", "use_sparse_indexer"),
            ("indexer_head_dim", "index_head_dim", "index_head_dim"),
            ("indexer_topk", "index_topk", "index_topk"))
 
-# MaxText remat policies whose recompute maxflops prices (its policy None checkpoints nothing: full remat).
-REMAT = {"full": "full", "none": "full"}
+# MaxText remat policies (its 'none' in a scanned decoder is jax.checkpoint with no policy: full remat). Those
+# that save names are priced for attention layers with a dense FFN (GQA); other layer kinds are not yet checked
+# against MaxText's program.
+REMAT_SIMPLE = {"full": "full", "none": "full"}
 
 GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim", "gdn_conv_kernel_dim")
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -319,7 +325,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
                 del o[key]
 
     # --- the program: implementation keys -> hardware knobs -----------------------------------------------------
-    _implementation(r, o, not_priced, block)
+    _implementation(r, o, not_priced, spec)
     if not_priced:
         o["not_priced"] = tuple(not_priced)
 
@@ -394,9 +400,13 @@ def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
 
-def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
+def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
     base = K.BASE
+    if spec.post_ffn_norm == "always":
+        o["post_ffn_norm"] = True
+    elif spec.post_ffn_norm == "key":
+        o["post_ffn_norm"] = r.bool("use_post_ffw_norm", base["use_post_ffw_norm"], record=False)
     attention = r.str("attention", base["attention"], record=False)
     if attention == "dot_product":
         o["attention_impl"] = "dense"
@@ -419,17 +429,24 @@ def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
             if cf > 0:
                 not_priced.append(f"hardware: capacity_factor={cf} with sparse_matmul (priced dropless)")
         elif cf > 0:
-            o["moe_impl"], o["capacity_factor"] = "capacity", cf
+            o["moe_impl"], o["capacity_factor"], o["capacity_rule"], o["moe_dispatch"] = "capacity", cf, "maxtext", "einsum"
         else:
-            o["moe_impl"] = "dense"
+            o["moe_impl"], o["moe_dispatch"] = "dense", "einsum"
     else:
         for key in ("capacity_factor", "sparse_matmul", "megablox"):
             r.ignore(key, "unused: no MoE layers")
     remat = r.str("remat_policy", base["remat_policy"], record=False)
-    if remat in REMAT:
-        o["remat_policy"] = REMAT[remat]
+    scanned = r.bool("scan_layers", base["scan_layers"], record=False)
+    plain = o["attention_type"] != "mla" and o["num_experts"] == 1 and "D" not in o["attention_layer_pattern"]
+    if remat == "none" and not scanned:
+        o["remat_policy"] = "none"  # the unscanned decoder applies no checkpoint at all
+    elif remat in REMAT_SIMPLE:
+        o["remat_policy"] = REMAT_SIMPLE[remat]
+    elif remat in SCHEMA_REMAT and plain:
+        o["remat_policy"] = remat
     else:
         not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
+    o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
     if "D" in o["attention_layer_pattern"]:
         chunk = r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=0, record=False)
         not_priced.append(f"hardware: the chunked gated delta net, gdn_chunk_size={chunk} (priced in the recurrent "
@@ -441,6 +458,6 @@ def _implementation(r: _Reader, o: dict, not_priced: list, block: str) -> None:
             not_priced.append("hardware: indexer_sparse_training (priced as the dense indexer loss)")
     else:
         r.ignore("indexer_sparse_training", "unused: the indexer is off")
-    for key in ("megablox", "scan_layers", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):
+    for key in ("megablox", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):
         if key not in r.used:
             r.ignore(key, NO_EFFECT + " on the counted program")
