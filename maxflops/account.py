@@ -92,7 +92,13 @@ def _impl_pairs(mixer, span, seqs, c, decode: bool):
 
 
 def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False):
-    """(forward FLOPs by component, the QK^T part of its core attention, the 'tail' by component).
+    """(forward FLOPs by component, the QK^T part of its core attention, the 'tail' by component, the 'single'
+    parts by component).
+
+    The single parts are matmuls one of whose operand gradients contracts nothing (an outer product) or is not
+    needed: the indexer's weighted sum over its heads, the gated delta net's state reads, the dense MoE path's
+    router-weighted sum over experts, the one-hot MoE dispatch (its mask takes no gradient). Model FLOPs count
+    every backward as two matmuls; hardware FLOPs follow ``outer_product_grads``.
 
     The tail is the matmuls whose outputs are only added into the layer's output (the dense FFN's down
     projection; a shared expert's without its gate): a rematerialized layer does not recompute them, because
@@ -109,6 +115,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     out: dict[str, Any] = {}
     qk = 0
     tail: dict[str, Any] = {}
+    single: dict[str, Any] = {}
     if kind.projection == "gdn":
         nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
         dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
@@ -122,6 +129,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
         out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
         out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
+        single["core_attention"] = out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
         out["out_proj"] = proj_out * tokens
     else:
         h = c["num_query_heads"]
@@ -153,8 +161,10 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         if kind.computes_index:
             n, hd_i = c["index_n_heads"], c["index_head_dim"]
             if hardware:
-                idx_tokens = tokens
-                scored = _impl_pairs(GLOBAL, 0, seqs, c, decode)
+                # A program may skip the indexer where every key is kept (at most index_topk of them).
+                run = seqs.longer_than(kind.span) if c["indexer_skip_short"] and not decode else seqs
+                idx_tokens = 0 if run is None else (run.count if decode else run.tokens)
+                scored = 0 if run is None else _impl_pairs(GLOBAL, 0, run, c, decode)
                 if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
                     # The KL loss's target: the main attention's scores over the same pairs (detached).
                     out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * scored
@@ -162,6 +172,8 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
                 idx_tokens, scored = _indexer(kind, seqs, c, decode)
             out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
             out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
+            if c["indexer_head_reduction"]:  # the head weighting: its scores' gradient is an outer product
+                single["indexer_score"] = 2 * n * scored
     gated = len(c["mlp_activations"]) == 2
     if kind.ffn == "moe":
         if c["router_flops"]:
@@ -171,7 +183,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         if impl == "dense":  # every expert runs every token; the router's weights sum them (a matmul over E)
             out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
             if c["moe_dispatch"] == "einsum":
-                out["moe_weighted_sum"] = 2 * c["num_experts"] * d_ffn * tokens
+                out["moe_weighted_sum"] = single["moe_weighted_sum"] = 2 * c["num_experts"] * d_ffn * tokens
                 if not c["post_ffn_norm"]:
                     tail["moe_weighted_sum"] = out["moe_weighted_sum"]
         elif impl == "capacity":  # per dispatch group every expert runs C slots, dispatched and combined one-hot
@@ -182,6 +194,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             if c["moe_dispatch"] == "einsum":
                 one = terms.moe_dispatch(group, c["num_experts"], slots, d_ffn) * groups
                 out["moe_dispatch"], out["moe_combine"] = one, one
+                single["moe_dispatch"] = one  # the one-hot mask takes no gradient
                 if not c["post_ffn_norm"]:
                     tail["moe_combine"] = one
         else:
@@ -224,7 +237,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
             out["logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
-    return out, qk, tail
+    return out, qk, tail, single
 
 
 def _dispatch_groups(c, seqs, decode: bool):
@@ -250,15 +263,18 @@ def _vocab(c, hardware: bool = False) -> int:
 _INDEXER = frozenset({"indexer_proj", "indexer_score", "indexer_kl"})
 
 
-# Hardware-only MoE routing matmuls whose backward has one matmul, not two: the dense path's weighted sum over
-# experts (the expert outputs' gradient is an outer product) and the one-hot dispatch (the mask takes no gradient).
-_ONE_BACKWARD = frozenset({"moe_weighted_sum", "moe_dispatch"})
+def hardware_train_flops(component: str, forward, single, c):
+    """Hardware forward + backward FLOPs of a component: ``train_factor`` times its forward, less one backward
+    matmul of its ``single`` part (see ``price_forward``) when ``outer_product_grads='elementwise'`` and the
+    factor is the gradient rule's 3."""
+    factor = train_factor(component, c)
+    if factor == 3 and single and c["outer_product_grads"] == "elementwise":
+        return forward * 3 - single
+    return forward * factor
 
 
 def train_factor(component: str, c) -> int:
     """Forward + backward cost of a component as a multiple of its forward."""
-    if component in _ONE_BACKWARD:
-        return 2
     if component in _INDEXER:
         if component == "indexer_kl":  # a detached target: forward only
             return 1
@@ -281,7 +297,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     the policy does not save, except the tail (see ``price_forward``), plus one QK^T forward under
     ``flash_backward_recompute``.
     """
-    fwd, qk, tail = price_forward(kind, c, seqs, decode, hardware=True)
+    fwd, qk, tail, single = price_forward(kind, c, seqs, decode, hardware=True)
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
@@ -289,7 +305,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
         saved = None
     out = {}
     for k, v in fwd.items():
-        total = v * train_factor(k, c)
+        total = hardware_train_flops(k, v, single.get(k, 0), c)
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER):
             total += _recomputed(k, v, qk, tail.get(k, 0), saved)
         if k == "core_attention" and c["flash_backward_recompute"]:

@@ -201,6 +201,14 @@ SCHEMA: dict[str, Field] = {
                                 "qkv_proj_offloaded", "minimal_offloaded")),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
+    "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
+                                          "index_topk tokens, where it would keep every key (MaxText does)."),
+    "outer_product_grads": _f("matmul", str, "Hardware, train: some backward 'matmuls' contract nothing (the "
+                                              "gradient of a per-token weighting or state: the gated delta net's "
+                                              "state reads, the indexer's head weighting, MoE one-hot routing). "
+                                              "'matmul' counts them as issued (an unoptimized module); "
+                                              "'elementwise': XLA's optimizer turns them into multiplies, as in "
+                                              "MaxText's compiled step.", choices=("matmul", "elementwise")),
     "remat_mtp": _f(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "

@@ -447,6 +447,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     else:
         not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
     o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
+    o["outer_product_grads"] = "elementwise"  # its compiled (optimized) step has no contraction-free dots
     if "D" in o["attention_layer_pattern"]:
         chunk = r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=0, record=False)
         not_priced.append(f"hardware: the chunked gated delta net, gdn_chunk_size={chunk} (priced in the recurrent "
@@ -454,8 +455,12 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     else:
         r.ignore("gdn_chunk_size", "unused: no gated-delta-net layers")
     if o.get("use_sparse_indexer"):
-        if r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
-            not_priced.append("hardware: indexer_sparse_training (priced as the dense indexer loss)")
+        o["indexer_skip_short"] = True  # attention_mla: no indexer when the keys fit in the top-k
+        if not r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
+            # train.py: the dense warm-up stage drops the LM loss and trains only the indexer through its KL loss
+            # (with no KL loss the step computes nothing); maxflops prices the sparse stage.
+            not_priced.append("hardware: the DSA dense warm-up stage (indexer_sparse_training=False; priced as "
+                              "the sparse training stage)")
     else:
         r.ignore("indexer_sparse_training", "unused: the indexer is off")
     for key in ("megablox", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):

@@ -1,0 +1,65 @@
+"""Hardware FLOPs against MaxText's own compiled train step.
+
+tests/fixtures/maxtext_programs/programs.json was made by the script beside it: for tiny configs of each model
+family, MaxText 0.2.5 builds its model, optimizer and train step as its trainer does, and maxflops.xla counts
+the matmuls of the optimized module (every while body times its trip count). Here the engine, given MaxText's
+resolved config object through ``from_maxtext``, must give exactly that count as hardware FLOPs, except where it
+says, in ``not_priced``, that it does not price the program's code path yet.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+import maxflops
+from maxflops.maxtext import from_maxtext
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+BASE = json.loads((FIXTURES / "maxtext_real" / "maxtext_base_keys.json").read_text())
+DATA = json.loads((FIXTURES / "maxtext_programs" / "programs.json").read_text())
+CASES = DATA["cases"]
+
+# Code paths the engine does not price yet, and the not_priced entry that says so.
+NOT_PRICED = {
+    "dsa_warmup_kl_loss": "dense warm-up",
+    "dsa_warmup_no_loss": "dense warm-up",
+    "qwen3_next": "chunked gated delta net",
+}
+
+
+def breakdown(name):
+    return maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}))
+
+
+def test_fixture_is_complete():
+    assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["backend"] == "cpu"
+    assert not [n for n, c in CASES.items() if "error" in c]
+    assert set(NOT_PRICED) < set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(NOT_PRICED)))
+def test_hardware_flops_equal_maxtexts_compiled_train_step(name):
+    b = breakdown(name)
+    assert [p for p in b.not_priced if p.startswith("hardware")] == []
+    assert b.hardware_flops == CASES[name]["train_step_matmul_flops"]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_PRICED))
+def test_unpriced_code_paths_say_so(name):
+    b = breakdown(name)
+    assert any(NOT_PRICED[name] in p for p in b.not_priced)
+    assert b.hardware_flops != CASES[name]["train_step_matmul_flops"]
+
+
+def test_the_knobs_matter():
+    """Each knob the mapping sets moves the count away from MaxText's program when it is taken back."""
+    checks = {"dense_remat_minimal": dict(remat_policy="full"), "gemma3_windows": dict(post_ffn_norm=False),
+              "moe_dense_path": dict(moe_dispatch="gather"), "moe_capacity": dict(capacity_rule="ceil"),
+              "mla_moe_shared_mtp": dict(remat_mtp=True), "dsa_sparse_topk_at_T": dict(indexer_skip_short=False),
+              "dsa_sparse_kl_loss": dict(outer_product_grads="matmul")}
+    for name, undo in checks.items():
+        cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
+        assert maxflops.count(cfg, **undo).hardware_flops != CASES[name]["train_step_matmul_flops"], name
