@@ -13,9 +13,13 @@ ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl
                                   "vision_attention"})
 
 # Display order; unknown names sort after these.
-COMPONENT_ORDER = ("engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention", "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl",
-                   "mlp", "moe_router", "moe_routed", "moe_weighted_sum", "moe_dispatch", "moe_combine", "moe_shared", "layer_up_proj", "per_layer_emb", "mtp_eh_proj", "mtp_norm", "logits", "per_layer_emb_proj", "vision_encoder", "vision_attention",
-                   "vision_projector", "mtp")
+COMPONENT_ORDER = (
+    "engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention",
+    "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl", "mlp", "moe_router", "moe_routed",
+    "moe_weighted_sum", "moe_dispatch", "moe_combine", "moe_shared", "layer_up_proj", "per_layer_emb",
+    "mtp_eh_proj", "mtp_norm", "logits", "per_layer_emb_proj", "vision_encoder", "vision_attention",
+    "vision_projector", "mtp",
+)
 
 
 _RANK = {n: i for i, n in enumerate(COMPONENT_ORDER)}

@@ -1,5 +1,5 @@
-"""The plumbing the loaders and the MaxText mapping share: reading a file, typed access to its keys that remembers what was used, and
-fitting per-layer lists to the schema's knobs."""
+"""The plumbing the loaders and the MaxText mapping share: reading a file, typed access to its keys that
+remembers what was used, and fitting per-layer lists to the schema's knobs."""
 
 from __future__ import annotations
 

@@ -429,7 +429,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
             if cf > 0:
                 not_priced.append(f"hardware: capacity_factor={cf} with sparse_matmul (priced dropless)")
         elif cf > 0:
-            o["moe_impl"], o["capacity_factor"], o["capacity_rule"], o["moe_dispatch"] = "capacity", cf, "maxtext", "einsum"
+            o.update(moe_impl="capacity", capacity_factor=cf, capacity_rule="maxtext", moe_dispatch="einsum")
         else:
             o["moe_impl"], o["moe_dispatch"] = "dense", "einsum"
     else:
