@@ -162,3 +162,28 @@ def test_vision_encoder_frozen_and_trained():
     assert trained.attention - frozen.attention == 2 * n * attention
     assert maxflops.count(cfg, mode="prefill").components["vision_projector"] == n * projector
     assert "vision_encoder" not in maxflops.count(cfg, mode="decode", decode_kv_length=4).components
+
+
+def test_gated_delta_net_and_mla_with_every_width_distinct():
+    """Each width differs from the others, so a swapped pair of widths in a formula cannot pass."""
+    D, nk, nv, dk, dv, ker, T, B = 20, 2, 3, 5, 7, 3, 6, 2
+    gdn = maxflops.count(maxflops.model_config(
+        num_decoder_layers=1, emb_dim=D, attention_layer_pattern="D", gdn_num_key_heads=nk, gdn_num_value_heads=nv,
+        gdn_key_head_dim=dk, gdn_value_head_dim=dv, gdn_conv_kernel_dim=ker, mlp_dim=9, vocab_size=13,
+        max_target_length=T, per_device_batch_size=B), mode="prefill").components
+    # in: q, k (nk*dk each), v, z (nv*dv each), beta, a (nv each); out nv*dv -> D
+    assert gdn["qkv_proj"] == B * T * 2 * D * (2 * nk * dk + 2 * nv * dv + 2 * nv)
+    assert gdn["out_proj"] == B * T * 2 * nv * dv * D
+    taps = sum(1 for i in range(T) for t in range(ker) if i - t >= 0)
+    assert gdn["gdn_conv"] == B * 2 * (2 * nk * dk + nv * dv) * taps  # q, k, v channels
+    assert gdn["core_attention"] == B * T * nv * 2 * (2 * dk * dv)  # S^T k and S^T q per value head
+
+    H, qr, kvr, nope, rope, v = 3, 11, 13, 5, 4, 7
+    mla = maxflops.count(maxflops.model_config(
+        num_decoder_layers=1, emb_dim=D, attention_type="mla", num_query_heads=H, num_kv_heads=H, q_lora_rank=qr,
+        kv_lora_rank=kvr, qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=v, mlp_dim=9, vocab_size=13,
+        max_target_length=T, per_device_batch_size=B), mode="prefill").components
+    weights = [(D, qr), (qr, H * (nope + rope)), (D, kvr + rope), (kvr, H * (nope + v))]
+    assert mla["qkv_proj"] == B * T * sum(2 * a * b for a, b in weights)
+    assert mla["out_proj"] == B * T * 2 * H * v * D
+    assert mla["core_attention"] == B * 2 * H * (nope + rope + v) * _pairs(T, lambda i, j: j <= i)
