@@ -509,10 +509,14 @@ def model_config(**overrides):
 
 
 def config_dir() -> pathlib.Path:
+    """The built-in model configs: $MAXFLOPS_CONFIG_DIR, else the repository's configs/ (a source checkout or an
+    editable install), else the copy a wheel installs as maxflops/configs."""
     env = os.environ.get(CONFIG_DIR_ENV)
     if env:
         return pathlib.Path(env)
-    return pathlib.Path(__file__).resolve().parent.parent / "configs"
+    here = pathlib.Path(__file__).resolve().parent
+    source = here.parent / "configs"
+    return source if source.is_dir() else here / "configs"
 
 
 def available_models() -> list[str]:
