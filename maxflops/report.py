@@ -60,7 +60,7 @@ def text_report(b: Breakdown, config=None) -> str:
         lines.append(f"NOT COUNTED: {what}" if scope == "model" else f"hardware FLOPs do not price: {what}")
     if config is not None:
         if b.mode == "decode":
-            lines.append(f"decode step: {tok} new tokens, KV length {config['decode_kv_length']}")
+            lines.append(f"decode step: {tok} new token{'' if tok == 1 else 's'}, KV length {config['decode_kv_length']}")
         else:
             lines.append(f"per device per step: {config['per_device_batch_size']:g} x {config['max_target_length']} "
                          f"tokens x {config['gradient_accumulation_steps'] if b.mode == 'train' else 1} "

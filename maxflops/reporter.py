@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from .account import count
+from .config import as_dict, validate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,13 +67,22 @@ class StepReporter:
         self._padded = count(self.config, **overrides)
         if self._padded.mode != "train":
             raise ValueError(f"config key 'mode': StepReporter reports train steps, got {self._padded.mode!r}")
+        resolved = validate({**as_dict(self.config), **overrides}, given=overrides)
+        self._steps, self._batch = resolved["gradient_accumulation_steps"], resolved["per_device_batch_size"]
 
     def breakdown(self, segment_lengths=None, segment_ids=None):
+        """The step's FLOPs. ``segment_ids`` [rows, length] or ``segment_lengths`` hold the documents of the whole
+        step: with gradient accumulation, every micro-batch's rows (counted once each, not one micro-batch
+        multiplied)."""
         if segment_ids is not None:
             segment_lengths = segment_lengths_from_ids(segment_ids)
         if segment_lengths is None:
             return self._padded
-        return count(self.config, segment_lengths, **self.overrides)
+        steps = self._steps
+        if steps == 1:
+            return count(self.config, segment_lengths, **self.overrides)
+        return count(self.config, segment_lengths, **{**self.overrides, "gradient_accumulation_steps": 1,
+                                                      "per_device_batch_size": self._batch * steps})
 
     def step(self, seconds: float, segment_lengths=None, segment_ids=None) -> StepStats:
         if not seconds or seconds <= 0:

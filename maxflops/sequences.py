@@ -84,6 +84,9 @@ def as_lengths(segment_lengths, c) -> Any:
     if c["mode"] == "decode":
         if arr.min() < 0:
             raise ValueError(f"segment_lengths (decode KV lengths): {int(arr.min())} is negative")
+        if len(arr) != batch(c):
+            raise ValueError(f"segment_lengths (decode KV lengths): {len(arr)} sequences, but "
+                             f"per_device_batch_size = {c['per_device_batch_size']:g}")
         return arr
     if arr.min() < 1:
         i = int(np.argmin(arr))

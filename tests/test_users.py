@@ -123,3 +123,27 @@ def test_training_loop_example_logs_real_steps():
                        env=dict(os.environ, JAX_PLATFORMS="cpu"))
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stderr.count("model MFU") == 2 and "hardware MFU" in p.stderr
+
+
+def test_step_reporter_counts_a_whole_accumulated_step_once():
+    import numpy as np
+
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=2,
+                               gradient_accumulation_steps=2)
+    reporter = maxflops.StepReporter(cfg, peak_tflops=100)
+    ids = np.zeros((4, 64), np.int32)  # two micro-batches of two rows
+    ids[0, :64], ids[1, :20], ids[1, 20:50], ids[2, :7], ids[3, :64] = 1, 2, 3, 4, 5
+    one = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=1)
+    docs = [64, 20, 30, 7, 64]
+    assert reporter.breakdown(segment_ids=ids).total == sum(maxflops.count(one, [L]).total for L in docs)
+    assert reporter.breakdown().total == 4 * maxflops.count(one).total  # padded: 4 full rows
+
+
+def test_decode_kv_lengths_must_match_the_batch_and_one_token_is_singular():
+    from maxflops.report import text_report
+
+    cfg = maxflops.load_config("llama3.1-8b", mode="decode", decode_kv_length=100, per_device_batch_size=2)
+    with pytest.raises(ValueError, match=r"3 sequences, but per_device_batch_size = 2"):
+        maxflops.count(cfg, segment_lengths=[5, 6, 7])
+    one = maxflops.load_config("llama3.1-8b", mode="decode", decode_kv_length=100, per_device_batch_size=1)
+    assert "decode step: 1 new token, KV length 100" in text_report(maxflops.count(one), one)
