@@ -128,8 +128,12 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         else:
             taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
         out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
-        out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
-        single["core_attention"] = out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
+        if hardware and c["gdn_impl"] == "chunked" and not decode:  # every sequence padded to whole chunks
+            C = c["gdn_chunk_size"]
+            out["core_attention"] = terms.gdn_chunk(nv, dk, dv, C) * seqs.sum(lambda L: -(-L // C))
+        else:
+            out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
+            single["core_attention"] = out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
         out["out_proj"] = proj_out * tokens
     else:
         h = c["num_query_heads"]

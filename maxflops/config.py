@@ -201,6 +201,11 @@ SCHEMA: dict[str, Field] = {
                                 "qkv_proj_offloaded", "minimal_offloaded")),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
+    "gdn_impl": _f("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
+                                      "value head) or 'chunked' (MaxText, transformers, FLA: chunks of "
+                                      "gdn_chunk_size, every sequence padded to whole chunks; see terms.gdn_chunk).",
+                   choices=("recurrent", "chunked")),
+    "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked'.", minimum=1),
     "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
                                           "index_topk tokens, where it would keep every key (MaxText does)."),
     "outer_product_grads": _f("matmul", str, "Hardware, train: some backward 'matmuls' contract nothing (the "

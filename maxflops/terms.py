@@ -148,6 +148,15 @@ def vit_layer(tokens: int, hidden: int, mlp_dim: int) -> tuple[int, int]:
     return 2 * tokens * hidden * (4 * hidden + 2 * mlp_dim), 4 * tokens * tokens * hidden
 
 
+def gdn_chunk(n_v: int, dk: int, dv: int, chunk: int) -> int:
+    """The chunked gated delta net, one chunk of C tokens, all value heads: per head the intra-chunk K K^T,
+    the WY factors A V and A K, Q K^T (2C^2 dk or dv each: 3 with dk, 2 with dv counting A V and the masked
+    scores times the new values), and against the state Q S, W S and the update K^T V (2C dk dv each). The
+    triangular solve for A is not a matmul."""
+    c = chunk
+    return n_v * (3 * 2 * c * c * dk + 2 * 2 * c * c * dv + 3 * 2 * c * dk * dv)
+
+
 def logits(d: int, vocab: int) -> int:
     """Output head D -> V."""
     return 2 * d * vocab

@@ -1,0 +1,495 @@
+"""The loop-aware matmul counter behind ``maxflops.xla.hlo``: FLOPs of ``dot`` and ``convolution``
+instructions, the call graph with while-loop trip counts, and the per-execution multipliers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from typing import Sequence
+
+from .hlo_parse import Computation, Instruction, Module, Shape, _scope_components  # noqa: F401
+
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Results
+# ----------------------------------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Dot:
+    """One matmul-like HLO instruction that executes."""
+
+    name: str          # HLO instruction name (without '%')
+    kind: str          # "dot" or "convolution"
+    op_name: str       # metadata op_name ('' if none), with named scopes: "jit(f)/qkv_proj/dot_general"
+    flops: int         # FLOPs of one execution
+    multiplier: int    # executions per module run: product of enclosing while trip counts, summed over call sites
+
+
+@dataclasses.dataclass(frozen=True)
+class MatmulCount:
+    """Matmul FLOPs of one HLO module."""
+
+    matmul_flops: int                      # sum(d.flops * d.multiplier): loop-aware
+    naive_matmul_flops: int                # every loop body counted once, as cost_analysis does
+    raw_cost_analysis_flops: float | None  # XLA's cost_analysis()['flops'] (0.0 if the key is absent; None if n/a)
+    dots: tuple[Dot, ...]
+
+    def by_scope(self, names: Sequence[str]) -> dict[str, int]:
+        """Split the loop-aware FLOPs by scope name.
+
+        Each dot goes to the first entry of ``names`` (in the order given) that appears as a component of its
+        ``op_name``; dots matching none go to ``"other"``. Components are the pieces of ``op_name`` split on ``/``,
+        ``(`` and ``)``, so that scopes wrapped by transformations count too: in
+        ``jit(f)/transpose(jvp(qkv_proj))/dot_general`` the components include ``qkv_proj`` (and also ``jit``,
+        ``f``, ``transpose``, ``jvp``, ``dot_general``). Every name in ``names`` and ``"other"`` is a key.
+        """
+        names = list(names)
+        out = {n: 0 for n in names}
+        out.setdefault("other", 0)
+        for d in self.dots:
+            comps = set(_scope_components(d.op_name))
+            for n in names:
+                if n in comps:
+                    out[n] += d.flops * d.multiplier
+                    break
+            else:
+                out["other"] += d.flops * d.multiplier
+        return out
+
+
+def _int_list(attr: str | None) -> list[int]:
+    if not attr:
+        return []
+    return [int(x) for x in re.findall(r"-?\d+", attr)]
+
+
+def _operand_shape(comp: Computation, ins: Instruction, i: int) -> Shape:
+    if i < len(ins.operand_shapes) and ins.operand_shapes[i] is not None:
+        return ins.operand_shapes[i]
+    return comp.shape_of(ins.operands[i])
+
+
+def dot_flops(comp: Computation, ins: Instruction) -> int:
+    """``2 * prod(result dims) * prod(lhs dims at lhs_contracting_dims)``."""
+    lhs = _operand_shape(comp, ins, 0)
+    k = math.prod(lhs.dims[d] for d in _int_list(ins.attrs.get("lhs_contracting_dims")))
+    out = ins.shape.elements[0] if ins.shape.is_tuple else ins.shape
+    return 2 * math.prod(out.dims) * k
+
+
+def conv_valid_positions(in_size: int, out_size: int, kernel_size: int, stride: int = 1, pad_low: int = 0,
+                         lhs_dilation: int = 1, rhs_dilation: int = 1) -> int:
+    """Number of (output position, kernel tap) pairs of one spatial dimension that read a real input element.
+
+    The input index of output ``o`` and tap ``k`` in the padded, base-dilated input is
+    ``u = o * stride - pad_low + k * rhs_dilation``; it is a real element when ``u`` is a multiple of
+    ``lhs_dilation`` and ``0 <= u / lhs_dilation < in_size``. This is what ``HloCostAnalysis`` counts.
+    """
+    count = 0
+    for k in range(kernel_size):
+        base = k * rhs_dilation - pad_low
+        for o in range(out_size):
+            u = o * stride + base
+            if u % lhs_dilation:
+                continue
+            if 0 <= u // lhs_dilation < in_size:
+                count += 1
+    return count
+
+
+def _parse_window(attr: str | None) -> list[dict[str, int]]:
+    """``{size=4x3 pad=3_0x1_1 stride=1x2 lhs_dilate=1x1 rhs_dilate=2x1}`` -> one dict per spatial dim."""
+    if not attr:
+        return []
+    fields = dict(f.split("=", 1) for f in attr.strip("{} ").split() if "=" in f)
+    sizes = [int(x) for x in fields["size"].split("x")]
+    n = len(sizes)
+
+    def ints(key, default):
+        return [int(x) for x in fields[key].split("x")] if key in fields else [default] * n
+
+    pads = [tuple(int(v) for v in p.split("_")) for p in fields["pad"].split("x")] if "pad" in fields else [(0, 0)] * n
+    stride, lhs_d, rhs_d = ints("stride", 1), ints("lhs_dilate", 1), ints("rhs_dilate", 1)
+    return [dict(size=sizes[i], pad_low=pads[i][0], pad_high=pads[i][1], stride=stride[i], lhs_dilation=lhs_d[i],
+                 rhs_dilation=rhs_d[i]) for i in range(n)]
+
+
+def conv_flops(comp: Computation, ins: Instruction) -> int:
+    """FLOPs of an HLO ``convolution`` over non-padding taps (``HloCostAnalysis`` convention)."""
+    lhs = _operand_shape(comp, ins, 0)
+    rhs = _operand_shape(comp, ins, 1)
+    out = ins.shape.elements[0] if ins.shape.is_tuple else ins.shape
+    labels = ins.attrs.get("dim_labels")
+    if not labels:
+        raise ValueError(f"convolution %{ins.name} has no dim_labels")
+    lhs_l, rest = labels.split("_", 1)
+    rhs_l, out_l = rest.split("->")
+    spatial = sorted(c for c in lhs_l if c.isdigit())
+    batch = lhs.dims[lhs_l.index("b")]
+    in_features = lhs.dims[lhs_l.index("f")]
+    out_features = out.dims[out_l.index("f")]
+    fgc = int(ins.attrs.get("feature_group_count", "1"))
+    bgc = int(ins.attrs.get("batch_group_count", "1"))
+    window = _parse_window(ins.attrs.get("window"))
+    if len(window) != len(spatial):
+        raise ValueError(f"convolution %{ins.name}: window has {len(window)} dims, dim_labels {len(spatial)}")
+    taps = 1
+    for sd, w in zip(spatial, window):
+        in_size = lhs.dims[lhs_l.index(sd)]
+        k_size = rhs.dims[rhs_l.index(sd)]
+        out_size = out.dims[out_l.index(sd)]
+        if k_size != w["size"]:
+            raise ValueError(f"convolution %{ins.name}: kernel dim {k_size} != window size {w['size']}")
+        taps *= conv_valid_positions(in_size, out_size, k_size, w["stride"], w["pad_low"], w["lhs_dilation"],
+                                     w["rhs_dilation"])
+    return 2 * (batch // bgc) * out_features * (in_features // fgc) * taps
+
+
+# Custom-call targets known to be matmuls: counting them needs their dimension numbers, which we do not parse.
+_MATMUL_CUSTOM_CALL = re.compile(r"gemm|matmul|\$conv|convolution", re.IGNORECASE)
+
+# Opcodes whose `to_apply` is a scalar reducer/comparator, never executed as a whole computation per call.
+_SCALAR_TO_APPLY = {"reduce", "reduce-window", "scatter", "sort", "select-and-scatter", "all-reduce",
+                    "all-reduce-start", "reduce-scatter", "map", "reduce-precision"}
+
+
+def _gemm_lhs_contracting(backend_config: str | None) -> list[int] | None:
+    """``lhs_contracting_dimensions`` of a library gemm custom-call's backend_config JSON, or None."""
+    if not backend_config or "lhs_contracting_dimensions" not in backend_config:
+        return None
+    try:
+        cfg = json.loads(backend_config)
+        if isinstance(cfg, str):                         # older text: backend_config="{...}"
+            cfg = json.loads(cfg)
+    except ValueError:
+        return None
+    stack = [cfg]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if "lhs_contracting_dimensions" in x:
+                return [int(v) for v in x["lhs_contracting_dimensions"]]
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return None
+
+
+def _computation_refs(attr: str) -> list[str]:
+    return [r.strip().lstrip("%") for r in attr.strip("{} ").split(",") if r.strip()]
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Trip counts
+# ----------------------------------------------------------------------------------------------------------------------
+
+_KNOWN_TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"?(-?\d+)"?')
+
+
+class _Resolver:
+    """Symbolic evaluation of scalar HLO values, enough to recognise the standard counted-loop pattern.
+
+    Expressions: ('const', int), ('iv', i) (element i of the loop state tuple), ('add', a, b), ('cmp', dir, a, b),
+    ('tuple', comp, [operand names], env), ('param', k) and ('opaque',).
+    """
+
+    _PASS = {"copy", "bitcast", "reshape", "convert", "broadcast", "copy-start", "copy-done"}
+
+    def __init__(self, module: Module):
+        self.m = module
+
+    def resolve(self, comp: Computation, name: str, env: tuple | None, depth: int = 0):
+        if depth > 64:
+            return ("opaque",)
+        ins = comp.by_name.get(name)
+        if ins is None:                                  # header-only parameter
+            return ("opaque",)
+        op = ins.opcode
+        if op == "constant":
+            v = ins.raw_args.strip()
+            if re.fullmatch(r"-?\d+", v):
+                return ("const", int(v))
+            return ("opaque",)
+        if op == "parameter":
+            k = int(ins.raw_args)
+            if env is None:
+                return ("param", k)
+            return env[k] if k < len(env) else ("opaque",)
+        if op in self._PASS and ins.operands and not ins.shape.dims:
+            return self.resolve(comp, ins.operands[0], env, depth + 1)
+        if op == "get-tuple-element":
+            base = self.resolve(comp, ins.operands[0], env, depth + 1)
+            idx = int(ins.attrs["index"])
+            if base == ("param", 0):
+                return ("iv", idx)
+            if base[0] == "tuple":
+                _, tcomp, names, tenv = base
+                return self.resolve(tcomp, names[idx], tenv, depth + 1)
+            return ("opaque",)
+        if op == "tuple":
+            return ("tuple", comp, ins.operands, env)
+        if op in ("fusion", "call"):
+            refs = _computation_refs(ins.attrs.get("calls") or ins.attrs.get("to_apply") or "")
+            callee = self.m.computations.get(refs[0]) if refs else None
+            if callee is None:
+                return ("opaque",)
+            sub_env = tuple(self.resolve(comp, o, env, depth + 1) for o in ins.operands)
+            return self.resolve(callee, callee.root.name, sub_env, depth + 1)
+        if op == "add" and len(ins.operands) == 2:
+            return ("add",) + tuple(self.resolve(comp, o, env, depth + 1) for o in ins.operands)
+        if op == "compare":
+            a, b = (self.resolve(comp, o, env, depth + 1) for o in ins.operands)
+            return ("cmp", ins.attrs.get("direction", ""), a, b)
+        return ("opaque",)
+
+
+def derive_trip_count(module: Module, caller: Computation, while_ins: Instruction) -> int | None:
+    """Trip count of a standard counted loop, or None when the pattern is not recognised.
+
+    Pattern: the condition is ``state[i] < N`` (or ``N > state[i]``) with N constant; the body sets
+    ``state[i] = state[i] + s`` with a constant ``s > 0``; the init tuple sets ``state[i]`` to a constant.
+    """
+    r = _Resolver(module)
+    cond = module.computations[while_ins.attrs["condition"].lstrip("%")]
+    body = module.computations[while_ins.attrs["body"].lstrip("%")]
+    c = r.resolve(cond, cond.root.name, None)
+    if c[0] != "cmp":
+        return None
+    _, direction, a, b = c
+    if direction == "GT":
+        direction, a, b = "LT", b, a
+    if direction != "LT" or a[0] != "iv" or b[0] != "const":
+        return None
+    i, limit = a[1], b[1]
+    step = r.resolve(body, body.root.name, None)
+    if step[0] != "tuple":
+        return None
+    upd = r.resolve(step[1], step[2][i], step[3])
+    if upd[0] != "add":
+        return None
+    x, y = upd[1], upd[2]
+    if x != ("iv", i):
+        x, y = y, x
+    if x != ("iv", i) or y[0] != "const" or y[1] <= 0:
+        return None
+    init = r.resolve(caller, while_ins.operands[0], None)
+    if init[0] != "tuple":
+        return None
+    start = r.resolve(init[1], init[2][i], init[3])
+    if start[0] != "const":
+        return None
+    return max(0, -(-(limit - start[1]) // y[1]))
+
+
+def _known_trip_count(ins: Instruction) -> int | None:
+    m = _KNOWN_TRIP.search(ins.attrs.get("backend_config", ""))
+    return int(m.group(1)) if m else None
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Counting
+# ----------------------------------------------------------------------------------------------------------------------
+
+def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str, int]]:
+    """The matmul instructions of one computation with the FLOPs of one execution."""
+    out = []
+    for ins in comp.instructions:
+        if ins.opcode == "dot":
+            out.append((ins, "dot", dot_flops(comp, ins)))
+        elif ins.opcode == "convolution":
+            out.append((ins, "convolution", conv_flops(comp, ins)))
+        elif "dot" in ins.opcode:                        # ragged-dot, sparse dot...: not modelled
+            raise ValueError(f"unsupported matmul opcode {ins.opcode!r} (%{ins.name}) in %{comp.name}")
+        elif ins.opcode == "custom-call":
+            target = ins.attrs.get("custom_call_target", "").strip('"')
+            if "window" in ins.attrs and "dim_labels" in ins.attrs:          # e.g. __cudnn$convForward
+                out.append((ins, "convolution", conv_flops(comp, ins)))
+                continue
+            contracting = _gemm_lhs_contracting(ins.attrs.get("backend_config"))
+            if contracting is not None:                                      # e.g. __cublas$gemm
+                lhs = _operand_shape(comp, ins, 0)
+                res = ins.shape.elements[0] if ins.shape.is_tuple else ins.shape
+                out.append((ins, "dot", 2 * math.prod(res.dims) * math.prod(lhs.dims[d] for d in contracting)))
+            elif _MATMUL_CUSTOM_CALL.search(target):
+                raise ValueError(f"custom-call %{ins.name} to {target!r} in %{comp.name} looks like a matmul but "
+                                 "carries no dot dimension numbers in its backend_config: cannot count it")
+    return out
+
+
+def _call_edges(ins: Instruction) -> list[tuple[str, str]]:
+    """(callee, role) pairs of one instruction; role in {'call', 'body', 'condition', 'branch', 'scalar'}."""
+    a = ins.attrs
+    op = ins.opcode
+    edges = []
+    if op == "while":
+        edges.append((a["body"].lstrip("%"), "body"))
+        edges.append((a["condition"].lstrip("%"), "condition"))
+        return edges
+    if op == "conditional":
+        if "branch_computations" in a:
+            edges += [(c, "branch") for c in _computation_refs(a["branch_computations"])]
+        else:
+            edges += [(a[k].lstrip("%"), "branch") for k in ("true_computation", "false_computation") if k in a]
+        return edges
+    if op in ("async-update", "async-done"):             # same wrapped computation as the async-start
+        return edges
+    if "calls" in a:
+        edges += [(c, "call") for c in _computation_refs(a["calls"])]
+    if "called_computations" in a:
+        edges += [(c, "call") for c in _computation_refs(a["called_computations"])]
+    if "to_apply" in a:
+        edges.append((a["to_apply"].lstrip("%"), "scalar" if op in _SCALAR_TO_APPLY else "call"))
+    for k in ("select", "scatter"):
+        if k in a and op == "select-and-scatter":
+            edges.append((a[k].lstrip("%"), "scalar"))
+    return edges
+
+
+def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -> MatmulCount:
+    comps = module.computations
+    own = {name: _own_flops(module, c) for name, c in comps.items()}
+
+    # Does a computation (transitively, through executed edges) contain a matmul?
+    has_dots: dict[str, bool] = {}
+
+    def _has(name: str, stack=()) -> bool:
+        if name in has_dots:
+            return has_dots[name]
+        if name in stack:
+            raise ValueError(f"recursive HLO call graph at %{name}")
+        res = bool(own[name])
+        for ins in comps[name].instructions:
+            for callee, role in _call_edges(ins):
+                if role in ("call", "body", "branch") and _has(callee, stack + (name,)):
+                    res = True
+        has_dots[name] = res
+        return res
+
+    for name in comps:
+        _has(name)
+
+    # Loop-aware cost of one execution of a computation (needed to compare conditional branches).
+    cost_memo: dict[str, int] = {}
+
+    def _cost(name: str) -> int:
+        if name not in cost_memo:
+            total = sum(f for _, _, f in own[name])
+            for ins in comps[name].instructions:
+                for callee, factor in _edge_factors(name, ins, loop_aware=True):
+                    total += factor * _cost(callee)
+            cost_memo[name] = total
+        return cost_memo[name]
+
+    trip_memo: dict[tuple[str, str], int] = {}
+
+    def _trip(caller: str, ins: Instruction) -> int:
+        key = (caller, ins.name)
+        if key not in trip_memo:
+            body = ins.attrs["body"].lstrip("%")
+            n = _known_trip_count(ins)
+            if n is None:
+                n = derive_trip_count(module, comps[caller], ins)
+            if n is None:
+                if has_dots[body]:
+                    raise ValueError(
+                        f"while loop %{ins.name} (in %{caller}, body %{body}) has no known trip count: its "
+                        "backend_config has no known_trip_count and its condition is not the standard pattern "
+                        "(induction variable LT a constant, constant init, constant positive step), yet its body "
+                        "contains matmuls")
+                n = 1                                    # no matmuls inside: the value does not matter
+            trip_memo[key] = n
+        return trip_memo[key]
+
+    def _edge_factors(caller: str, ins: Instruction, loop_aware: bool) -> list[tuple[str, int]]:
+        edges = _call_edges(ins)
+        if not edges:
+            return []
+        if ins.opcode == "while":
+            body = ins.attrs["body"].lstrip("%")
+            return [(body, _trip(caller, ins) if loop_aware else 1)]
+        if ins.opcode == "conditional":
+            branches = [c for c, _ in edges]
+            costs = [_cost(b) for b in branches]
+            if len(set(costs)) > 1:
+                raise ValueError(
+                    f"conditional %{ins.name} (in %{caller}) has branches with different matmul FLOPs "
+                    f"{dict(zip(branches, costs))}: which branch runs is data-dependent, so the count would be "
+                    "ambiguous (branches costing the same are accepted)")
+            return [(branches[0], 1)] if branches else []
+        return [(c, 1) for c, role in edges if role == "call"]
+
+    # Topological order of computations reachable from ENTRY (callers before callees).
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def _visit(name: str):
+        seen.add(name)
+        for ins in comps[name].instructions:
+            for callee, role in _call_edges(ins):
+                if role in ("call", "body", "branch") and callee not in seen:
+                    _visit(callee)
+        order.append(name)
+
+    _visit(module.entry)
+    order.reverse()
+
+    # Propagate multipliers from ENTRY down the call graph, per op_name context. In the pre-optimization module the
+    # op_names inside a called computation are relative to it ("mlp/dot_general"), so they are prefixed with the
+    # op_name of the call site; op_names that already start with the module's root scope (e.g. "jit(f)", the case
+    # throughout optimized modules) are absolute and kept as they are.
+    root = _root_scope(comps[module.entry])
+
+    def _absolute(prefix: str, op_name: str) -> str:
+        if not op_name:
+            return prefix
+        if not prefix or (root is not None and (op_name == root or op_name.startswith(root + "/"))):
+            return op_name
+        return prefix + "/" + op_name
+
+    # ctx[computation][prefix] = [loop-aware multiplier, naive multiplier]
+    ctx: dict[str, dict[str, list[int]]] = {name: {} for name in order}
+    ctx[module.entry][""] = [1, 1]
+    for name in order:
+        for prefix, (m, nm) in ctx[name].items():
+            if m == 0 and nm == 0:
+                continue
+            for ins in comps[name].instructions:
+                edges = _edge_factors(name, ins, True)
+                if not edges:
+                    continue
+                naive_edges = dict(_edge_factors(name, ins, False))
+                callee_prefix = _absolute(prefix, ins.op_name)
+                for callee, factor in edges:
+                    slot = ctx[callee].setdefault(callee_prefix, [0, 0])
+                    slot[0] += m * factor
+                    slot[1] += nm * naive_edges.get(callee, 0)
+
+    acc: dict[tuple[str, str, str], list] = {}           # (computation, instruction, op_name) -> [kind, flops, m]
+    naive = 0
+    for name in order:
+        for prefix, (m, nm) in ctx[name].items():
+            for ins, kind, flops in own[name]:
+                if m == 0 and nm == 0:
+                    continue
+                key = (name, ins.name, _absolute(prefix, ins.op_name))
+                acc.setdefault(key, [kind, flops, 0])[2] += m
+                naive += flops * nm
+    dots = tuple(Dot(ins_name, kind, op_name, flops, m) for (_, ins_name, op_name), (kind, flops, m) in acc.items())
+    total = sum(d.flops * d.multiplier for d in dots)
+    return MatmulCount(total, naive, raw_cost_analysis_flops, dots)
+
+
+def _root_scope(entry: Computation) -> str | None:
+    """The first op_name component shared by most of ENTRY's instructions, e.g. "jit(f)"; None when there is none."""
+    counts: dict[str, int] = {}
+    for ins in entry.instructions:
+        on = ins.op_name
+        if "/" in on:
+            first = on.split("/", 1)[0]
+            counts[first] = counts.get(first, 0) + 1
+    return max(counts, key=counts.get) if counts else None
+
+
