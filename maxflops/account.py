@@ -8,6 +8,7 @@ Train multipliers (forward + backward): a matmul whose two inputs both need grad
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from fractions import Fraction
 from typing import Any, Sequence
@@ -91,139 +92,189 @@ def _impl_pairs(mixer, span, seqs, c, decode: bool):
     return seqs.exact_pairs(mixer, span)
 
 
+@dataclasses.dataclass
+class _Priced:
+    """One layer kind's forward, as the pricing functions below fill it (see ``price_forward``)."""
+
+    out: dict = dataclasses.field(default_factory=dict)  # FLOPs by component
+    qk: Any = 0  # the QK^T part of core_attention
+    tail: dict = dataclasses.field(default_factory=dict)  # parts not recomputed by remat, by component
+    single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
+
+
 def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False):
     """(forward FLOPs by component, the QK^T part of its core attention, the 'tail' by component, the 'single'
-    parts by component).
-
-    The single parts are matmuls one of whose operand gradients contracts nothing (an outer product) or is not
-    needed: the indexer's weighted sum over its heads, the gated delta net's state reads, the dense MoE path's
-    router-weighted sum over experts, the one-hot MoE dispatch (its mask takes no gradient). Model FLOPs count
-    every backward as two matmuls; hardware FLOPs follow ``outer_product_grads``.
+    parts by component) of one layer kind.
 
     The tail is the matmuls whose outputs are only added into the layer's output (the dense FFN's down
     projection; a shared expert's without its gate): a rematerialized layer does not recompute them, because
     its backward pass needs their inputs, not their outputs. (The attention output feeds the FFN's norm, and
     routed experts' outputs are scaled by router weights, so those are recomputed.)
 
+    The single parts are matmuls one of whose operand gradients contracts nothing (an outer product) or is not
+    needed: the indexer's weighted sum over its heads, the gated delta net's state reads, the dense MoE path's
+    router-weighted sum over experts, the one-hot MoE dispatch (its mask takes no gradient). Model FLOPs count
+    every backward as two matmuls; hardware FLOPs follow ``outer_product_grads``.
+
     Model FLOPs (``hardware=False``) follow the convention knobs and may hold Fractions. Hardware FLOPs
-    (``hardware=True``, ``c`` an exact view of the config) follow the implementation knobs: the pairs a kernel
-    computes, absorbed MLA, MoE capacity or dense experts, and the DSA indexer's KL-loss scores.
+    (``hardware=True``, ``c`` an exact view of the config) follow the implementation knobs; each place where the
+    two differ is a ``_hardware_*`` function.
     """
-    d = c["emb_dim"]
-    d_ffn = c["attention_output_dim"] or d  # the attention output's and the FFN's width (qwen3_custom_moe)
+    p = _Priced()
     tokens = seqs.count if decode else seqs.tokens
-    out: dict[str, Any] = {}
-    qk = 0
-    tail: dict[str, Any] = {}
-    single: dict[str, Any] = {}
     if kind.projection == "gdn":
-        nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
-        dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
-        proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
-        out["qkv_proj"] = proj_in * tokens
-        if c["gdn_conv_taps"] == "full":
-            taps = K * tokens
-        elif decode:
-            taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
-        else:
-            taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
-        out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
-        if hardware and c["gdn_impl"] == "chunked" and not decode:  # every sequence padded to whole chunks
-            C = c["gdn_chunk_size"]
-            out["core_attention"] = terms.gdn_chunk(nv, dk, dv, C) * seqs.sum(lambda L: -(-L // C))
-        else:
-            out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
-            single["core_attention"] = out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
-        out["out_proj"] = proj_out * tokens
+        _gated_delta_net(p, c, seqs, decode, tokens, hardware)
     else:
-        h = c["num_query_heads"]
-        if kind.projection == "mla":
-            q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
-                                              c["qk_rope_head_dim"], c["v_head_dim"])
-            if hardware and c["mla_absorbed"]:
-                out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
-                d_qk, d_v = kv_lora + rope, kv_lora
-                out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_ffn) * tokens
-            else:
-                out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
-                d_qk, d_v = nope + rope, v
-                out["out_proj"] = terms.attention_out(h, d_v, d_ffn) * tokens
+        _attention(p, kind, c, seqs, decode, tokens, hardware)
+    _ffn(p, kind, c, seqs, decode, tokens, hardware)
+    _extras(p, kind, c, seqs, decode, tokens, hardware)
+    return p.out, p.qk, p.tail, p.single
+
+
+def _ffn_width(c) -> int:
+    """The attention output's and the FFN's width (emb_dim unless attention_output_dim says otherwise)."""
+    return c["attention_output_dim"] or c["emb_dim"]
+
+
+def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
+    d = c["emb_dim"]
+    nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
+    dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
+    proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
+    p.out["qkv_proj"] = proj_in * tokens
+    if c["gdn_conv_taps"] == "full":
+        taps = K * tokens
+    elif decode:
+        taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
+    else:
+        taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
+    p.out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
+    if hardware and c["gdn_impl"] == "chunked" and not decode:
+        p.out["core_attention"] = _hardware_gdn_chunked(c, seqs, nv, dk, dv)
+    else:
+        p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
+        p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
+    p.out["out_proj"] = proj_out * tokens
+
+
+def _hardware_gdn_chunked(c, seqs, nv, dk, dv):
+    """The chunked form: every sequence padded to whole chunks of gdn_chunk_size."""
+    C = c["gdn_chunk_size"]
+    return terms.gdn_chunk(nv, dk, dv, C) * seqs.sum(lambda L: -(-L // C))
+
+
+def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
+    d, h, d_out = c["emb_dim"], c["num_query_heads"], _ffn_width(c)
+    if kind.projection == "mla":
+        q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                                          c["qk_rope_head_dim"], c["v_head_dim"])
+        if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
+            p.out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
+            d_qk, d_v = kv_lora + rope, kv_lora
+            p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
         else:
-            hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
-            if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
-                hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
-                shared_kv = c["share_kv_projections"]
-            if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
-                n_kv = 0
-            gate = c["attention_output_gate"] and c["gate_projections"]
-            out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
-            d_qk = d_v = hd
-            out["out_proj"] = terms.attention_out(h, d_v, d_ffn) * tokens
-        pairs = _hardware_pairs(kind, seqs, c, decode) if hardware else _pairs(kind, seqs, c, decode)
-        qk = terms.attention_per_pair(h, d_qk, 0) * pairs
-        out["core_attention"] = qk + terms.attention_per_pair(h, 0, d_v) * pairs
-        if kind.computes_index:
-            n, hd_i = c["index_n_heads"], c["index_head_dim"]
-            if hardware:
-                # A program may skip the indexer where every key is kept (at most index_topk of them).
-                run = seqs.longer_than(kind.span) if c["indexer_skip_short"] and not decode else seqs
-                idx_tokens = 0 if run is None else (run.count if decode else run.tokens)
-                scored = 0 if run is None else _impl_pairs(GLOBAL, 0, run, c, decode)
-                if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
-                    # The KL loss's target: the main attention's scores over the same pairs (detached).
-                    out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * scored
-            else:
-                idx_tokens, scored = _indexer(kind, seqs, c, decode)
-            out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-            out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
-            if c["indexer_head_reduction"]:  # the head weighting: its scores' gradient is an outer product
-                single["indexer_score"] = 2 * n * scored
+            p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
+            d_qk, d_v = nope + rope, v
+            p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
+    else:
+        hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
+        if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
+            hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
+            shared_kv = c["share_kv_projections"]
+        if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
+            n_kv = 0
+        gate = c["attention_output_gate"] and c["gate_projections"]
+        p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
+        d_qk = d_v = hd
+        p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
+    pairs = _hardware_pairs(kind, seqs, c, decode) if hardware else _pairs(kind, seqs, c, decode)
+    p.qk = terms.attention_per_pair(h, d_qk, 0) * pairs
+    p.out["core_attention"] = p.qk + terms.attention_per_pair(h, 0, d_v) * pairs
+    if kind.computes_index:
+        if hardware:
+            idx_tokens, scored = _hardware_indexer(p, kind, c, seqs, decode, terms.attention_per_pair(h, d_qk, 0))
+        else:
+            idx_tokens, scored = _indexer(kind, seqs, c, decode)
+        n, hd_i = c["index_n_heads"], c["index_head_dim"]
+        p.out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
+        p.out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
+        if c["indexer_head_reduction"]:  # the head weighting: its scores' gradient is an outer product
+            p.single["indexer_score"] = 2 * n * scored
+
+
+def _hardware_indexer(p: _Priced, kind: LayerKind, c, seqs, decode, kl_per_pair):
+    """(tokens that run the indexer, pairs it scores) as a program runs it: the pairs its kernel computes, none
+    for a sequence that fits in the top-k when the program skips those; with a KL loss in training, the main
+    attention's scores over the same pairs (the loss's detached target) as ``indexer_kl``."""
+    run = seqs.longer_than(kind.span) if c["indexer_skip_short"] and not decode else seqs
+    idx_tokens = 0 if run is None else (run.count if decode else run.tokens)
+    scored = 0 if run is None else _impl_pairs(GLOBAL, 0, run, c, decode)
+    if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
+        p.out["indexer_kl"] = kl_per_pair * scored
+    return idx_tokens, scored
+
+
+def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
+    d_ffn = _ffn_width(c)
     gated = len(c["mlp_activations"]) == 2
-    if kind.ffn == "moe":
-        if c["router_flops"]:
-            out["moe_router"] = terms.router(d_ffn, c["num_experts"]) * tokens
-        per_expert_token = terms.mlp(d_ffn, c["moe_mlp_dim"], gated)
-        impl = c["moe_impl"] if hardware else "ideal"
-        if impl == "dense":  # every expert runs every token; the router's weights sum them (a matmul over E)
-            out["moe_routed"] = c["num_experts"] * per_expert_token * tokens
-            if c["moe_dispatch"] == "einsum":
-                out["moe_weighted_sum"] = single["moe_weighted_sum"] = 2 * c["num_experts"] * d_ffn * tokens
-                if not c["post_ffn_norm"]:
-                    tail["moe_weighted_sum"] = out["moe_weighted_sum"]
-        elif impl == "capacity":  # per dispatch group every expert runs C slots, dispatched and combined one-hot
-            group, groups = _dispatch_groups(c, seqs, decode)
-            slots = terms.capacity_slots(group, c["num_experts_per_tok"], c["num_experts"], c["capacity_factor"],
-                                         c["capacity_rule"])
-            out["moe_routed"] = c["num_experts"] * slots * per_expert_token * groups
-            if c["moe_dispatch"] == "einsum":
-                one = terms.moe_dispatch(group, c["num_experts"], slots, d_ffn) * groups
-                out["moe_dispatch"], out["moe_combine"] = one, one
-                single["moe_dispatch"] = one  # the one-hot mask takes no gradient
-                if not c["post_ffn_norm"]:
-                    tail["moe_combine"] = one
-        else:
-            out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
-        if c["shared_experts"]:
-            gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["gate_projections"] else 0
-            width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
-            out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
-            if not gate and not c["post_ffn_norm"]:
-                tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
-    else:
+    post_norm = c["post_ffn_norm"]  # a norm on the FFN output needs the last matmul's output back: no tail
+    if kind.ffn != "moe":
         width = c["mlp_dim"] * (2 if kind.kv_shared and c["double_wide_kv_shared_mlp"] else 1)
-        out["mlp"] = terms.mlp(d_ffn, width, gated) * tokens
-        if not c["post_ffn_norm"]:  # a norm on the FFN output needs the down projection's output back
-            tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
-    if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no tail)
-        out["layer_up_proj"] = 2 * d_ffn * d * tokens
-        tail = {"layer_up_proj": out["layer_up_proj"]}
+        p.out["mlp"] = terms.mlp(d_ffn, width, gated) * tokens
+        if not post_norm:
+            p.tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
+        return
+    if c["router_flops"]:
+        p.out["moe_router"] = terms.router(d_ffn, c["num_experts"]) * tokens
+    per_expert_token = terms.mlp(d_ffn, c["moe_mlp_dim"], gated)
+    if hardware and c["moe_impl"] != "ideal":
+        _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_ffn)
+    else:
+        p.out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
+    if c["shared_experts"]:
+        gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["gate_projections"] else 0
+        width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
+        p.out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
+        if not gate and not post_norm:
+            p.tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
+
+
+def _hardware_moe(p: _Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:
+    """The routed experts as moe_impl runs them, with moe_dispatch's one-hot matmuls where the program uses them."""
+    E, einsum = c["num_experts"], c["moe_dispatch"] == "einsum"
+    if c["moe_impl"] == "dense":  # every expert runs every token; the router's weights sum them (a matmul over E)
+        p.out["moe_routed"] = E * per_expert_token * tokens
+        if einsum:
+            p.out["moe_weighted_sum"] = p.single["moe_weighted_sum"] = 2 * E * d_ffn * tokens
+            if not c["post_ffn_norm"]:
+                p.tail["moe_weighted_sum"] = p.out["moe_weighted_sum"]
+        return
+    # capacity: per dispatch group every expert runs C slots, dispatched and combined one-hot
+    group, groups = _dispatch_groups(c, seqs, decode)
+    slots = terms.capacity_slots(group, c["num_experts_per_tok"], E, c["capacity_factor"], c["capacity_rule"])
+    p.out["moe_routed"] = E * slots * per_expert_token * groups
+    if einsum:
+        one = terms.moe_dispatch(group, E, slots, d_ffn) * groups
+        p.out["moe_dispatch"], p.out["moe_combine"] = one, one
+        p.single["moe_dispatch"] = one  # the one-hot mask takes no gradient
+        if not c["post_ffn_norm"]:
+            p.tail["moe_combine"] = one
+
+
+def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
+    """What a layer adds around attention and the FFN: the up-projection of a latent FFN, per-layer embeddings,
+    Engram, mHC mixing, and an MTP module's own matmuls."""
+    d, d_ffn = c["emb_dim"], _ffn_width(c)
+    if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no other tail)
+        p.out["layer_up_proj"] = 2 * d_ffn * d * tokens
+        p.tail = {"layer_up_proj": p.out["layer_up_proj"]}
     if c["per_layer_input_dim"]:  # per-layer embedding: gate D -> P, projection P -> D
-        out["per_layer_emb"] = terms.ple_layer(d, c["per_layer_input_dim"]) * tokens
+        p.out["per_layer_emb"] = terms.ple_layer(d, c["per_layer_input_dim"]) * tokens
     if kind.engram:
         streams = c["mhc_expansion_rate"]
         e_in = c["engram_num_heads"] * c["engram_head_dim"] * (c["engram_max_ngram_size"] - 1)
-        out["engram_proj"] = terms.engram_proj(e_in, streams, d) * tokens
-        out["engram_gate"] = 2 * streams * d * tokens
+        p.out["engram_proj"] = terms.engram_proj(e_in, streams, d) * tokens
+        p.out["engram_gate"] = 2 * streams * d * tokens
         k, dil = c["engram_kernel_size"], c["engram_max_ngram_size"]
         if c["gdn_conv_taps"] == "full":
             taps = k * tokens
@@ -231,17 +282,16 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
             taps = seqs.sum(lambda kv: masks.dilated_taps(kv + 1, k, dil) - masks.dilated_taps(kv, k, dil))
         else:
             taps = seqs.sum(lambda L: masks.dilated_taps(L, k, dil))
-        out["engram_conv"] = tail["engram_conv"] = 2 * streams * d * taps
+        p.out["engram_conv"] = p.tail["engram_conv"] = 2 * streams * d * taps
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # two mixings per layer: around attention and the FFN
-        out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"]) * tokens
+        p.out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"]) * tokens
     if kind.mtp:
         if c["mtp_eh_proj"]:
-            out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
+            p.out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
         if c["mtp_norm_flops"]:
-            out["mtp_norm"] = 2 * 3 * d * tokens
+            p.out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
-            out["logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
-    return out, qk, tail, single
+            p.out["logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
 
 
 def _dispatch_groups(c, seqs, decode: bool):
