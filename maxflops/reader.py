@@ -183,13 +183,9 @@ def _period(seq) -> int:
 
 
 def _fit_pattern(letters: list, reader: _Reader, key: str) -> str:
-    """The shortest cyclic pattern that reproduces ``letters`` (one per layer) exactly."""
-    p = _period(letters)
-    if p == len(letters) and len(set(letters)) > 1:
-        raise reader.fail(key, f"the per-layer attention kinds {''.join(letters)!r} are not periodic (no "
-                               "period shorter than the layer count), so no cyclic attention_layer_pattern "
-                               "reproduces them")
-    return "".join(letters[:p])
+    """The shortest cyclic pattern that reproduces ``letters`` (one per layer) exactly; a list with no shorter
+    period is its own pattern (one letter per layer)."""
+    return "".join(letters[:_period(letters)])
 
 
 def _fit_ffn(is_moe: list, reader: _Reader, key: str) -> tuple[int, int]:

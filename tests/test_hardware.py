@@ -188,3 +188,14 @@ def test_blocked_tiles_vectorized_over_documents():
     for kind, span in (("global", 0), ("window", 5), ("chunk", 8), ("bidirectional", 0)):
         got = masks.blocked(kind, span, lengths, 8, 4)
         assert got.tolist() == [brute_tiles(kind, int(L), span, 8, 4) for L in lengths]
+
+
+def test_absorbed_mla_with_a_narrow_latent_is_below_model_flops():
+    """The README's claim, both ways: absorbed MLA computes attention in the kv latent; narrower than the heads'
+    widths, it costs less than the model's form."""
+    base = dict(num_decoder_layers=1, emb_dim=64, attention_type="mla", num_query_heads=4, num_kv_heads=4,
+                q_lora_rank=0, qk_nope_head_dim=32, qk_rope_head_dim=8, v_head_dim=32, max_target_length=512,
+                mode="prefill", mla_absorbed=True)
+    narrow = maxflops.count(maxflops.model_config(**base, kv_lora_rank=4))
+    wide = maxflops.count(maxflops.model_config(**base, kv_lora_rank=256))
+    assert narrow.hardware_flops < narrow.total and wide.hardware_flops > wide.total

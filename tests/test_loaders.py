@@ -224,9 +224,18 @@ def test_mistral_window_on_every_layer(tmp_path):
     assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "L"
     p = hf_variant(tmp_path, "qwen3-8b", use_sliding_window=True, sliding_window=4096)  # layers >= 36: none
     assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "G"
+    # A per-layer list with no shorter period is its own pattern: 28 global layers, then 8 sliding ones.
     p = hf_variant(tmp_path, "qwen3-8b", use_sliding_window=True, sliding_window=4096, max_window_layers=28)
-    with pytest.raises(ValueError, match="key 'max_window_layers' = 28: .*not periodic"):
-        loaders.load_hf_config(p)
+    o = loaders.load_hf_config(p).overrides
+    assert o["attention_layer_pattern"] == "G" * 28 + "L" * 8
+    mixed = maxflops.count(maxflops.model_config(**o, max_target_length=8192)).components["core_attention"]
+    per_layer = {x: maxflops.count(maxflops.model_config(**{**o, "attention_layer_pattern": x},
+                                                         max_target_length=8192)).components["core_attention"] // 36
+                 for x in "GL"}
+    assert mixed == 28 * per_layer["G"] + 8 * per_layer["L"]
+    # Qwen3-MoE windows every layer (it has no layer_types and does not read max_window_layers).
+    p = hf_variant(tmp_path, "qwen3-235b-a22b", use_sliding_window=True, sliding_window=8, max_window_layers=28)
+    assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "L"
 
 
 def test_qwen3_next_full_attention_interval_alone(tmp_path):
@@ -236,11 +245,13 @@ def test_qwen3_next_full_attention_interval_alone(tmp_path):
     assert o["attention_output_gate"] is True and o["shared_expert_gate"] is True
 
 
-def test_layer_types_that_are_not_periodic_are_an_error(tmp_path):
+def test_layer_types_that_are_not_periodic_are_one_letter_per_layer(tmp_path):
     types = ["sliding_attention"] * 35 + ["full_attention"]
     p = hf_variant(tmp_path, "gpt-oss-120b", layer_types=types)
-    with pytest.raises(ValueError, match=r"gpt-oss-120b-variant\.json: key 'layer_types'.*not periodic"):
-        loaders.load_hf_config(p)
+    assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "L" * 35 + "G"
+    p = hf_variant(tmp_path, "llama4-17b-128e", text_config__num_hidden_layers=4, text_config__layer_types=DROP,
+                   text_config__no_rope_layers=[1, 1, 1, 0], text_config__moe_layers=DROP)
+    assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "CCCG"
     p = hf_variant(tmp_path, "gpt-oss-120b", layer_types=["sliding_attention", "full_attention"] * 3)
     with pytest.raises(ValueError, match="layer_types.*6 entries for num_hidden_layers=36"):
         loaders.load_hf_config(p)
@@ -452,3 +463,18 @@ def test_import_is_cheap():
     code = ("import sys, maxflops.loaders; bad = {'yaml', 'jax', 'numpy'} & set(sys.modules); "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=pathlib.Path(__file__).parent.parent)
+
+
+def test_transformers_spellings_qwen3_moe_num_local_experts_and_gemma3_private_pattern(tmp_path):
+    p = hf_variant(tmp_path, "qwen3-235b-a22b", num_experts=DROP, num_local_experts=128)
+    assert loaders.load_hf_config(p).overrides["num_experts"] == 128
+    p = hf_variant(tmp_path, "qwen3-235b-a22b", num_local_experts=64)
+    with pytest.raises(ValueError, match="key 'num_local_experts' = 64: disagrees with num_experts=128"):
+        loaders.load_hf_config(p)
+    p = hf_variant(tmp_path, "gemma3-27b", text_config___sliding_window_pattern=6)
+    loaded = loaders.load_hf_config(p)
+    assert not any(k.endswith("_sliding_window_pattern") and v.startswith(NOT_UNDERSTOOD)
+                   for k, v in loaded.ignored.items())
+    p = hf_variant(tmp_path, "gemma3-27b", text_config___sliding_window_pattern=6, text_config__layer_types=DROP,
+                   text_config__sliding_window_pattern=DROP)
+    assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "LLLLLG"

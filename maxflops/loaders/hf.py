@@ -313,8 +313,15 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
         return [False] * n, "num_hidden_layers"
 
     if family == "moe":  # mixtral, gpt_oss (intermediate_size is the expert width), qwen3_moe
-        if text_type == "qwen3_moe":
-            o["num_experts"] = r.int("num_experts", d("num_experts"), minimum=1)
+        if text_type == "qwen3_moe":  # Qwen3MoeConfig maps num_local_experts to num_experts
+            if r.has("num_local_experts") and not r.has("num_experts"):
+                o["num_experts"] = r.int("num_local_experts", minimum=1)
+            else:
+                o["num_experts"] = r.int("num_experts", d("num_experts"), minimum=1)
+                if r.has("num_local_experts"):
+                    if r.int("num_local_experts") != o["num_experts"]:
+                        raise r.fail("num_local_experts", f"disagrees with num_experts={o['num_experts']}")
+                    r.ignore("num_local_experts", "superseded: same as num_experts")
             o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
         else:
             o["num_experts"] = r.int("num_local_experts", d("num_local_experts"), minimum=1)
@@ -400,10 +407,17 @@ def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
 
     if text_type == "gemma3_text":
         if given("layer_types"):
-            r.ignore("sliding_window_pattern", "superseded by layer_types")
+            for k in ("sliding_window_pattern", "_sliding_window_pattern"):  # the second: as transformers saves it
+                r.ignore(k, "superseded by layer_types")
             return from_types({"G", "L"}), "layer_types"
-        p = r.int("sliding_window_pattern", d("sliding_window_pattern"), minimum=1)
-        return ["L" if (i + 1) % p else "G" for i in range(n)], "sliding_window_pattern"
+        key = "_sliding_window_pattern" if r.has("_sliding_window_pattern") and not r.has(
+            "sliding_window_pattern") else "sliding_window_pattern"  # transformers saves the underscored one
+        p = r.int(key, d("sliding_window_pattern"), minimum=1)
+        if key == "sliding_window_pattern" and r.has("_sliding_window_pattern"):
+            if r.int("_sliding_window_pattern") != p:
+                raise r.fail("_sliding_window_pattern", f"disagrees with sliding_window_pattern={p}")
+            r.ignore("_sliding_window_pattern", "superseded: same as sliding_window_pattern")
+        return ["L" if (i + 1) % p else "G" for i in range(n)], key
 
     if text_type == "gpt_oss":
         if given("layer_types"):
@@ -448,6 +462,9 @@ def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
                 r.ignore(k, "superseded by layer_types")
             return from_types({"G", "L"}), "layer_types"
         if r.has("use_sliding_window") and r.bool("use_sliding_window"):
+            if text_type == "qwen3_moe":  # Qwen3-MoE's attention windows every layer; it has no layer_types
+                r.ignore("max_window_layers", "unused: Qwen3-MoE applies the window to every layer")
+                return ["L"] * n, "use_sliding_window"
             # Qwen3Config: sliding iff sliding_window is set and layer >= max_window_layers
             start = r.int("max_window_layers")
             return ["L" if i >= start else "G" for i in range(n)], "max_window_layers"
