@@ -441,6 +441,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         err("causal", "False: DSA sparse attention (use_sparse_indexer=True) is causal")
     if c["attention_output_gate"] and c["attention_type"] == "mla":
         err("attention_output_gate", "True: the output gate is a feature of 'global' attention, not of MLA")
+    if c["mode"] != "train" and c["convention"] != "exact":
+        err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
+                          f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")
     if c["mode"] == "decode" and not c["causal"]:
         err("causal", "decode needs causal attention")
     b = c["per_device_batch_size"]

@@ -63,5 +63,7 @@ def test_seed3_sliding_window_in_a_model():
                                 max_target_length=2048, mode="prefill", num_query_heads=8, num_kv_heads=8,
                                 head_dim=128)
     assert maxflops.count(cfg).components["core_attention"] == 917_760 * 8 * (2 * 128 + 2 * 128)
-    megatron = maxflops.count(cfg, convention="megatron").components["core_attention"]
-    assert megatron == 2048 * 512 // 2 * 8 * (2 * 128 + 2 * 128)  # the seed's own rule, for reference
+    megatron = maxflops.count(cfg, convention="megatron", mode="train").components["core_attention"]
+    assert megatron == 3 * 2048 * 512 // 2 * 8 * (2 * 128 + 2 * 128)  # the seed's own rule (a train step)
+    with pytest.raises(ValueError, match="'megatron' reproduces that project's training FLOPs function"):
+        maxflops.count(cfg, convention="megatron")  # prefill: Megatron's formula does not define it
