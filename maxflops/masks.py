@@ -153,7 +153,7 @@ def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
     """
     import numpy as np
 
-    lengths = np.atleast_1d(np.asarray(L, dtype=np.int64))
+    lengths = np.atleast_1d(np.asarray(L)).astype(np.int64)
     blocks = -(-lengths // block_q)  # row blocks per sequence
     start = np.cumsum(blocks) - blocks
     seq = np.repeat(np.arange(len(lengths)), blocks)
@@ -163,7 +163,10 @@ def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
     hi = Lr - 1 if mixer == "bidirectional" else a1 - 1
     lo = _visible_from(mixer, span, a0)
     cols = np.minimum((hi // block_kv + 1) * block_kv, Lr) - (lo // block_kv) * block_kv
-    per_seq = np.add.reduceat((a1 - a0) * cols, start)
+    tiles = (a1 - a0) * cols  # each at most block_q * L: fits int64; their sum may not
+    if int(lengths.max()) ** 2 * len(lengths) >= 1 << 62:
+        tiles = tiles.astype(object)  # exact Python ints for the sums
+    per_seq = np.add.reduceat(tiles, start)
     return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
 
 

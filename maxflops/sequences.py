@@ -79,8 +79,8 @@ def as_lengths(segment_lengths, c) -> Any:
         else:
             raise ValueError(f"segment_lengths: expected integers, got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)
-    if arr.size and arr.max() > 3_000_000_000:  # L*(L+1) would overflow int64: exact Python ints instead
-        arr = arr.astype(object)
+    if arr.size and int(arr.max()) ** 2 * arr.size >= 1 << 62:  # a sum of L^2 terms could overflow int64:
+        arr = arr.astype(object)                                 # exact Python ints instead
     if c["mode"] == "decode":
         if arr.min() < 0:
             raise ValueError(f"segment_lengths (decode KV lengths): {int(arr.min())} is negative")

@@ -199,3 +199,19 @@ def test_absorbed_mla_with_a_narrow_latent_is_below_model_flops():
     narrow = maxflops.count(maxflops.model_config(**base, kv_lora_rank=4))
     wide = maxflops.count(maxflops.model_config(**base, kv_lora_rank=256))
     assert narrow.hardware_flops < narrow.total and wide.hardware_flops > wide.total
+
+
+@pytest.mark.slow
+def test_absurd_lengths_are_exact_not_wrapped():
+    """Sums of L^2-sized terms past int64 are taken in Python ints: exact, never negative or wrapped."""
+    n = 8_400_000  # row blocks of 512: L = 4,300,800,000 tokens
+    cfg = maxflops.model_config(num_decoder_layers=1, num_query_heads=1, num_kv_heads=1, head_dim=1,
+                                max_target_length=512 * n, mode="prefill")
+    b = maxflops.count(cfg, attention_impl="blocked", attention_block_q=512, attention_block_kv=512)
+    # causal, square tiles: row block i touches i + 1 key blocks of 512 x 512
+    assert b.hardware_components["core_attention"] == 4 * 512 * 512 * n * (n + 1) // 2
+    docs = maxflops.model_config(**{**cfg.to_dict(), "max_target_length": 2_000_000_000,
+                                    "per_device_batch_size": 8, "convention_knobs_from": "exact"})
+    eight = maxflops.count(docs, segment_lengths=[2_000_000_000] * 8)
+    one = maxflops.count(docs, per_device_batch_size=1)
+    assert eight.total == 8 * one.total > 0
