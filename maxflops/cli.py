@@ -203,7 +203,7 @@ def _sweep(argv: list[str]) -> int:
 
 
 def _compare(argv: list[str]) -> int:
-    from .account import count
+    from .account import count, keys_behind
     from .config import validate
     from .load import load_config
     from .report import compare_table
@@ -230,7 +230,7 @@ def _compare(argv: list[str]) -> int:
     if json_out:
         print(json.dumps({"A": {"spec": la, **a.to_dict()}, "B": {"spec": lb, **b.to_dict()}}, indent=1))
     else:
-        print(compare_table(a, b, ca, cb, la, lb))
+        print(compare_table(a, b, ca, cb, la, lb, keys_behind(ca, cb)))
     return 0
 
 

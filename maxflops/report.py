@@ -142,43 +142,10 @@ def sweep_table(key: str, values, runs, labels) -> str:
     return "\n".join(lines)
 
 
-# Config keys that can move each component (used to say where a difference comes from).
-_COMMON = ("num_decoder_layers", "emb_dim", "max_target_length", "per_device_batch_size",
-           "gradient_accumulation_steps", "mode", "decode_kv_length", "attention_layer_pattern")
-_ATTN = ("attention_type", "num_query_heads", "num_kv_heads", "head_dim", "q_lora_rank", "kv_lora_rank",
-         "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-_GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim")
-_INDEX = ("use_sparse_indexer", "index_n_heads", "index_head_dim", "index_topk_freq", "index_skip_offset",
-          "indexer_every_layer", "indexer_train_factor", "indexer_loss_scaling_factor", "indexer_skip_within_topk",
-          "index_topk")
-_FFN = ("num_experts", "first_num_dense_layers", "interleave_moe_layer_step", "mlp_activations")
-COMPONENT_KEYS = {
-    "qkv_proj": _ATTN + _GDN + ("attention_output_gate", "gate_projections", "mla_norm_flops"),
-    "out_proj": _ATTN + _GDN,
-    "core_attention": _ATTN + _GDN + ("sliding_window_size", "chunk_attn_window_size", "causal",
-                                      "use_sparse_indexer", "index_topk", "causal_pairs", "window_pairs",
-                                      "dsa_pairs", "gdn_core_state_ops"),
-    "gdn_conv": _GDN + ("gdn_conv_kernel_dim", "gdn_conv_taps"),
-    "indexer_proj": _INDEX + ("q_lora_rank",),
-    "indexer_score": _INDEX + ("indexer_pairs", "indexer_head_reduction"),
-    "mlp": _FFN + ("mlp_dim",),
-    "moe_router": _FFN + ("router_flops",),
-    "moe_routed": _FFN + ("num_experts_per_tok", "moe_mlp_dim"),
-    "moe_shared": _FFN + ("shared_experts", "shared_expert_gate", "moe_mlp_dim", "gate_projections"),
-    "logits": ("vocab_size", "make_vocab_size_divisible_by", "tensor_parallel_size", "padded_vocab_in_model_flops"),
-    "mtp": ("mtp_num_layers", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops", "vocab_size") + _ATTN + _INDEX + _FFN,
-}
-
-
-def why(component: str, ca, cb) -> str:
-    keys = COMPONENT_KEYS.get(component, ()) + _COMMON
-    diffs = [f"{k}: {ca[k]!r} -> {cb[k]!r}" for k in dict.fromkeys(keys) if ca.get(k) != cb.get(k)]
-    return "; ".join(diffs)
-
-
-def compare_table(a, b, ca, cb, label_a: str, label_b: str) -> str:
+def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str:
     """Two breakdowns side by side per component (GFLOPs per token), with the difference and the config keys
-    behind it."""
+    behind it (``reasons``: component -> keys, from ``maxflops.account.keys_behind``)."""
+    reasons = reasons or {}
     names = list(dict.fromkeys(list(a.components) + list(b.components)))
     head = ["component", label_a, label_b, "B - A", "B / A", "where it comes from"]
     rows = []
@@ -186,7 +153,8 @@ def compare_table(a, b, ca, cb, label_a: str, label_b: str) -> str:
         va = (a.total if n == "total" else a.components.get(n, 0)) / a.tokens / 1e9
         vb = (b.total if n == "total" else b.components.get(n, 0)) / b.tokens / 1e9
         ratio = f"{vb / va:.3f}" if va else ("" if not vb else "new")
-        reason = "" if abs(vb - va) < 5e-7 else (why(n, ca, cb) if n != "total" else "")
+        reason = "" if abs(vb - va) < 5e-7 or n == "total" else "; ".join(
+            f"{k}: {ca.get(k)!r} -> {cb.get(k)!r}" if k in ca or k in cb else k for k in reasons.get(n, ()))
         rows.append([n, f"{va:,.3f}", f"{vb:,.3f}", f"{vb - va:+,.3f}", ratio, reason])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda r: "  ".join((str(x).ljust(w) if i in (0, 5) else str(x).rjust(w))  # noqa: E731
