@@ -29,6 +29,12 @@ def _pairs(kind: LayerKind, seqs, c, decode: bool):
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global":
         mixer, span = GLOBAL, 0
+    if mixer == GLOBAL and c["window_scope"] == "all_layers":  # the model's chunk, else its window, everywhere
+        pattern = c["attention_layer_pattern"]
+        if "C" in pattern:
+            mixer, span = CHUNK, c["chunk_attn_window_size"]
+        elif "L" in pattern:
+            mixer, span = WINDOW, c["sliding_window_size"]
     if mixer == GLOBAL and c["causal_pairs"] == "half_square":
         return masks.half_square(seqs)
     if mixer == WINDOW and c["window_pairs"] == "megatron":
@@ -232,7 +238,7 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
     else:
         p.out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
     if c["shared_experts"]:
-        gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["gate_projections"] else 0
+        gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["shared_expert_gate_flops"] else 0
         width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
         p.out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
         if not gate and not post_norm:

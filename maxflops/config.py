@@ -230,6 +230,10 @@ SCHEMA: dict[str, Field] = {
                                      "approximation), 'megatron', or 'global' (the layer counted as causal "
                                      "global attention under causal_pairs: MaxText's function for olmo3).",
                        choices=("exact", "maxtext", "megatron", "global")),
+    "window_scope": _f("pattern", str, "Which layers a window or chunk applies to: 'pattern' the 'L' and 'C' layers; "
+                                       "'all_layers' every attention layer of a model that has any (Megatron's "
+                                       "seed rule: the chunk if one is set, else the window, for every layer).",
+                       choices=("pattern", "all_layers")),
     "dsa_pairs": _f("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
                                   "min(1, attended/dense).", choices=("exact", "maxtext", "megatron")),
@@ -250,8 +254,10 @@ SCHEMA: dict[str, Field] = {
                                      "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
                                      "rank-one update and the decay are elementwise. MaxText and Megatron "
                                      "count 4.", minimum=1),
-    "gate_projections": _f(True, bool, "Count the gate matmuls MaxText omits: Qwen3-Next's attention "
-                                       "output gate and shared-expert gate."),
+    "gate_projections": _f(True, bool, "Count Qwen3-Next's attention output gate (the q projection's second "
+                                       "half; MaxText omits it)."),
+    "shared_expert_gate_flops": _f(True, bool, "Count Qwen3-Next's shared-expert gate D -> 1 (MaxText and "
+                                               "Megatron omit it)."),
     "ffn_all_moe": _f(False, bool, "Count the MoE FFN on every layer, the dense ones too (MaxText's function for "
                                    "blocks it has no dense/MoE rule for, e.g. envy)."),
     "convention_quirks": _f((), tuple, "Per-model exceptions to a convention's bundle, each 'convention:key=value', "
@@ -292,6 +298,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "gdn_conv_taps": "full",
         "gdn_core_state_ops": 4,
         "gate_projections": False,
+        "shared_expert_gate_flops": False,
         "mtp_eh_proj": False,
         "mtp_logits": False,
         "ffn_all_moe": False,
@@ -300,10 +307,13 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
     "megatron": {
         "causal_pairs": "half_square",
         "window_pairs": "megatron",
+        "window_scope": "all_layers",
         "dsa_pairs": "megatron",
         "indexer_pairs": "half_square",
         "indexer_train_factor": 3,
         "gdn_core_state_ops": 4,
+        "gdn_conv_taps": "full",
+        "shared_expert_gate_flops": False,
         "router_flops": False,
         "indexer_head_reduction": False,
         "mtp_norm_flops": True,

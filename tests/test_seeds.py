@@ -67,3 +67,36 @@ def test_seed3_sliding_window_in_a_model():
     assert megatron == 3 * 2048 * 512 // 2 * 8 * (2 * 128 + 2 * 128)  # the seed's own rule (a train step)
     with pytest.raises(ValueError, match="'megatron' reproduces that project's training FLOPs function"):
         maxflops.count(cfg, convention="megatron")  # prefill: Megatron's formula does not define it
+
+
+def test_megatron_windows_apply_to_every_attention_layer():
+    """Megatron's seed rule (#3128): the chunk if set, else the window (min(L, W)), for every attention layer,
+    causal-halved: L * min(L, W) / 2 pairs per layer, whatever the layer pattern says."""
+    L = 131072
+    for name in ("gpt-oss-120b", "gemma3-27b"):
+        cfg = maxflops.load_config(name, max_target_length=L, convention="megatron")
+        c = maxflops.config.validate(cfg)
+        per_pair = 2 * c["num_query_heads"] * c["head_dim"] * 2  # QK^T and PV
+        want = 3 * c["num_decoder_layers"] * (L * min(L, c["sliding_window_size"]) // 2) * per_pair
+        assert maxflops.count(cfg).components["core_attention"] == want
+    assert round(maxflops.count(maxflops.load_config("gpt-oss-120b", max_target_length=L,
+                                                     convention="megatron")).per_token / 1e9, 2) == 30.82
+    llama4 = maxflops.load_config("llama4-17b-128e", max_target_length=L, convention="megatron")
+    c = maxflops.config.validate(llama4)
+    want = 3 * c["num_decoder_layers"] * (L * c["chunk_attn_window_size"] // 2) * 4 * c["num_query_heads"] * c["head_dim"]
+    assert maxflops.count(llama4).components["core_attention"] == want
+
+
+def test_megatron_gated_delta_net_conv_is_the_full_kernel_and_no_shared_gate():
+    cfg = maxflops.load_config("qwen3-next-80b-a3b", max_target_length=4096, convention="megatron")
+    c = maxflops.config.validate(cfg)
+    nk, nv, dk, dv, K = (c[k] for k in ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim",
+                                        "gdn_value_head_dim", "gdn_conv_kernel_dim"))
+    gdn_layers = sum(1 for i in range(c["num_decoder_layers"])
+                     if c["attention_layer_pattern"][i % len(c["attention_layer_pattern"])] == "D")
+    b = maxflops.count(cfg)
+    assert b.components["gdn_conv"] == 3 * gdn_layers * 4096 * K * 2 * (2 * nk * dk + nv * dv)
+    exact = maxflops.count(cfg, convention="exact")
+    shared_gate = 2 * c["emb_dim"] * 4096 * 3 * c["num_decoder_layers"]  # D -> 1 on every (MoE) layer, 3x
+    assert exact.components["moe_shared"] - b.components["moe_shared"] == shared_gate
+    assert b.components["qkv_proj"] == exact.components["qkv_proj"]  # the attention output gate is counted
