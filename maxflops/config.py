@@ -271,6 +271,10 @@ SCHEMA: dict[str, Field] = {
     "mhc_outer_flops": _f(False, bool, "Count mHC's elementwise outer product (G*D per token per module) as "
                                        "MaxText's DeepSeek-V4 function does."),
     "router_flops": _f(True, bool, "Count the MoE router D -> E (Megatron does not)."),
+    "mtp_layer_numbering": _f("own", str, "MTP module k: 'own' numbers itself k for the index-reuse rule and "
+                                          "copies the last decoder layer's mixer; 'after_decoder' (Megatron) is "
+                                          "layer num_decoder_layers + k for both (on a hybrid its mixer follows "
+                                          "the layer pattern).", choices=("own", "after_decoder")),
     "mtp_eh_proj": _f(True, bool, "Count the MTP eh projection 2D -> D."),
     "mtp_logits": _f(True, bool, "Count the MTP modules' output head."),
     "mtp_norm_flops": _f(False, bool, "Megatron: add its MTP norm term 3*D multiply-adds (6*D FLOPs) per token "
@@ -314,6 +318,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "gdn_core_state_ops": 4,
         "gdn_conv_taps": "full",
         "shared_expert_gate_flops": False,
+        "mtp_layer_numbering": "after_decoder",
         "router_flops": False,
         "indexer_head_reduction": False,
         "mtp_norm_flops": True,

@@ -9,7 +9,7 @@ Patterns handled here and nowhere else:
 - FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
-  index-reuse rule.
+  index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both).
 """
 
 from __future__ import annotations
@@ -94,8 +94,11 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  layer >= first_shared, layer in engram)))
     if c["mode"] == "train":
+        after = c["mtp_layer_numbering"] == "after_decoder"
         for k in range(1, c["mtp_num_layers"] + 1):
-            mixer, span, index = mixer_of(letter, k, c)
+            if after:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the layer pattern
+                letter = pattern[(n + k - 1) % len(pattern)]
+            mixer, span, index = mixer_of(letter, n + k if after else k, c)
             projection = "gdn" if mixer == LINEAR else attn_projection
             rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True)))
     index: dict[LayerKind, int] = {}

@@ -100,3 +100,14 @@ def test_megatron_gated_delta_net_conv_is_the_full_kernel_and_no_shared_gate():
     shared_gate = 2 * c["emb_dim"] * 4096 * 3 * c["num_decoder_layers"]  # D -> 1 on every (MoE) layer, 3x
     assert exact.components["moe_shared"] - b.components["moe_shared"] == shared_gate
     assert b.components["qkv_proj"] == exact.components["qkv_proj"]  # the attention output gate is counted
+
+
+def test_megatron_numbers_mtp_layers_after_the_decoder():
+    """Megatron's MTP layer k is layer num_layers + k: on a hybrid its mixer follows the pattern there (qwen3-next:
+    48 layers of 'DDDG', so layer 49 is a gated-delta-net layer); index reuse numbers it the same way."""
+    cfg = maxflops.load_config("qwen3-next-80b-a3b", max_target_length=4096, mtp_num_layers=1)
+    mixers = {conv: [r.mixer for r in maxflops.count(cfg, convention=conv).layers if r.group == "mtp"]
+              for conv in ("exact", "megatron")}
+    assert mixers == {"exact": ["global"], "megatron": ["linear"]}
+    own = maxflops.count(cfg, convention="megatron", mtp_layer_numbering="own")
+    assert [r.mixer for r in own.layers if r.group == "mtp"] == ["global"]
