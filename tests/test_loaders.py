@@ -478,3 +478,46 @@ def test_transformers_spellings_qwen3_moe_num_local_experts_and_gemma3_private_p
     p = hf_variant(tmp_path, "gemma3-27b", text_config___sliding_window_pattern=6, text_config__layer_types=DROP,
                    text_config__sliding_window_pattern=DROP)
     assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "LLLLLG"
+
+
+TRANSFORMERS = FIXTURES / "hf_transformers"
+WRITTEN = sorted(p.stem for p in TRANSFORMERS.glob("*.json") if p.name != "versions.json")
+
+
+@pytest.mark.parametrize("name", WRITTEN)
+def test_files_as_transformers_writes_them_count_like_the_originals(name):
+    """tests/fixtures/hf_transformers/ holds each HF fixture saved by transformers itself (its generate.py): the
+    keys transformers adds on save are understood and change no count."""
+    written = loaders.load_hf_config(TRANSFORMERS / f"{name}.json")
+    assert NOT_UNDERSTOOD not in written.ignored.values()
+    original = loaders.load_hf_config(FIXTURES / "hf" / f"{name}.json")
+    for settings in SETTINGS:
+        a = maxflops.count(maxflops.model_config(**written.overrides, **settings))
+        b = maxflops.count(maxflops.model_config(**original.overrides, **settings))
+        assert (a.total, a.hardware_flops) == (b.total, b.hardware_flops), (name, settings)
+
+
+def test_transformers_versions_and_what_it_refused():
+    versions = json.loads((TRANSFORMERS / "versions.json").read_text())
+    assert versions["transformers"].startswith("5.")
+    # transformers 5.24 refuses Llama 4's published attn_temperature_tuning (an int where it wants a bool)
+    assert set(versions["refused"]) == {"llama4-17b-128e.json"}
+    assert set(WRITTEN) | {"llama4-17b-128e"} == {p.stem for p in (FIXTURES / "hf").glob("*.json")}
+
+
+# Where a class's defaults are not the published model: GlmMoeDsaConfig() has no MTP layer and every layer runs
+# its own indexer (indexer_types all 'full'); the published file has one MTP layer and shares indices.
+CLASS_DIFFERENCES = {"glm_moe_dsa": {"mtp_num_layers": 1, "index_topk_freq": 4, "index_skip_offset": 3}}
+
+
+@pytest.mark.parametrize("model_type,shipped", [("glm_moe_dsa", "glm5"), ("qwen3_next", "qwen3-next-80b-a3b"),
+                                                ("gpt_oss", "gpt-oss-120b")])
+def test_transformers_class_defaults_are_the_published_models(model_type, shipped):
+    """A config class built with no arguments and saved by transformers (not a file written here) counts like
+    the shipped config of the model its defaults describe, but for the differences listed."""
+    loaded = loaders.load_hf_config(TRANSFORMERS / "class_defaults" / f"{model_type}.json")
+    assert NOT_UNDERSTOOD not in loaded.ignored.values()
+    diff = CLASS_DIFFERENCES.get(model_type, {})
+    assert all(loaded.overrides.get(k, maxflops.SCHEMA[k].default) != v for k, v in diff.items())
+    for settings in SETTINGS:
+        assert_same_counts({**loaded.overrides, **diff}, shipped, settings)
