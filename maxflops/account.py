@@ -502,9 +502,13 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
         hw = hardware_view(c)
         hw_plan = _plan(tuple((k, hw[k]) for k in PLAN_KEYS))
-        hw_head = _head(hw, tokens * passes, hardware=True)
+        hw_seqs, hw_tokens = seqs, tokens
+        if segment_lengths is not None and not decode and hw["packed_kernel"] == "row":
+            hw_seqs = Uniform(hw["max_target_length"], batch(hw))  # the program runs whole rows, padding too
+            hw_tokens = hw_seqs.tokens
+        hw_head = _head(hw, hw_tokens * passes, hardware=True)
         hw_head.update(_vision(hw, mode, steps))
-        return hw_plan, [price_hardware(kind, hw, seqs, decode, steps) for kind in hw_plan.kinds], hw_head
+        return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
     return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
                           hardware, c["not_priced"])

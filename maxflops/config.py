@@ -201,6 +201,11 @@ SCHEMA: dict[str, Field] = {
                                 "qkv_proj_offloaded", "minimal_offloaded")),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
+    "packed_kernel": _f("varlen", str, "Hardware for packed documents (segment_lengths): 'varlen' kernels run each "
+                                       "document on its own (THD); 'row' the program runs every row whole, "
+                                       "padding included, its attention over the full row (a model without "
+                                       "segment masking, or masking inside a dense row).",
+                        choices=("varlen", "row")),
     "gdn_impl": _f("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
                                       "value head) or 'chunked' (MaxText, transformers, FLA: chunks of "
                                       "gdn_chunk_size, every sequence padded to whole chunks; see terms.gdn_chunk).",

@@ -215,3 +215,15 @@ def test_absurd_lengths_are_exact_not_wrapped():
     eight = maxflops.count(docs, segment_lengths=[2_000_000_000] * 8)
     one = maxflops.count(docs, per_device_batch_size=1)
     assert eight.total == 8 * one.total > 0
+
+
+def test_packed_rows_run_whole():
+    """packed_kernel='row': the program runs every row whole (padding too, attention over the full row); model
+    FLOPs still count the documents."""
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=2)
+    docs = [30, 20, 64, 7]
+    varlen = maxflops.count(cfg, segment_lengths=docs)
+    row = maxflops.count(cfg, segment_lengths=docs, packed_kernel="row")
+    padded = maxflops.count(cfg)
+    assert row.total == varlen.total == sum(maxflops.count(cfg, [L]).total for L in docs)
+    assert row.hardware_flops == padded.hardware_flops > varlen.hardware_flops

@@ -448,6 +448,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
         not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
     o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
     o["outer_product_grads"] = "elementwise"  # its compiled (optimized) step has no contraction-free dots
+    o["packed_kernel"] = "row"  # packed rows go through every layer whole; segment ids only mask attention
     if "D" in o["attention_layer_pattern"]:
         o["gdn_impl"], o["gdn_chunk_size"] = "chunked", r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=1,
                                                               record=False)
