@@ -25,6 +25,7 @@ from typing import Any
 
 import flax.linen as nn
 import jax
+import numpy as np
 import jax.numpy as jnp
 import optax
 
@@ -86,6 +87,7 @@ class Layer(nn.Module):
 
     kind: Any
     cfg: tuple  # sorted config items (hashable)
+    segments: tuple = ()  # packed (THD) documents of the one row, lengths summing to its length; () = one sequence
 
     @nn.compact
     def __call__(self, carry, _=None):
@@ -95,6 +97,9 @@ class Layer(nn.Module):
         B, L, D = x.shape
         p = lambda name, shape: self.param(name, _init(), shape)  # noqa: E731
         h = _rms(x)
+        if self.segments and (kind.projection == "gdn" or kind.mixer == DSA or c["moe_impl"] == "capacity"):
+            raise ValueError("segments: packed documents are modelled for attention ('G', 'L', 'C') layers and "
+                             "ideal or dense MoE only")
         if kind.projection == "gdn":
             nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
                                    c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
@@ -157,8 +162,11 @@ class Layer(nn.Module):
                     if c["indexer_loss_scaling_factor"] > 0:
                         aux = aux + c["indexer_loss_scaling_factor"] * K.indexer_kl_loss(q, k, scores, impl, bq, bkv)
                 o = K.dsa_attention(q, k, vv, top_idx, kind.span, c["dsa_impl"], c["flash_backward_recompute"])
-            else:
-                o = K.attention(q, k, vv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
+            else:  # each packed document on its own (a varlen kernel), or the whole row
+                bounds = np.cumsum((0,) + self.segments) if self.segments else (0, L)
+                o = jnp.concatenate([K.attention(q[:, a:b], k[:, a:b], vv[:, a:b], kind.mixer, kind.span, impl, bq,
+                                                 bkv, c["flash_backward_recompute"])
+                                     for a, b in zip(bounds[:-1], bounds[1:])], axis=1)
         if gate is not None:
             o = o * jax.nn.sigmoid(gate)
         if kind.projection == "mla" and c["mla_absorbed"]:
@@ -190,6 +198,7 @@ class Decoder(nn.Module):
     """Embedding, the plan's decoder layers (runs under nn.scan), MTP modules, and the output head."""
 
     cfg: tuple
+    segments: tuple = ()  # see Layer
 
     @nn.compact
     def __call__(self, tokens):
@@ -205,10 +214,10 @@ class Decoder(nn.Module):
         layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
         for r, (kind, n) in enumerate(_runs(plan)):
             if n == 1:
-                carry, _ = layer_cls(kind, self.cfg, name=f"run{r}")(carry)
+                carry, _ = layer_cls(kind, self.cfg, self.segments, name=f"run{r}")(carry)
             else:
                 scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
-                carry, _ = scanned(kind, self.cfg, name=f"run{r}")(carry, None)
+                carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, None)
         x, top, aux = carry
         logits = [_head(head, x)]
         mtp_kinds = [plan.kinds[i] for _, i in plan.rows if plan.kinds[i].mtp]
@@ -217,7 +226,7 @@ class Decoder(nn.Module):
             with jax.named_scope("mtp_eh_proj"):
                 eh = self.param(f"mtp{k}_eh", _init(), (2 * D, D))
                 x = K.dense(jnp.concatenate([_rms(shifted), _rms(x)], -1), eh)
-            (x, top, aux), _ = layer_cls(kind, self.cfg, name=f"mtp{k}")((x, top, aux))
+            (x, top, aux), _ = layer_cls(kind, self.cfg, self.segments, name=f"mtp{k}")((x, top, aux))
             logits.append(_head(head, x))
         return logits, aux
 
@@ -232,12 +241,15 @@ def _ce(logits, targets):
     return -jnp.take_along_axis(logp, targets[..., None], -1).mean()
 
 
-def build(config, abstract=False, **overrides):
+def build(config, abstract=False, segment_lengths=(), **overrides):
     """(reduced config, module, params, tokens); deterministic. ``abstract``: params and tokens as
-    ShapeDtypeStructs (enough to lower and count; no initialization runs)."""
+    ShapeDtypeStructs (enough to lower and count; no initialization runs). ``segment_lengths``: packed documents
+    run as one THD row of their total length, each attended on its own (count the engine with the same
+    ``segment_lengths``)."""
     c = reduce_config(config, **overrides)
-    model = Decoder(tuple(sorted(hardware_view(c).items())))
-    shape = (int(c["per_device_batch_size"]), c["max_target_length"])
+    segments = tuple(int(n) for n in segment_lengths)
+    model = Decoder(tuple(sorted(hardware_view(c).items())), segments)
+    shape = (1, sum(segments)) if segments else (int(c["per_device_batch_size"]), c["max_target_length"])
     tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, c["vocab_size"])
     if abstract:
         params = jax.eval_shape(model.init, jax.random.PRNGKey(0), tokens)
