@@ -248,6 +248,9 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
 def _hardware_moe(p: _Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:
     """The routed experts as moe_impl runs them, with moe_dispatch's one-hot matmuls where the program uses them."""
     E, einsum = c["num_experts"], c["moe_dispatch"] == "einsum"
+    if c["moe_impl"] == "ragged_dense":  # every routed row against every expert (XLA-CPU's lax.ragged_dot)
+        p.out["moe_routed"] = E * c["num_experts_per_tok"] * per_expert_token * tokens
+        return
     if c["moe_impl"] == "dense":  # every expert runs every token; the router's weights sum them (a matmul over E)
         p.out["moe_routed"] = E * per_expert_token * tokens
         if einsum:

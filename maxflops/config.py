@@ -167,8 +167,9 @@ SCHEMA: dict[str, Field] = {
                                     "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
     "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' per dispatch group "
                                  "(a sequence row of max_target_length slots; in decode the batch) every expert "
-                                 "runs capacity_rule's slots, padded; 'dense' every expert runs every token.",
-                   choices=("ideal", "capacity", "dense")),
+                                 "runs capacity_rule's slots, padded; 'dense' every expert runs every token; "
+                                 "'ragged_dense' every routed row (k per token) against every expert, as XLA-CPU "
+                                 "lowers lax.ragged_dot.", choices=("ideal", "capacity", "dense", "ragged_dense")),
     "moe_dispatch": _f("gather", str, "How moe_impl 'capacity' and 'dense' move tokens: 'gather' by index (no "
                                       "matmul); 'einsum' with one-hot matmuls as MaxText's dense_matmul does: the "
                                       "capacity form's dispatch and combine (2*S*E*C*D each per group of S), the "

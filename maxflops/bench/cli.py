@@ -1,0 +1,65 @@
+"""``python -m maxflops.bench``: the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .cases import PRESETS
+from .output import table, write_csv
+from .runner import run_bench
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m maxflops.bench",
+                                 description="Time jitted kernels on TPU, GPU or CPU; analytic vs XLA vs measured.")
+    ap.add_argument("--preset", choices=sorted(PRESETS), help="sizes (default: from the backend)")
+    ap.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    ap.add_argument("--model", default="llama3.1-8b", help="config for the train-step row")
+    ap.add_argument("--repeats", type=int, default=None, help="timed repeats after warm-up")
+    ap.add_argument("--peak-tflops", type=float, default=None, help="override the peak (TFLOP/s per device)")
+    ap.add_argument("--mesh", default=None, help="shard over local devices, e.g. data=4,model=2")
+    ap.add_argument("--distributed", action="store_true", help="jax.distributed.initialize() (multi-host TPU)")
+    ap.add_argument("--json", dest="json_path", help="write every figure as JSON")
+    ap.add_argument("--csv", dest="csv_path", help="write every figure as CSV")
+    ap.add_argument("--silent", action="store_true", help="no progress on stderr")
+    ap.add_argument("--verbose", action="store_true", help="tracebacks of failed kernels")
+    args = ap.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 10
+    if args.repeats < 1:
+        ap.error("--repeats must be >= 1")
+    if args.peak_tflops is not None and not args.peak_tflops > 0:
+        ap.error(f"--peak-tflops must be positive, got {args.peak_tflops}")
+    for path in (args.json_path, args.csv_path):
+        if path:
+            try:
+                open(path, "a").close()  # fail now, not after the run
+            except OSError as e:
+                ap.error(f"cannot write {path}: {e.strerror}")
+    import maxflops
+
+    if args.model not in maxflops.available_models():
+        ap.error(f"--model: unknown model {args.model!r}; known: {', '.join(maxflops.available_models())}")
+    try:
+        result = run_bench(args)
+    except ValueError as e:
+        print(f"maxflops.bench: error: {e}", file=sys.stderr)
+        return 2
+    print(table(result))
+    if args.json_path:
+        with open(args.json_path, "w") as f:
+            json.dump(result, f, indent=1)
+    if args.csv_path:
+        write_csv(result, args.csv_path)
+    failed = [r["kernel"] for r in result["rows"] if r["status"] == "failed"]
+    unequal = [r["kernel"] for r in result["rows"] if r["status"] == "ok" and r["xla_equal"] is False]
+    for name in failed:
+        print(f"maxflops.bench: error: kernel {name!r} failed", file=sys.stderr)
+    for name in unequal:
+        print(f"maxflops.bench: error: kernel {name!r}: hardware FLOPs != XLA's count", file=sys.stderr)
+    return 1 if failed or unequal else 0
+
+
+

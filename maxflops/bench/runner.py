@@ -1,0 +1,146 @@
+"""Running the cases: the peak, the mesh, compile, count (XLA's loop-aware matmuls), time; a row per case."""
+
+from __future__ import annotations
+
+import math
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+from . import cases as _cases
+from .cases import PRESETS, QUICK
+from .output import _short
+
+
+def _count(fn, args, module, div):
+    """(compiled, XLA's loop-aware matmul FLOPs per device): the optimized module is per device already; the
+    lowered one is global, so it is divided by the devices sharing the work."""
+    from ..xla.hlo import count_lowered, count_matmuls
+
+    lowered = fn.lower(*args)
+    compiled = lowered.compile()
+    if module == "none":
+        return compiled, None
+    if module == "lowered":
+        return compiled, count_lowered(lowered).matmul_flops // div
+    return compiled, count_matmuls(compiled).matmul_flops
+
+
+def _time(compiled, args, repeats: int) -> float:
+    import jax
+
+    jax.block_until_ready(compiled(*args))  # warm-up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def measured_matmul_rate(dtype, n: int = 2048, repeats: int = 5) -> float:
+    """FLOP/s of one large square matmul: the reference where no peak is known (CPUs, unknown chips)."""
+    import jax
+    import jax.numpy as jnp
+
+    a = jnp.ones((n, n), dtype) * 0.5
+    f = jax.jit(lambda x, y: x @ y)
+    return 2 * n ** 3 / _time(f.lower(a, a).compile(), [a, a], repeats)
+
+
+def _mesh(spec: str | None):
+    if not spec:
+        return None
+    import jax
+    import numpy as np
+    from jax.sharding import Mesh
+
+    names, sizes = [], []
+    for part in spec.split(","):
+        name, _, size = part.partition("=")
+        if name not in ("data", "model") or not size.isdigit() or int(size) < 1:
+            raise ValueError(f"--mesh: {part!r} is not data=N or model=M")
+        names.append(name)
+        sizes.append(int(size))
+    if math.prod(sizes) > jax.device_count():
+        raise ValueError(f"--mesh {spec!r} needs {math.prod(sizes)} devices, {jax.device_count()} available")
+    return Mesh(np.array(jax.devices()[: math.prod(sizes)]).reshape(sizes), tuple(names))
+
+
+def run_bench(args) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from . import peaks
+
+    if args.distributed:
+        jax.distributed.initialize()
+    backend = jax.default_backend()
+    kind = jax.devices()[0].device_kind
+    preset_name = args.preset or (backend if backend in PRESETS else "cpu")
+    preset = (QUICK if args.quick else PRESETS)[preset_name]
+    dtype = jnp.float32 if preset_name == "cpu" else jnp.bfloat16
+    dtype_name = "float32" if preset_name == "cpu" else "bfloat16"
+    mesh = _mesh(args.mesh)
+    if args.peak_tflops:
+        peak, peak_src = args.peak_tflops * 1e12, "--peak-tflops"
+    else:
+        found = peaks.lookup(kind, dtype_name)
+        if found and backend != "cpu":
+            peak, peak_src = found[1], f"{found[0]} dense {found[2]} peak (table)"
+        else:
+            peak = measured_matmul_rate(dtype, 1024 if args.quick else 2048)
+            peak_src = f"measured {dtype_name} matmul rate on {kind or backend} (no table entry)"
+    log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if not args.silent else (lambda *a: None)
+    log(f"maxflops.bench: backend {backend}, device {kind!r} x {jax.device_count()}, preset {preset_name}"
+        f"{' (quick)' if args.quick else ''}, peak {peak / 1e12:.1f} TFLOP/s ({peak_src})")
+    rows = []
+    cases = _cases.build_cases(preset, backend, dtype, args.model)
+    for i, case in enumerate(cases, 1):
+        row = {"kernel": case.name, "shapes": case.shapes, "status": "ok", "xla_module": case.module,
+               "note": case.why}
+        log(f"[{i}/{len(cases)}] {case.name} ...")
+        try:
+            if case.only and backend not in case.only:
+                raise _Skip(f"needs {'/'.join(case.only).upper()}")
+            model, hardware = case.analytic()
+            fn, fargs, div = case.run(mesh)
+            compiled, xla = _count(fn, fargs, case.module, div)
+            seconds = _time(compiled, fargs, args.repeats)
+            row.update(model_flops=model // div, hardware_flops=hardware // div, xla_matmul_flops=xla,
+                       xla_equal=None if xla is None else xla == hardware // div, seconds=seconds,
+                       model_tflops_per_s=model / div / seconds / 1e12,
+                       hardware_tflops_per_s=hardware / div / seconds / 1e12,
+                       pct_of_peak=100 * hardware / div / seconds / peak, devices_sharing=div)
+            # Global: the work split over `div` devices, or (multi-host, no mesh) one copy per process.
+            copies = jax.process_count() if div == 1 else 1
+            row["global_model_flops"], row["global_hardware_flops"] = model * copies, hardware * copies
+        except _Skip as e:  # this backend cannot run this kernel
+            row.update(status="skipped", note=str(e))
+        except Exception as e:  # a kernel that should run and did not: the run goes on, then exits non-zero
+            row.update(status="failed", note=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            if args.verbose:
+                traceback.print_exc()
+        rows.append(row)
+        log(f"    {_short(row)}")
+    return {"jax": jax.__version__, "jaxlib": _jaxlib_version(), "backend": backend, "device_kind": kind,
+            "device_count": jax.device_count(), "process_count": jax.process_count(), "preset": preset_name,
+            "quick": args.quick, "dtype": dtype_name, "peak_flops": peak, "peak_source": peak_src,
+            "mesh": args.mesh, "command": " ".join(sys.argv), "python": platform.python_version(), "rows": rows}
+
+
+class _Skip(Exception):
+    pass
+
+
+def _jaxlib_version():
+    try:
+        import jaxlib
+
+        return jaxlib.__version__
+    except Exception:  # pragma: no cover
+        return "?"
+
+
