@@ -117,3 +117,22 @@ def test_a_kernel_that_fails_makes_the_run_fail_and_names_it(monkeypatch, capsys
     assert "error: kernel 'a broken kernel' failed" in captured.err
     assert "failed: RuntimeError: out of device memory" in captured.out
     assert "skipped: needs TPU" in captured.out and "TPU-only" not in captured.err
+
+
+@pytest.mark.slow
+def test_device_check_script_runs_checks_and_records(tmp_path):
+    """benchmarks/device_check.sh, the one command for an accelerator machine, on this CPU: exit 0, the run's
+    JSON/CSV/log and the updated results file in $OUT, the repository's RESULTS.md untouched."""
+    import shutil
+
+    repo = pathlib.Path(__file__).resolve().parent.parent
+    results = tmp_path / "RESULTS.md"
+    shutil.copy(repo / "benchmarks" / "RESULTS.md", results)
+    before = (repo / "benchmarks" / "RESULTS.md").read_text()
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "MAXFLOPS_RESULTS": str(results), "PYTHON": sys.executable}
+    p = subprocess.run(["bash", str(repo / "benchmarks" / "device_check.sh"), "--quick"], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert {"bench.json", "bench.csv", "bench.log", "RESULTS.md"} <= {f.name for f in (tmp_path / "out").iterdir()}
+    assert "## Kernels (CPU" in results.read_text()
+    assert (repo / "benchmarks" / "RESULTS.md").read_text() == before

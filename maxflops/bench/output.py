@@ -33,7 +33,8 @@ def table(result: dict) -> str:
            f"{result['jax']}, {result['dtype']}; peak {result['peak_flops'] / 1e12:.1f} TFLOP/s "
            f"({result['peak_source']})", fmt(head), "  ".join("-" * w for w in widths)]
     out += [fmt(r) for r in lines]
-    notes = [f"- {r['kernel']}: XLA count on the {r['xla_module']} module ({r['note']})"
+    notes = [f"- {r['kernel']}: " + (f"no XLA count ({r['note']})" if r["xla_module"] == "none" else
+                                     f"XLA count on the {r['xla_module']} module ({r['note']})")
              for r in result["rows"] if r["status"] == "ok" and r["note"]]
     return "\n".join(out + ([""] + notes if notes else []))
 
