@@ -17,14 +17,13 @@ from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
 from .config import CONVENTIONS, SCHEMA, apply_overrides, as_dict, quirks, resolve, _explicit
-from .plan import BIDIRECTIONAL, CHUNK, DSA, GLOBAL, WINDOW, LayerKind, build_plan
+from .plan import BIDIRECTIONAL, CHUNK, COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind, build_plan
 
 
 # --- pricing one layer kind -------------------------------------------------------------------------------
 
-def _pairs(kind: LayerKind, seqs, c, decode: bool):
-    """Attended (query, key) pairs of an attention layer kind under the config's conventions."""
-    mixer, span = kind.mixer, kind.span
+def _pairs(mixer: str, span: int, seqs, c, decode: bool):
+    """Attended (query, key) pairs of an attention mixer under the config's conventions."""
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global":
@@ -43,6 +42,8 @@ def _pairs(kind: LayerKind, seqs, c, decode: bool):
         return masks.chunk_megatron(seqs, span)
     if mixer == WINDOW and c["window_pairs"] == "maxtext":
         return masks.band_maxtext(seqs, span)
+    if mixer == WINDOW and c["window_pairs"] == "unclamped":
+        return masks.window_unclamped(seqs, span)
     if mixer == CHUNK and c["window_pairs"] == "maxtext":
         return masks.chunk_maxtext(seqs, span)
     if mixer == DSA and c["dsa_pairs"] == "maxtext":
@@ -182,6 +183,14 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
             p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
             d_qk, d_v = nope + rope, v
             p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
+    elif kind.projection == "compressed":
+        hd = d_qk = d_v = c["head_dim"]
+        n_kv = 0 if kind.kv_shared else c["num_kv_heads"]
+        p.out["qkv_proj"] = terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv) * tokens
+        if c["o_groups"]:
+            p.out["out_proj"] = terms.grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
+        else:
+            p.out["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
     else:
         hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
         if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
@@ -193,10 +202,15 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
         d_qk = d_v = hd
         p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
-    pairs = _hardware_pairs(kind, seqs, c, decode) if hardware else _pairs(kind, seqs, c, decode)
+    if kind.mixer in COMPRESSED:
+        pairs = _compressed(p, kind, c, seqs, decode, tokens, hardware)
+    elif hardware:
+        pairs = _hardware_pairs(kind, seqs, c, decode)
+    else:
+        pairs = _pairs(kind.mixer, kind.span, seqs, c, decode)
     p.qk = terms.attention_per_pair(h, d_qk, 0) * pairs
     p.out["core_attention"] = p.qk + terms.attention_per_pair(h, 0, d_v) * pairs
-    if kind.computes_index:
+    if kind.computes_index and kind.mixer == DSA:
         if hardware:
             idx_tokens, scored = _hardware_indexer(p, kind, c, seqs, decode, terms.attention_per_pair(h, d_qk, 0))
         else:
@@ -206,6 +220,74 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         p.out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
         if c["indexer_head_reduction"]:  # the head weighting: its scores' gradient is an outer product
             p.single["indexer_score"] = 2 * n * scored
+
+
+def _compressed(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware):
+    """A compressed layer (CSA or HCA) beside its projections: its compressor, its indexer (CSA), and the keys
+    each query attends, returned: the sliding window's plus the compressed blocks'."""
+    d, W, m, K = c["emb_dim"], c["sliding_window_size"], kind.ratio, kind.span
+    p.out["compressor"] = terms.compressor(d, c["head_dim"], kind.mixer == CSA) * tokens
+    if hardware:
+        window = _impl_pairs(WINDOW, W, seqs, c, decode)
+        blocks = _hardware_blocks(seqs, m, K, c, decode)
+    else:
+        window = _pairs(WINDOW, W, seqs, c, decode)
+        blocks = _compressed_blocks(seqs, m, K, c, decode)
+    if kind.computes_index:
+        h, hd = c["num_query_heads"], c["head_dim"]
+        skip = c["indexer_skip_short"] if hardware else c["indexer_skip_within_topk"]
+        run = seqs.longer_than((K + 1) * m - 1) if skip and not decode else seqs  # more blocks than the top-k
+        if run is None:
+            idx_tokens = scored = 0
+        else:
+            idx_tokens = run.count if decode else run.tokens
+            scored = (_hardware_blocks(run, m, 0, c, decode) if hardware
+                      else _compressed_blocks(run, m, 0, c, decode, indexer=True))
+        if hardware and c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
+            p.out["indexer_kl"] = terms.attention_per_pair(h, hd, 0) * scored  # the main scores, detached target
+        n, hd_i = c["index_n_heads"], c["index_head_dim"]
+        name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
+        p.out[name] = terms.compressed_indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
+        p.out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
+        if c["indexer_head_reduction"]:
+            p.single["indexer_score"] = 2 * n * scored
+    return window + blocks
+
+
+def _compressed_blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
+    """(query, compressed block) pairs attended (K > 0: at most K per query) or, for the indexer, scored, under
+    the config's conventions."""
+    if decode:
+        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, K))
+    if indexer and c["indexer_pairs"] == "half_square" or not indexer and c["compressed_pairs"] == "maxtext":
+        return masks.compressed_topk_maxtext(seqs, m, K) if K else masks.compressed_maxtext(seqs, m)
+    if K:
+        return seqs.sum(lambda L: masks.compressed_topk(L, m, K))
+    return seqs.sum(lambda L: masks.compressed_visible(L, m))
+
+
+def _hardware_blocks(seqs, m: int, K: int, c, decode: bool):
+    """(query, compressed block) pairs the kernels compute. Top-k blocks (K > 0) follow ``dsa_impl``: 'dense'
+    every formed block, masked; 'gather_k' min(blocks, K) gathered for every query; 'ideal' the top-k. Every
+    visible block (K = 0, also the indexer's scoring) follows ``attention_impl``: 'dense' every formed block,
+    future ones included; 'blocked' the tiles up to the last visible block; 'ideal' the visible ones."""
+    impl = c["dsa_impl"] if K else c["attention_impl"]
+    if decode:  # every cached block is visible to the new token
+        if impl == "gather_k":
+            return seqs.sum(lambda kv: masks._minimum((kv + 1) // m, K))
+        if impl == "blocked":
+            bkv = c["attention_block_kv"]
+            return seqs.sum(lambda kv: -(-((kv + 1) // m) // bkv) * bkv)
+        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl == "dense" else K))
+    if impl == "dense":
+        return seqs.sum(lambda L: L * masks.compressed_blocks(L, m))
+    if impl == "gather_k":
+        return seqs.sum(lambda L: L * masks._minimum(masks.compressed_blocks(L, m), K))
+    if impl == "blocked":
+        return seqs.sum(lambda L: masks.blocked_compressed(L, m, c["attention_block_q"], c["attention_block_kv"]))
+    if K:
+        return seqs.sum(lambda L: masks.compressed_topk(L, m, K))
+    return seqs.sum(lambda L: masks.compressed_visible(L, m))
 
 
 def _hardware_indexer(p: _Priced, kind: LayerKind, c, seqs, decode, kl_per_pair):
@@ -295,6 +377,8 @@ def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> N
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # two mixings per layer: around attention and the FFN
         p.out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"]) * tokens
     if kind.mtp:
+        if _has_hyper_head(c, hardware):
+            p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens
         if c["mtp_eh_proj"]:
             p.out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
         if c["mtp_norm_flops"]:
@@ -323,7 +407,7 @@ def _vocab(c, hardware: bool = False) -> int:
     return V
 
 
-_INDEXER = frozenset({"indexer_proj", "indexer_score", "indexer_kl"})
+_INDEXER = frozenset({"indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl"})
 
 
 def hardware_train_flops(component: str, forward, single, c):
@@ -345,12 +429,12 @@ def train_factor(component: str, c) -> int:
             return c["indexer_train_factor"]
         if c["indexer_loss_scaling_factor"] == 0:
             return 1
-        return 2 if component == "indexer_proj" else 3
+        return 2 if component in ("indexer_proj", "indexer_proj_attn") else 3
     return 3
 
 
 # Components of an MTP row outside its transformer layer (not recomputed by layer remat).
-_OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits"})
+_OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits", "mhc_head"})
 
 
 def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[str, int]:
@@ -411,7 +495,7 @@ PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", 
              "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
              "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
              "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
-             "engram_layers", "mtp_layer_numbering")
+             "engram_layers", "mtp_layer_numbering", "csa_compress_ratio", "hca_compress_ratio")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -520,10 +604,16 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
 def _head(c, tokens, hardware: bool = False) -> dict:
     """The rows outside the decoder layers: the output head, and the per-layer-embedding projection."""
     head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c, hardware)) * tokens)}
+    if _has_hyper_head(c, hardware):
+        head["mhc_head"] = _to_int(terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens)
     if c["per_layer_input_dim"]:
         head["per_layer_emb_proj"] = _to_int(
             terms.ple_global(c["emb_dim"], c["num_decoder_layers"], c["per_layer_input_dim"]) * tokens)
     return head
+
+
+def _has_hyper_head(c, hardware: bool) -> bool:
+    return c["mhc_expansion_rate"] > 1 and c["mhc_hyper_head"] and (hardware or c["mhc_head_flops"])
 
 
 def _vision(c, mode: str, steps: int) -> dict:

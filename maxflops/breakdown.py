@@ -9,15 +9,15 @@ from typing import Mapping
 
 # Components that mix the sequence (the "attention FLOPs" of MaxText's split); every other one is a matmul
 # against a learned weight.
-ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl", "engram_gate",
+ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl", "indexer_proj_attn", "engram_gate",
                                   "vision_attention"})
 
 # Display order; unknown names sort after these.
 COMPONENT_ORDER = (
-    "engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention",
-    "gdn_conv", "indexer_proj", "indexer_score", "indexer_kl", "mlp", "moe_router", "moe_routed",
+    "engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention", "compressor",
+    "gdn_conv", "indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl", "mlp", "moe_router", "moe_routed",
     "moe_weighted_sum", "moe_dispatch", "moe_combine", "moe_shared", "layer_up_proj", "per_layer_emb",
-    "mtp_eh_proj", "mtp_norm", "logits", "per_layer_emb_proj", "vision_encoder", "vision_attention",
+    "mtp_eh_proj", "mtp_norm", "mhc_head", "logits", "per_layer_emb_proj", "vision_encoder", "vision_attention",
     "vision_projector", "mtp",
 )
 

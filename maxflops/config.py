@@ -17,7 +17,7 @@ import pathlib
 from fractions import Fraction
 from typing import Any, Mapping
 
-_PATTERN_LETTERS = "GLCD"
+_PATTERN_LETTERS = "GLCDSH"
 
 
 class Ints(tuple):
@@ -46,7 +46,11 @@ SCHEMA: dict[str, Field] = {
                      minimum=1),
     # --- attention projections ----------------------------------------------------------------------------
     "attention_type": _f("global", str, "'global': MHA/GQA/MQA projections; 'mla': multi-head latent "
-                                         "attention (DeepSeek).", choices=("global", "mla")),
+                                         "attention (DeepSeek); 'compressed': DeepSeek-V4's attention (q through "
+                                         "the q_lora_rank latent, one projection D -> num_kv_heads*head_dim used "
+                                         "as both keys and values, the output through o_groups and o_lora_rank) "
+                                         "with sliding-window ('L'), compressed sparse ('S') and heavily "
+                                         "compressed ('H') layers.", choices=("global", "mla", "compressed")),
     "num_query_heads": _f(4, int, "Query heads H.", minimum=1),
     "num_kv_heads": _f(4, int, "Key/value heads (GQA groups); must divide num_query_heads.", minimum=1),
     "head_dim": _f(128, int, "Per-head width for 'global' attention (q, k and v).", minimum=1),
@@ -61,8 +65,13 @@ SCHEMA: dict[str, Field] = {
                                        "with an up-projection to emb_dim (MaxText's qwen3_custom_moe).", minimum=0),
     "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
                                              "per-head output gate, doubling its width."),
-    "q_lora_rank": _f(0, int, "MLA: q down-projection rank; 0 means q is projected directly from D.",
-                      minimum=0),
+    "q_lora_rank": _f(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
+                              "directly from D.", minimum=0),
+    "o_groups": _f(0, int, "Compressed attention: grouped low-rank output. The H*head_dim attention output is "
+                           "split into G groups, each projected to o_lora_rank (H*head_dim*o_lora_rank per token in "
+                           "all), then G*o_lora_rank -> D. 0 means the plain H*head_dim -> D projection.",
+                   minimum=0),
+    "o_lora_rank": _f(0, int, "Compressed attention: the rank of each output group (see o_groups).", minimum=0),
     "kv_lora_rank": _f(512, int, "MLA: compressed kv rank.", minimum=1),
     "qk_nope_head_dim": _f(128, int, "MLA: per-head q/k width without RoPE.", minimum=0),
     "qk_rope_head_dim": _f(64, int, "MLA: per-head q/k RoPE width (k's is shared by all heads).", minimum=0),
@@ -84,17 +93,34 @@ SCHEMA: dict[str, Field] = {
     "interleave_moe_layer_step": _f(1, int, "With s > 1, layer l (0-based) past the dense prefix is MoE iff "
                                             "(l+1) % s == 0 (Llama 4).", minimum=1),
     # --- mixers -------------------------------------------------------------------------------------------
-    "attention_layer_pattern": _f("G", str, "Cyclic mixer pattern over decoder layers, layer l uses "
-                                            "pattern[l % len]: G global causal, L sliding window, C chunked, "
-                                            "D gated-delta-net linear attention."),
+    "attention_layer_pattern": _f("G", str, "Mixer pattern over decoder layers, cyclic: layer l uses "
+                                            "pattern[l % len]. G global causal, L sliding window, C chunked, "
+                                            "D gated-delta-net linear attention; with attention_type='compressed' "
+                                            "S compressed sparse attention (window + the top-k compressed blocks "
+                                            "an indexer picks) and H heavily compressed attention (window + every "
+                                            "compressed block). A per-layer list is a pattern of "
+                                            "num_decoder_layers letters; num_decoder_layers + mtp_num_layers "
+                                            "letters give the MTP modules their own mixers."),
     "sliding_window_size": _f(0, int, "Window W of 'L' layers: query i sees keys max(0, i-W+1)..i.",
                               minimum=0),
     "chunk_attn_window_size": _f(0, int, "Chunk C of 'C' layers: query i sees earlier keys of its chunk.",
                                  minimum=0),
     "causal": _f(True, bool, "False: bidirectional (encoder) attention, L^2 pairs, on 'G' layers."),
+    # --- compressed attention (DeepSeek-V4) -----------------------------------------------------------------
+    "csa_compress_ratio": _f(4, int, "'S' layers: each compressed block pools m tokens, from a window of 2m "
+                                     "overlapping the previous block (kv and gate projections D -> 2*head_dim). "
+                                     "Block b (tokens up to (b+1)m-1) is visible to query t iff (b+1)m-1 <= t; a "
+                                     "partial last block is not formed. With use_sparse_indexer an indexer (its "
+                                     "own overlapping compressor of index_head_dim) scores every visible block "
+                                     "and the query attends the index_topk best; without it every visible "
+                                     "block.", minimum=1),
+    "hca_compress_ratio": _f(128, int, "'H' layers: blocks of m tokens, not overlapping (kv and gate projections "
+                                       "D -> head_dim); every visible block is attended (same visibility as "
+                                       "'S').", minimum=1),
     # --- DSA sparse attention (DeepSeek-V3.2, GLM-5) ------------------------------------------------------
     "use_sparse_indexer": _f(False, bool, "DSA: 'G' layers attend only the index_topk keys the indexer "
-                                          "picks."),
+                                          "picks (with attention_type='compressed': the 'S' layers' "
+                                          "compressed blocks)."),
     "index_n_heads": _f(64, int, "DSA indexer heads.", minimum=1),
     "index_head_dim": _f(128, int, "DSA indexer head width.", minimum=1),
     "index_topk": _f(2048, int, "DSA: keys attended per query (K).", minimum=1),
@@ -123,6 +149,9 @@ SCHEMA: dict[str, Field] = {
                                      "mixes them around attention and around the FFN (a projection "
                                      "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",
                              minimum=1),
+    "mhc_hyper_head": _f(False, bool, "mHC: the streams are collapsed before the final norm by a learned head "
+                                      "(a projection G*D -> G and the G-way weighted sum per token; DeepSeek-V4), "
+                                      "in every output head (the MTP modules' too)."),
     # --- a vision encoder (ViT) in front of the decoder (train and prefill; decode reuses its output) ---------
     "vision_layers": _f(0, int, "Vision encoder layers; 0 means no vision encoder is counted.", minimum=0),
     "vision_hidden_dim": _f(1152, int, "Vision encoder width h (attention: q, k, v, o of h x h).", minimum=1),
@@ -233,9 +262,19 @@ SCHEMA: dict[str, Field] = {
                                      "'half_square' L^2/2 (MaxText, Megatron).",
                        choices=("exact", "half_square")),
     "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
-                                     "approximation), 'megatron', or 'global' (the layer counted as causal "
-                                     "global attention under causal_pairs: MaxText's function for olmo3).",
-                       choices=("exact", "maxtext", "megatron", "global")),
+                                     "approximation), 'megatron', 'global' (the layer counted as causal "
+                                     "global attention under causal_pairs: MaxText's function for olmo3), or "
+                                     "'unclamped' (L*W - W^2/2 even when L < W: MaxText's DeepSeek-V4 function).",
+                       choices=("exact", "maxtext", "megatron", "global", "unclamped")),
+    "compressed_pairs": _f("exact", str, "(query, compressed block) pairs of 'S' and 'H' layers, and the blocks "
+                                         "the indexer scores: 'exact' (see csa_compress_ratio), or 'maxtext' "
+                                         "(MaxText's DeepSeek-V4 function: L^2/(2m) visible blocks; top-k "
+                                         "L^2/m * (k/N - (k/N)^2/2) with N = L // m, k = min(index_topk, N)).",
+                           choices=("exact", "maxtext")),
+    "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
+                                             "FLOPs, as component indexer_proj) or 'attention' (component "
+                                             "indexer_proj_attn: MaxText's DeepSeek-V4 function).",
+                             choices=("weights", "attention")),
     "window_scope": _f("pattern", str, "Which layers a window or chunk applies to: 'pattern' the 'L' and 'C' layers; "
                                        "'all_layers' every attention layer of a model that has any (Megatron's "
                                        "seed rule: the chunk if one is set, else the window, for every layer).",
@@ -244,7 +283,8 @@ SCHEMA: dict[str, Field] = {
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
                                   "min(1, attended/dense).", choices=("exact", "maxtext", "megatron")),
     "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
-                                      "'half_square' L^2/2.", choices=("exact", "half_square")),
+                                      "'half_square' L^2/2 (a compressed layer's indexer: its exact visible "
+                                      "blocks, or L^2/(2m)).", choices=("exact", "half_square")),
     "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
                                              "per scored pair; Megatron does not)."),
     "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
@@ -274,6 +314,8 @@ SCHEMA: dict[str, Field] = {
                                 "e.g. a vision encoder) or 'hardware: ...' (an implementation choice hardware "
                                 "FLOPs do not price yet); set by the MaxText mapping, shown by every report."),
     "mhc_flops": _f(True, bool, "Count the mHC mixing (MaxText's function leaves it out for its deepseek block)."),
+    "mhc_head_flops": _f(True, bool, "Count the mHC hyper head (mhc_hyper_head; MaxText's DeepSeek-V4 function "
+                                     "leaves it out)."),
     "mhc_outer_flops": _f(False, bool, "Count mHC's elementwise outer product (G*D per token per module) as "
                                        "MaxText's DeepSeek-V4 function does."),
     "router_flops": _f(True, bool, "Count the MoE router D -> E (Megatron does not)."),
@@ -313,6 +355,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "mtp_logits": False,
         "ffn_all_moe": False,
         "mhc_outer_flops": True,
+        "compressed_pairs": "maxtext",
     },
     "megatron": {
         "causal_pairs": "half_square",
@@ -436,7 +479,34 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     for ch in pattern:
         if ch not in _PATTERN_LETTERS:
             err("attention_layer_pattern", f"{pattern!r} has unknown letter {ch!r}; letters are G (global), "
-                                           "L (sliding window), C (chunked), D (gated delta net)")
+                                           "L (sliding window), C (chunked), D (gated delta net), S and H "
+                                           "(compressed sparse and heavily compressed attention)")
+    n_layers, n_mtp = c["num_decoder_layers"], c["mtp_num_layers"]
+    if len(pattern) > n_layers and len(pattern) != n_layers + n_mtp:
+        err("attention_layer_pattern", f"{len(pattern)} letters for num_decoder_layers={n_layers} and "
+                                       f"mtp_num_layers={n_mtp}: give at most one letter per decoder layer (a "
+                                       f"cycle), or exactly {n_layers + n_mtp} (every layer, then every MTP module)")
+    compressed = c["attention_type"] == "compressed"
+    if ("S" in pattern or "H" in pattern) and not compressed:
+        err("attention_layer_pattern", f"{pattern!r}: 'S' and 'H' layers are compressed attention; set "
+                                       f"attention_type='compressed' (got {c['attention_type']!r})")
+    if compressed:
+        if not c["causal"]:
+            err("causal", "False: compressed attention (attention_type='compressed') is causal")
+        for ch in "CD":
+            if ch in pattern:
+                err("attention_layer_pattern", f"{pattern!r}: {ch!r} layers are not built with "
+                                               "attention_type='compressed' (letters: G, L, S, H)")
+    if bool(c["o_groups"]) != bool(c["o_lora_rank"]):
+        err("o_groups" if not c["o_groups"] else "o_lora_rank",
+            f"o_groups={c['o_groups']} and o_lora_rank={c['o_lora_rank']}: set both (a grouped low-rank output) or "
+            "neither")
+    if c["o_groups"]:
+        if not compressed:
+            err("o_groups", f"{c['o_groups']}: the grouped low-rank output belongs to attention_type='compressed'")
+        width = c["num_query_heads"] * c["head_dim"]
+        if width % c["o_groups"]:
+            err("o_groups", f"{c['o_groups']} does not divide num_query_heads x head_dim = {width}")
     if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
                                     f"(num_decoder_layers={c['num_decoder_layers']})")
@@ -448,20 +518,23 @@ def _check_relations(c: Mapping[str, Any]) -> None:
             parts = stage.split(":")
             if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
                 err(key, f"{stage!r} is not 'tokens:in:out' with positive integers")
-    if "L" in pattern and c["sliding_window_size"] < 1:
-        err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'L' layers, "
-                                   f"got {c['sliding_window_size']}")
+    windowed = "".join(ch for ch in "LSH" if ch in pattern)
+    if windowed and c["sliding_window_size"] < 1:
+        err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has "
+                                   f"{', '.join(map(repr, windowed))} layers, got {c['sliding_window_size']}")
     if "C" in pattern and c["chunk_attn_window_size"] < 1:
         err("chunk_attn_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'C' "
                                       f"layers, got {c['chunk_attn_window_size']}")
     if c["attention_output_dim"] and "D" in pattern:
         err("attention_output_dim", "is not supported with gated-delta-net ('D') layers")
-    if c["use_sparse_indexer"] and c["attention_type"] != "mla":
-        err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla'")
+    if c["use_sparse_indexer"] and c["attention_type"] == "global":
+        err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla' (or 'compressed', whose 'S' "
+                                  "layers pick blocks with the indexer)")
     if c["use_sparse_indexer"] and not c["causal"]:
         err("causal", "False: DSA sparse attention (use_sparse_indexer=True) is causal")
-    if c["attention_output_gate"] and c["attention_type"] == "mla":
-        err("attention_output_gate", "True: the output gate is a feature of 'global' attention, not of MLA")
+    if c["attention_output_gate"] and c["attention_type"] != "global":
+        err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
+                                     f"attention_type={c['attention_type']!r}")
     if c["mode"] != "train" and c["convention"] != "exact":
         err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
                           f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")

@@ -10,7 +10,14 @@ returns the same shape; sums over documents are taken by the caller. Query ``i``
                     a final partial chunk is its own length         = n*C(C+1)/2 + r(r+1)/2
     bidirectional   every query sees every key                     = L^2
 
-Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``.
+Compressed attention (DeepSeek-V4): block b of ratio m holds tokens up to (b+1)m-1 and is visible to query i
+iff (b+1)m-1 <= i; a partial last block is never formed.
+
+    compressed_visible(m)     query i sees floor((i+1)/m) blocks   L = qm + r: m*q(q-1)/2 + q(r+1)
+    compressed_topk(m, K)     query i attends min(floor((i+1)/m), K) blocks
+
+Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``
+(compressed layers: ``new_token_blocks``).
 
 The ``*_half_square`` / ``*_maxtext`` / ``*_megatron`` functions are other projects' approximations, kept so a
 convention can reproduce their numbers; they may return a Fraction. ``tests/test_masks.py`` proves every exact
@@ -60,6 +67,30 @@ def dilated_taps(L, kernel, dilation):
 
 def bidirectional(L):
     return L * L
+
+
+def compressed_visible(L, m):
+    """(query, block) pairs when every completed block is visible: sum_{i<L} floor((i+1)/m)."""
+    q, r = L // m, L % m
+    return m * q * (q - 1) // 2 + q * (r + 1)
+
+
+def compressed_topk(L, m, K):
+    """(query, block) pairs when each query attends at most K of its visible blocks: queries i < Km - 1 see
+    fewer than K blocks (all attended), every later query exactly K."""
+    head = _minimum(L, K * m - 1)
+    return compressed_visible(head, m) + K * (L - head)
+
+
+def compressed_blocks(L, m):
+    """Blocks a length-L sequence forms (the partial last one is not formed)."""
+    return L // m
+
+
+def new_token_blocks(kv, m, K=0):
+    """Compressed blocks the token at position ``kv`` attends (K=0: every visible one)."""
+    visible = (kv + 1) // m
+    return _minimum(visible, K) if K else visible
 
 
 def new_token_keys(mixer: str, span: int, kv):
@@ -114,6 +145,27 @@ def chunk_megatron(seqs, span):
     return Fraction(seqs.sum(lambda L: L * span), 2)
 
 
+def window_unclamped(seqs, span):
+    """MaxText's DeepSeek-V4 window: L*W - W^2/2 for every sequence, also when L < W."""
+    return seqs.sum(lambda L: L * span) - Fraction(span * span, 2) * seqs.count
+
+
+def compressed_maxtext(seqs, m):
+    """MaxText's DeepSeek-V4 visible blocks: half the L x L/m rectangle, L^2/(2m)."""
+    return Fraction(seqs.sum(lambda L: L * L), 2 * m)
+
+
+def compressed_topk_maxtext(seqs, m, K):
+    """MaxText's DeepSeek-V4 top-k blocks: L^2/m * (k/N - (k/N)^2/2) with N = L // m and k = min(K, N) (0 for a
+    sequence shorter than m, where MaxText would divide by zero)."""
+    def one(L):
+        N = L // m
+        k = min(K, N)
+        return Fraction(L * L * k * (2 * N - k), 2 * m * N * N) if N else Fraction(0)
+
+    return seqs.sum_scalar(one)
+
+
 def dsa_megatron(seqs, K):
     """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
     the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""
@@ -166,6 +218,28 @@ def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
     tiles = (a1 - a0) * cols  # each at most block_q * L: fits int64; their sum may not
     if int(lengths.max()) ** 2 * len(lengths) >= 1 << 62:
         tiles = tiles.astype(object)  # exact Python ints for the sums
+    per_seq = np.add.reduceat(tiles, start)
+    return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
+
+
+def blocked_compressed(L, m, block_q: int, block_kv: int):
+    """Compressed keys a tiled kernel computes for a sequence of length L (an int or an int64 array): the L // m
+    blocks form their own key axis, tiled by block_kv; row block [a0, a1) touches the tiles up to its last
+    visible block, (a1 // m) - 1 (a top-k kernel with a dynamic mask is assumed to touch them all)."""
+    import numpy as np
+
+    lengths = np.atleast_1d(np.asarray(L)).astype(np.int64)
+    blocks = -(-lengths // block_q)
+    start = np.cumsum(blocks) - blocks
+    seq = np.repeat(np.arange(len(lengths)), blocks)
+    Lr = lengths[seq]
+    a0 = (np.arange(int(blocks.sum()), dtype=np.int64) - start[seq]) * block_q
+    a1 = np.minimum(a0 + block_q, Lr)
+    visible = a1 // m
+    cols = np.minimum(-(-visible // block_kv) * block_kv, Lr // m)
+    tiles = (a1 - a0) * cols
+    if int(lengths.max()) ** 2 * len(lengths) >= 1 << 62:
+        tiles = tiles.astype(object)
     per_seq = np.add.reduceat(tiles, start)
     return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
 

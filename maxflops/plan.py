@@ -4,12 +4,15 @@ A plan is a tuple of rows ``(name, LayerKind)``, one per decoder layer and (in t
 ``LayerKind`` says what a layer is made of; identical kinds are priced once by the account.
 
 Patterns handled here and nowhere else:
-- mixers: ``attention_layer_pattern`` is cyclic; 'G' layers become DSA sparse layers when
-  ``use_sparse_indexer`` is on, and a DSA layer computes its own top-k index iff the GLM-5 reuse rule says so;
+- mixers: ``attention_layer_pattern`` is cyclic (a per-layer list is a pattern of num_decoder_layers letters);
+  'G' layers become DSA sparse layers when ``use_sparse_indexer`` is on with MLA, and a DSA layer computes its own
+  top-k index iff the GLM-5 reuse rule says so; 'S' and 'H' are DeepSeek-V4's compressed layers (ratio
+  ``csa_compress_ratio`` / ``hca_compress_ratio``), an 'S' layer with the indexer always computing its own;
 - FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
-  index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both).
+  index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both); a
+  pattern of num_decoder_layers + mtp_num_layers letters gives module k the letter after the decoder's.
 """
 
 from __future__ import annotations
@@ -17,18 +20,22 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-# Mixer kinds. The first five are attention over (query, key) pairs; "linear" is the gated delta net.
+# Mixer kinds. The first five are attention over (query, key) pairs; "linear" is the gated delta net; "csa" and
+# "hca" attend a sliding window of keys plus compressed blocks (DeepSeek-V4).
 GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR = "global", "window", "chunk", "dsa", "bidirectional", "linear"
+CSA, HCA = "csa", "hca"
+COMPRESSED = frozenset({CSA, HCA})
 
 
 @dataclasses.dataclass(frozen=True)
 class LayerKind:
-    mixer: str  # one of GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR
-    span: int  # window W, chunk C or top-k K; 0 for the others
-    projection: str  # "gqa", "mla" or "gdn"
-    computes_index: bool  # DSA only: this layer runs the indexer (else it reuses an earlier top-k)
+    mixer: str  # one of GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR, CSA, HCA
+    span: int  # window W, chunk C or top-k K (CSA: its top-k blocks, 0 = every visible block); 0 for the others
+    projection: str  # "gqa", "mla", "compressed" or "gdn"
+    computes_index: bool  # DSA and CSA: this layer runs the indexer (else it reuses an earlier top-k)
     ffn: str  # "dense" or "moe"
     mtp: bool  # an MTP module (adds the eh projection and its own output head)
+    ratio: int = 0  # CSA and HCA: tokens per compressed block (their window is sliding_window_size)
     kv_shared: bool = False  # reuses an earlier layer's keys and values (no K/V projections)
     engram: bool = False  # runs an Engram block before attention
 
@@ -63,13 +70,18 @@ def mixer_of(letter: str, layer_number: int, c: Mapping[str, Any]) -> tuple[str,
     """(mixer, span, computes_index) of a pattern letter; ``layer_number`` is 1-based for index reuse."""
     if letter == "L":
         return WINDOW, c["sliding_window_size"], False
+    if letter == "S":
+        indexed = c["use_sparse_indexer"]
+        return CSA, c["index_topk"] if indexed else 0, indexed
+    if letter == "H":
+        return HCA, 0, False
     if letter == "C":
         return CHUNK, c["chunk_attn_window_size"], False
     if letter == "D":
         return LINEAR, 0, False
     if not c["causal"]:
         return BIDIRECTIONAL, 0, False
-    if c["use_sparse_indexer"]:
+    if c["use_sparse_indexer"] and c["attention_type"] == "mla":
         if c["indexer_every_layer"]:
             return DSA, c["index_topk"], True
         return DSA, c["index_topk"], computes_index(layer_number, c["index_topk_freq"], c["index_skip_offset"])
@@ -79,7 +91,8 @@ def mixer_of(letter: str, layer_number: int, c: Mapping[str, Any]) -> tuple[str,
 def build_plan(c: Mapping[str, Any]) -> Plan:
     """The plan of a resolved config (see ``maxflops.config.resolve``)."""
     pattern = c["attention_layer_pattern"]
-    attn_projection = "mla" if c["attention_type"] == "mla" else "gqa"
+    attn_projection = {"mla": "mla", "compressed": "compressed"}.get(c["attention_type"], "gqa")
+    ratios = {CSA: c["csa_compress_ratio"], HCA: c["hca_compress_ratio"]}
     rows = []
     letter = "G"
     ffn = "dense"
@@ -92,15 +105,18 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         ffn = "moe" if is_moe_layer(layer, c) else "dense"
         projection = "gdn" if mixer == LINEAR else attn_projection
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
-                                                 layer >= first_shared, layer in engram)))
+                                                 kv_shared=layer >= first_shared, engram=layer in engram,
+                                                 ratio=ratios.get(mixer, 0))))
     if c["mode"] == "train":
         after = c["mtp_layer_numbering"] == "after_decoder"
+        own_letters = len(pattern) > n  # the pattern lists every layer, then every MTP module
         for k in range(1, c["mtp_num_layers"] + 1):
-            if after:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the layer pattern
+            if after or own_letters:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the pattern
                 letter = pattern[(n + k - 1) % len(pattern)]
             mixer, span, index = mixer_of(letter, n + k if after else k, c)
             projection = "gdn" if mixer == LINEAR else attn_projection
-            rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True)))
+            rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True,
+                                               ratio=ratios.get(mixer, 0))))
     index: dict[LayerKind, int] = {}
     for _, kind in rows:
         index.setdefault(kind, len(index))

@@ -394,8 +394,8 @@ def test_unsupported_model_type_and_decoder_block(tmp_path):
         loaders.load_hf_config(write(tmp_path, "x.json", '{"model_type": "bert", "hidden_size": 768}'))
     with pytest.raises(ValueError, match=r"y\.json: key 'model_type' = <absent>: required key is missing"):
         loaders.load_hf_config(write(tmp_path, "y.json", '{"hidden_size": 768}'))
-    with pytest.raises(ValueError, match=r"z\.yml: key 'decoder_block' = 'deepseek4': DeepSeek-V4's compressed "
-                                         r"attention is not priced yet; supported: deepseek, "):
+    with pytest.raises(ValueError, match=r"z\.yml: key 'attention_type' = 'global': decoder_block 'deepseek4' runs "
+                                         r"'compressed' attention"):
         loaders.load_maxtext_yaml(write(tmp_path, "z.yml", "decoder_block: deepseek4\nbase_emb_dim: 64\n"))
     with pytest.raises(ValueError, match=r"w\.yml: key 'attention_type' = 'local_sliding'"):
         loaders.load_maxtext_yaml(write(tmp_path, "w.yml", "attention_type: local_sliding\n"))

@@ -42,6 +42,7 @@ class Block:
     post_ffn_norm: str = ""  # "always" (the model code norms the FFN output), "key" (use_post_ffw_norm decides)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
+    compressed: bool = False  # DeepSeek-V4: compress_ratios per layer, grouped low-rank output, mHC hyper head
     maxtext_quirks: tuple = ()  # (knob, value) MaxText's FLOPs function uses for this block
     note: str = ""
 
@@ -74,11 +75,16 @@ BLOCKS: dict[str, Block] = {
     "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True, post_ffn_norm="key",
                           pattern_by_model=(("gemma4-e2b", "LLLLG"),)),
     "envy": Block("G", interleave=True, post_ffn_norm="key", maxtext_quirks=(("ffn_all_moe", True),)),
+    # deepseek4: attention_type 'compressed'; compress_ratios gives each layer's ratio (0 sliding window, 4 CSA,
+    # above 4 HCA); every layer MoE with a shared expert; mHC streams collapsed by a hyper head. MaxText's function
+    # counts the window as T*W - W^2/2 (also when T < W), files the indexer's projections under attention, never
+    # skips the indexer, and leaves the hyper head out.
+    "deepseek4": Block(None, shared=True, compressed=True,
+                       maxtext_quirks=(("window_pairs", "unclamped"), ("indexer_proj_split", "attention"),
+                                       ("indexer_skip_within_topk", False), ("mhc_head_flops", False))),
 }
 SUPPORTED = tuple(sorted(BLOCKS))
-REFUSED = {
-    "deepseek4": "DeepSeek-V4's compressed attention is not priced yet",
-}
+REFUSED: dict[str, str] = {}
 
 # The widths pyconfig derives: derived key -> (base key, which power-of-two scale applies).
 DERIVED = (("emb_dim", "base_emb_dim", 0), ("num_query_heads", "base_num_query_heads", 1),
@@ -202,11 +208,16 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
 
     # --- attention ------------------------------------------------------------------------------------------
     attention_type = r.str("attention_type", base["attention_type"], record=False)
-    if attention_type not in ("global", "full", "mla"):
+    if spec.compressed:
+        if attention_type != "compressed":
+            raise r.fail("attention_type", f"decoder_block {block!r} runs 'compressed' attention", attention_type)
+    elif attention_type not in ("global", "full", "mla"):
         raise r.fail("attention_type", "supported: 'global', 'full' or 'mla' (other MaxText attention types are "
                                        "set per layer by the decoder block, or are not priced)")
-    o["attention_type"] = "mla" if attention_type == "mla" else "global"
-    if o["attention_type"] == "mla":
+    o["attention_type"] = attention_type if attention_type in ("mla", "compressed") else "global"
+    if spec.compressed:
+        _compressed(r, o)
+    elif o["attention_type"] == "mla":
         for key in MLA:
             o[key] = r.int(key, base[key])
         r.ignore("head_dim", "unused: MLA widths come from qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
@@ -236,9 +247,9 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
                 r.ignore(k, "unused: the indexer is off (use_indexer false)")
         r.ignore("indexer_loss_scaling_factor", "unused: the indexer is off (use_indexer false)")
 
-    pattern = _pattern(r, block, spec, r.data.get("model_name") or name_hint)
+    pattern = o.get("attention_layer_pattern") or _pattern(r, block, spec, r.data.get("model_name") or name_hint)
     o["attention_layer_pattern"] = pattern
-    if "L" in pattern:
+    if any(ch in pattern for ch in "LSH"):
         o["sliding_window_size"] = r.int("sliding_window_size", base["sliding_window_size"], minimum=1)
     else:
         r.ignore("sliding_window_size", f"unused: decoder_block {block!r} has no sliding-window layers")
@@ -267,6 +278,13 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         o["double_wide_kv_shared_mlp"] = r.bool("use_double_wide_mlp", base["use_double_wide_mlp"], record=False)
         o["per_layer_input_dim"] = r.int("hidden_size_per_layer_input", base["hidden_size_per_layer_input"],
                                          record=False)
+    if spec.compressed:
+        o["mhc_expansion_rate"] = r.int("mhc_expansion_rate", base["mhc_expansion_rate"], minimum=1, record=False)
+        o["mhc_hyper_head"] = o["mhc_expansion_rate"] > 1  # nnx_decoders: deepseek4 collapses streams by hc_head
+    if r.has("first_num_hash_layers"):
+        r.ignore("first_num_hash_layers", NO_EFFECT + ": hash-routed layers still run the router matmul (its "
+                                          "scores weigh the experts); only the choice of experts comes from a "
+                                          "token-id table")
     if spec.engram_mhc:
         engram = r.list("engram_layers", int, base["engram_layers"], none_ok=True, record=False) or []
         if engram:
@@ -300,8 +318,8 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
                       ("num_kv_shared_layers", "KV-shared layers"),
                       ("use_double_wide_mlp", "double-wide MLP layers"),
                       ("hidden_size_per_layer_input", "per-layer embeddings"),
-                      ("first_num_hash_layers", "hash-routed layers"), ("o_groups", "grouped output projection"),
-                      ("o_lora_rank", "low-rank output projection"), ("compress_ratios", "compressed attention")):
+                      ("o_groups", "grouped output projection"), ("o_lora_rank", "low-rank output projection"),
+                      ("compress_ratios", "compressed attention")):
         _refuse_on(r, key, what, lambda v: v not in (None, 0, False, [], ()))
     if spec.latent_ffn:
         width = r.int("attention_output_dim", base["attention_output_dim"], minimum=None, record=False)
@@ -378,6 +396,44 @@ def _refuse_on(r: _Reader, key: str, what: str, is_on) -> None:
         if is_on(r.data[key]):
             raise r.fail(key, f"{what} changes FLOPs and is not priced by maxflops yet")
         r.ignore(key, NO_EFFECT + " (off)")
+
+
+def _compressed(r: _Reader, o: dict) -> None:
+    """DeepSeek-V4's attention keys: widths, the grouped low-rank output, and compress_ratios -> one pattern letter
+    per layer (0 'L' sliding window; 4 'S' compressed sparse, the ratio attention_compressed.py gives the
+    overlapping compressor and the indexer; above 4 'H' heavily compressed)."""
+    base = K.BASE
+    o["head_dim"] = r.int("head_dim", base["head_dim"], minimum=1)
+    o["q_lora_rank"] = r.int("q_lora_rank", base["q_lora_rank"], minimum=1)
+    o["o_groups"] = r.int("o_groups", base["o_groups"], minimum=1)
+    o["o_lora_rank"] = r.int("o_lora_rank", base["o_lora_rank"], minimum=1)
+    r.ignore("qk_rope_head_dim", NO_EFFECT + ": the RoPE share of head_dim")
+    for key in ("kv_lora_rank", "qk_nope_head_dim", "v_head_dim"):
+        r.ignore(key, "unused: compressed attention's widths are head_dim and q_lora_rank")
+    ratios = r.list("compress_ratios", int, base["compress_ratios"])
+    layers = o["num_decoder_layers"]
+    if len(ratios) != layers:
+        raise r.fail("compress_ratios", f"has {len(ratios)} entries for num_decoder_layers={layers}: give one "
+                                        "ratio per layer", ratios)
+    letters, hca = [], set()
+    for i, m in enumerate(ratios):
+        if m == 0:
+            letters.append("L")
+        elif m == 4:
+            letters.append("S")
+        elif m > 4:
+            letters.append("H")
+            hca.add(m)
+        else:
+            raise r.fail("compress_ratios", f"entry {i} is {m}: a ratio is 0 (sliding window) or at least 4 "
+                                            "(4 compressed sparse, above 4 heavily compressed)", ratios)
+    if len(hca) > 1:
+        raise r.fail("compress_ratios", f"has heavily compressed layers of ratios {sorted(hca)}: maxflops prices "
+                                        "one HCA ratio per model", ratios)
+    o["attention_layer_pattern"] = "".join(letters)
+    o["csa_compress_ratio"] = 4
+    if hca:
+        o["hca_compress_ratio"] = hca.pop()
 
 
 def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
@@ -458,7 +514,8 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     else:
         r.ignore("gdn_chunk_size", "unused: no gated-delta-net layers")
     if o.get("use_sparse_indexer"):
-        o["indexer_skip_short"] = True  # attention_mla: no indexer when the keys fit in the top-k
+        if o["attention_type"] == "mla":
+            o["indexer_skip_short"] = True  # attention_mla: no indexer when the keys fit in the top-k
         if not r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
             # train.py: the dense warm-up stage drops the LM loss and trains only the indexer through its KL loss
             # (with no KL loss the step computes nothing); maxflops prices the sparse stage.
