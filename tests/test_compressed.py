@@ -1,0 +1,231 @@
+"""DeepSeek-V4's compressed attention: closed forms against enumeration of the masks, a whole model rebuilt by hand
+from its weight shapes, decode and packed documents, the hardware forms, and bad input."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import maxflops
+from maxflops import masks
+
+
+# --- the masks, enumerated -------------------------------------------------------------------------------------
+
+def attended(L, W, m, K):
+    """Per query t of a length-L sequence: (window keys, visible compressed blocks, attended blocks), from the
+    definitions: key j is in the window iff 0 <= t - j < W; block b (L // m blocks are formed) holds tokens up to
+    (b+1)m - 1 and is visible iff that token is at or before t; a top-K query attends its K best visible blocks
+    (every visible block when K is 0). The indexer's scores are random; only how many it keeps matters."""
+    rows = []
+    rng = np.random.default_rng(L * 1000 + m)
+    for t in range(L):
+        window = [j for j in range(L) if 0 <= t - j < W]
+        visible = [b for b in range(L // m) if (b + 1) * m - 1 <= t]
+        if K:
+            scores = rng.random(len(visible))
+            chosen = [visible[i] for i in np.argsort(-scores)[:K]]
+        else:
+            chosen = visible
+        rows.append((window, visible, chosen))
+    return rows
+
+
+CASES = [(L, m, K) for L in range(1, 45) for m in (1, 2, 3, 4, 7) for K in (0, 1, 2, 3, 6, 50)]
+
+
+def test_compressed_pairs_match_enumeration():
+    """Partial last blocks (L % m != 0), top-k above and below the visible blocks, ratio 1."""
+    for L, m, K in CASES:
+        rows = attended(L, 1, m, K)
+        visible = sum(len(v) for _, v, _ in rows)
+        chosen = sum(len(c) for _, _, c in rows)
+        assert masks.compressed_visible(L, m) == visible, (L, m)
+        assert (masks.compressed_topk(L, m, K) if K else masks.compressed_visible(L, m)) == chosen, (L, m, K)
+        assert masks.compressed_blocks(L, m) == L // m
+
+
+def test_window_part_matches_enumeration_window_larger_than_sequence():
+    for L, W in itertools.product(range(1, 30), (1, 2, 5, 64)):
+        assert masks.capped(L, W) == sum(len(w) for w, _, _ in attended(L, W, 4, 0))
+
+
+def test_vectorized_forms_equal_the_scalar_ones():
+    lengths = np.arange(1, 300, dtype=np.int64)
+    for m, K in ((4, 3), (7, 1), (128, 512)):
+        np.testing.assert_array_equal(masks.compressed_visible(lengths, m),
+                                      [masks.compressed_visible(int(L), m) for L in lengths])
+        np.testing.assert_array_equal(masks.compressed_topk(lengths, m, K),
+                                      [masks.compressed_topk(int(L), m, K) for L in lengths])
+
+
+def test_new_token_blocks_is_the_last_query_of_a_longer_sequence():
+    for kv, m, K in itertools.product(range(0, 40), (1, 3, 4), (0, 1, 2, 9)):
+        _, visible, chosen = attended(kv + 1, 1, m, K)[-1]
+        assert masks.new_token_blocks(kv, m, K) == len(chosen)
+
+
+def brute_tiles(L, m, bq, bkv):
+    """Compressed keys of every (row tile, block tile) holding at least one visible (query, block) pair."""
+    C = L // m
+    total = 0
+    for a0 in range(0, L, bq):
+        a1 = min(a0 + bq, L)
+        for c0 in range(0, C, bkv):
+            c1 = min(c0 + bkv, C)
+            if any((b + 1) * m - 1 <= t for t in range(a0, a1) for b in range(c0, c1)):
+                total += (a1 - a0) * (c1 - c0)
+    return total
+
+
+def test_blocked_compressed_matches_tile_enumeration():
+    for L, m, bq, bkv in itertools.product((1, 5, 17, 40, 64), (1, 3, 4), (1, 4, 8), (1, 2, 5)):
+        assert masks.blocked_compressed(L, m, bq, bkv) == brute_tiles(L, m, bq, bkv), (L, m, bq, bkv)
+    lengths = np.array([17, 40, 3], dtype=np.int64)
+    np.testing.assert_array_equal(masks.blocked_compressed(lengths, 4, 8, 2), [brute_tiles(int(L), 4, 8, 2)
+                                                                               for L in lengths])
+
+
+# --- a whole model, rebuilt from its weight shapes ----------------------------------------------------------------
+
+# Every width distinct: D 40, H 6, head 14, KV heads 2, q LoRA 9, 4 output groups of rank 11, window 5, CSA ratio 3,
+# HCA ratio 7, top-k 2, indexer 5 heads of 6, FFN 13, 3 mHC streams, vocabulary 17.
+TINY = dict(model_name="v4-tiny", attention_type="compressed", attention_layer_pattern="LSHS", num_decoder_layers=4,
+            emb_dim=40, num_query_heads=6, num_kv_heads=2, head_dim=14, q_lora_rank=9, o_groups=4, o_lora_rank=11,
+            sliding_window_size=5, csa_compress_ratio=3, hca_compress_ratio=7, use_sparse_indexer=True,
+            index_topk=2, index_n_heads=5, index_head_dim=6, mlp_dim=13, mhc_expansion_rate=3,
+            mhc_hyper_head=True, vocab_size=17, per_device_batch_size=2, max_target_length=23, mode="prefill")
+
+# Every matmul of one token as (input width, output width), read off the weights (not from maxflops.terms).
+D, H, HD, NKV, RQ, G, RO, F, S, V = 40, 6, 14, 2, 9, 4, 11, 13, 3, 17
+NI, HI = 5, 6
+PROJ = [(D, RQ), (RQ, H * HD), (D, NKV * HD)] + [(H * HD // G, RO)] * G + [(G * RO, D)]
+COMPRESSOR = {"S": [(D, 2 * HD)] * 2, "H": [(D, HD)] * 2, "L": []}  # kv and gate
+INDEXER = [(RQ, NI * HI), (D, NI), (D, 2 * HI), (D, 2 * HI)]  # q, head weights, its own kv and gate
+FFN = [(D, F), (D, F), (F, D)]
+MHC = [(S * D, 2 * S + S * S), (S, D), (S * S, D)]  # projection; pre contraction over S; residual mix S x S over D
+HEAD = [(S * D, S), (S, D), (D, V)]  # hyper head projection, its weighted sum, logits
+
+
+def flops(shapes):
+    return sum(2 * i * o for i, o in shapes)
+
+
+def hand_count(letter, L, ratio={"S": 3, "H": 7}, K=2, W=5):
+    """One layer, one sequence of length L, forward."""
+    m = ratio.get(letter, 1)
+    rows = attended(L, W, m, K if letter == "S" else 0)
+    keys = sum(len(w) for w, _, _ in rows) + (sum(len(c) for _, _, c in rows) if letter != "L" else 0)
+    total = L * (flops(PROJ) + flops(COMPRESSOR[letter]) + flops(FFN) + 2 * flops(MHC))
+    total += keys * 2 * H * (HD + HD)  # q.k and p.v per head per attended key
+    if letter == "S":
+        scored = sum(len(v) for _, v, _ in rows)
+        total += L * flops(INDEXER) + scored * (2 * NI * HI + 2 * NI)  # q.k per head, then the head weighting
+    return total
+
+
+def test_tiny_model_equals_its_hand_count_prefill_and_train():
+    L = 23
+    want = 2 * (sum(hand_count(x, L) for x in "LSHS") + L * flops(HEAD))
+    b = maxflops.count(maxflops.model_config(**TINY))
+    assert b.total == want and b.hardware_flops == want
+    assert [r.mixer for r in b.layers] == ["window", "csa", "hca", "csa", ""]
+    # train: 3x everything but the indexer, which gets no gradient without its loss (1x)
+    idx = 2 * 2 * (L * flops(INDEXER) + sum(len(v) for _, v, _ in attended(L, 5, 3, 0)) * (2 * NI * HI + 2 * NI))
+    t = maxflops.count(maxflops.model_config(**{**TINY, "mode": "train"}))
+    assert t.total == 3 * want - 2 * idx
+    # with the indexer's KL loss: projections 2x (their inputs are detached), scoring 3x
+    kl = maxflops.count(maxflops.model_config(**{**TINY, "mode": "train", "indexer_loss_scaling_factor": 0.1}))
+    proj = 2 * 2 * L * flops(INDEXER)
+    assert kl.total == 3 * want - proj
+
+
+def test_tiny_model_decode_is_the_difference_of_two_prefills():
+    cfg = maxflops.model_config(**TINY)
+    for kv in (0, 1, 4, 6, 13, 20, 22):
+        dec = maxflops.count(cfg, mode="decode", decode_kv_length=kv)
+        grow = (maxflops.count(cfg, max_target_length=kv + 1).total
+                - (maxflops.count(cfg, max_target_length=kv).total if kv else 0))
+        assert dec.total == grow, kv
+
+
+def test_packed_documents_count_as_separate_sequences():
+    cfg = maxflops.model_config(**{**TINY, "max_target_length": 64, "per_device_batch_size": 1})
+    docs = [5, 21, 1, 7, 30]
+    packed = maxflops.count(cfg, segment_lengths=docs)
+    alone = sum(maxflops.count(cfg, max_target_length=L).total for L in docs)
+    assert packed.total == alone
+    assert packed.total == sum(sum(hand_count(x, L) for x in "LSHS") + L * flops(HEAD) for L in docs)
+
+
+def test_hardware_forms():
+    """dot_product (MaxText on CPU) and eager transformers: the full square plus every formed block, and the
+    indexer against every formed block; gather_k: min(blocks, K) per query; blocked: tiles."""
+    L, B = 23, 2
+    base = maxflops.count(maxflops.model_config(**TINY))
+    dense = maxflops.count(maxflops.model_config(**TINY, attention_impl="dense", dsa_impl="dense"))
+    per_key = 2 * H * 2 * HD
+    C = {"S": L // 3, "H": L // 7}
+    want = 0
+    for x in "LSHS":
+        rows = attended(L, 5, {"S": 3, "H": 7}.get(x, 1), 2 if x == "S" else 0)
+        ideal = sum(len(w) for w, _, _ in rows) + (sum(len(c) for _, _, c in rows) if x != "L" else 0)
+        want += B * per_key * (L * (L + C.get(x, 0)) - ideal)
+        if x == "S":
+            want += B * (2 * NI * HI + 2 * NI) * (L * C["S"] - sum(len(v) for _, v, _ in rows))
+    assert dense.hardware_flops - base.hardware_flops == want
+    assert dense.total == base.total  # model FLOPs do not move
+    gather = maxflops.count(maxflops.model_config(**TINY, dsa_impl="gather_k"))
+    topk = sum(len(c) for _, _, c in attended(L, 5, 3, 2))
+    assert gather.hardware_flops - base.hardware_flops == 2 * B * per_key * (L * min(C["S"], 2) - topk)
+    blocked = maxflops.count(maxflops.model_config(**TINY, attention_impl="blocked", attention_block_q=8,
+                                                   attention_block_kv=4))
+    hca = sum(len(v) for _, v, _ in attended(L, 5, 7, 0))
+    scored = sum(len(v) for _, v, _ in attended(L, 5, 3, 0))
+    want = B * per_key * (4 * (masks.blocked("window", 5, L, 8, 4) - masks.capped(L, 5))
+                          + brute_tiles(L, 7, 8, 4) - hca)
+    want += 2 * B * (2 * NI * HI + 2 * NI) * (brute_tiles(L, 3, 8, 4) - scored)
+    assert blocked.hardware_flops - base.hardware_flops == want
+
+
+def test_mtp_module_takes_its_own_letter_and_the_hyper_head():
+    cfg = maxflops.model_config(**{**TINY, "mode": "train", "mtp_num_layers": 1, "attention_layer_pattern": "LSHSL"})
+    b = maxflops.count(cfg)
+    assert [r.mixer for r in b.layers] == ["window", "csa", "hca", "csa", "window", ""]
+    mtp = b.layers[4]
+    L = 23
+    eh = 2 * (2 * D) * D
+    want = 3 * 2 * (hand_count("L", L) + L * (eh + flops(HEAD)))
+    assert mtp.total == want
+
+
+def test_convention_maxtext_formulas():
+    """MaxText's DeepSeek-V4 function's pair counts, from its formulas (window T*W - W^2/2, HCA T^2/(2m), CSA
+    T^2/m * (k/N - (k/N)^2/2), the indexer T^2/(2*4)) on a uniform batch."""
+    from fractions import Fraction
+    from maxflops.sequences import Uniform
+
+    for T, W, K in ((4096, 128, 512), (1000, 128, 512), (2048, 32, 16), (30, 64, 5), (3, 8, 2)):
+        seqs = Uniform(T, 2)
+        assert masks.window_unclamped(seqs, W) == 2 * (Fraction(T * W) - Fraction(W * W, 2))
+        assert masks.compressed_maxtext(seqs, 128) == 2 * Fraction(T * T, 256)
+        N = T // 4
+        k = min(K, N)
+        ratio = Fraction(k, N) - Fraction(k * k, 2 * N * N) if N else 0
+        assert masks.compressed_topk_maxtext(seqs, 4, K) == 2 * Fraction(T * T, 4) * ratio
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(attention_type="mla"), r"'attention_layer_pattern': 'LSHS': 'S' and 'H' layers are compressed attention"),
+    (dict(o_groups=5), r"'o_groups': 5 does not divide num_query_heads x head_dim = 84"),
+    (dict(o_lora_rank=0), r"'o_lora_rank': o_groups=4 and o_lora_rank=0: set both"),
+    (dict(index_topk=0), r"'index_topk': must be positive, got 0"),
+    (dict(csa_compress_ratio=0), r"'csa_compress_ratio': must be positive, got 0"),
+    (dict(sliding_window_size=0), r"'sliding_window_size': must be >= 1 when attention_layer_pattern='LSHS' has"),
+    (dict(attention_layer_pattern="LSHSL"), r"5 letters for num_decoder_layers=4 and mtp_num_layers=0"),
+    (dict(attention_layer_pattern="LSDS"), r"'D' layers are not built with attention_type='compressed'"),
+    (dict(causal=False), r"'causal': False: compressed attention"),
+])
+def test_bad_input_one_clear_line(bad, match):
+    with pytest.raises(ValueError, match=match):
+        maxflops.model_config(**{**TINY, **bad})
