@@ -28,9 +28,24 @@ def mask_pairs(letter, c, L=T):
     if letter == "C":
         C = c["chunk_attn_window_size"]
         return int((causal & (j // C == i // C)).sum())
+    if letter in "SH":  # the window, plus compressed blocks: block b is visible iff its last token (b+1)m-1 <= i
+        window = int((causal & (j > i - c["sliding_window_size"])).sum())
+        m = c["csa_compress_ratio"] if letter == "S" else c["hca_compress_ratio"]
+        b = np.arange(L // m)[None, :]
+        visible = ((b + 1) * m - 1 <= i).sum(axis=1)
+        if letter == "S" and c["use_sparse_indexer"]:
+            visible = np.minimum(visible, c["index_topk"])
+        return window + int(visible.sum())
     if letter == "G" and c["use_sparse_indexer"]:  # each query keeps its K best visible keys
         return int(np.minimum(causal.sum(axis=1), c["index_topk"]).sum())
     return int(causal.sum())
+
+
+def compressed_scored(c, L=T):
+    """Blocks an 'S' layer's indexer scores: every visible one."""
+    m = c["csa_compress_ratio"]
+    i, b = np.arange(L)[:, None], np.arange(L // m)[None, :]
+    return int(((b + 1) * m - 1 <= i).sum())
 
 
 def layer_weights(c, letter, moe, computes_index, active=True):
@@ -42,6 +57,16 @@ def layer_weights(c, letter, moe, computes_index, active=True):
                           c["gdn_value_head_dim"])
         w += [("in_proj_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), ("in_proj_ba", (D, 2 * nv)),
               ("out_proj", (nv * dv, D))]
+    elif c["attention_type"] == "compressed":  # DeepSeek-V4 (state-dict names of the checkpoint)
+        H, hd, G, ro = c["num_query_heads"], c["head_dim"], c["o_groups"], c["o_lora_rank"]
+        w += [("wq_a", (D, c["q_lora_rank"])), ("wq_b", (c["q_lora_rank"], H * hd)), ("wkv", (D, c["num_kv_heads"] * hd))]
+        w += [(f"wo_a.{g}", (H * hd // G, ro)) for g in range(G)] + [("wo_b", (G * ro, D))]
+        if letter in "SH":
+            width = 2 * hd if letter == "S" else hd  # overlapping blocks: two halves
+            w += [("compressor.wkv", (D, width)), ("compressor.wgate", (D, width))]
+        G_hc = c["mhc_expansion_rate"]
+        if G_hc > 1:
+            w += [(f"hc_{x}_fn", (G_hc * D, 2 * G_hc + G_hc * G_hc)) for x in ("attn", "ffn")]
     elif c["attention_type"] == "mla":
         H, qk = c["num_query_heads"], c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
         if c["q_lora_rank"]:
@@ -73,6 +98,9 @@ def layer_weights(c, letter, moe, computes_index, active=True):
 
 def indexer_weights(c):
     D, n, hd = c["emb_dim"], c["index_n_heads"], c["index_head_dim"]
+    if c["attention_type"] == "compressed":  # its keys come from its own overlapping compressor
+        return [("idx_wq_b", (c["q_lora_rank"], n * hd)), ("idx_weights_proj", (D, n)),
+                ("idx_compressor.wkv", (D, 2 * hd)), ("idx_compressor.wgate", (D, 2 * hd))]
     return [("idx_wq", (c["q_lora_rank"] or D, n * hd)), ("idx_wk", (D, hd)), ("idx_w", (D, n))]
 
 
@@ -108,14 +136,26 @@ def golden_train(c, tokens=T):
                 dqk, dv = c["qk_nope_head_dim"] + c["qk_rope_head_dim"], c["v_head_dim"]
             else:
                 dqk = dv = c["head_dim"]
+            if c["attention_type"] == "compressed":
+                dqk = dv = c["head_dim"]
             attn += 3 * 2 * c["num_query_heads"] * (dqk + dv) * mask_pairs(letter, c, tokens)
-            if c["use_sparse_indexer"] and letter == "G" and own_index:
+            if c["mhc_expansion_rate"] > 1:  # the mHC contractions (the projections are weights above): pre, residual
+                G_hc, D = c["mhc_expansion_rate"], c["emb_dim"]
+                learn += 3 * 2 * (2 * G_hc * D + 2 * G_hc * G_hc * D) * tokens
+            if c["attention_type"] == "compressed" and letter == "S" and c["use_sparse_indexer"]:
+                learn += 1 * flops(indexer_weights(c)) * tokens
+                n, hd = c["index_n_heads"], c["index_head_dim"]
+                attn += 1 * (2 * n * hd + 2 * n) * compressed_scored(c, tokens)
+            elif c["use_sparse_indexer"] and letter == "G" and own_index:
                 learn += 1 * flops(indexer_weights(c)) * tokens
                 n, hd = c["index_n_heads"], c["index_head_dim"]
                 attn += 1 * (2 * n * hd + 2 * n) * (tokens * (tokens + 1) // 2)
         if len(entry) == 4:  # MTP: eh projection and its own head
             learn += 3 * flops([("eh", (2 * c["emb_dim"], c["emb_dim"])), ("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
     learn += 3 * flops([("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
+    if c["mhc_hyper_head"]:  # hc_head_fn [G, G*D] and its weighted sum over the streams
+        G_hc, D = c["mhc_expansion_rate"], c["emb_dim"]
+        learn += 3 * (flops([("hc_head_fn", (G_hc * D, G_hc))]) + 2 * G_hc * D) * tokens
     return learn, attn
 
 
@@ -145,7 +185,7 @@ PUBLISHED = {
     "llama2-7b": "6.74", "llama3.1-8b": "8.03", "llama3.1-70b": "70.6", "llama3.1-405b": "405.9",
     "mixtral-8x7b": "46.7", "deepseek2-16b": "15.7", "deepseek3-671b": "671", "deepseek3.2-671b": "671",
     "qwen3-235b-a22b": "235", "gpt-oss-120b": "116.8", "llama4-17b-128e": "4.0e2", "qwen3-next-80b-a3b": "8.0e1",
-    "gemma3-27b": "27.0", "glm5": "744",
+    "gemma3-27b": "27.0", "glm5": "744", "deepseek4-284b": "284",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
@@ -169,8 +209,10 @@ def test_configs_match_published_parameter_counts(name):
         moe = c["num_experts"] > 1 and l >= c["first_num_dense_layers"] and (l + 1) % c["interleave_moe_layer_step"] == 0
         letter = pattern[l % len(pattern)]
         total += sum(math.prod(s) for _, s in layer_weights(c, letter, moe, True, active=False))
-        if c["use_sparse_indexer"] and letter == "G" and name not in WITHOUT_INDEXER:
+        if c["use_sparse_indexer"] and letter in "GS" and name not in WITHOUT_INDEXER:
             total += sum(math.prod(s) for _, s in indexer_weights(c))
     total += c["vocab_size"] * c["emb_dim"] * (1 if name in TIED else 2)
+    if c["mhc_hyper_head"]:
+        total += c["mhc_expansion_rate"] ** 2 * c["emb_dim"]  # hc_head_fn
     published = float(PUBLISHED[name]) * 1e9  # MTP layers are not in the published figures (GLM-5: 744B without)
     assert abs(total - published) / published < tolerance(PUBLISHED[name]), f"{name}: {total / 1e9:.3f}B"
