@@ -229,3 +229,71 @@ def test_convention_maxtext_formulas():
 def test_bad_input_one_clear_line(bad, match):
     with pytest.raises(ValueError, match=match):
         maxflops.model_config(**{**TINY, **bad})
+
+
+# --- loaders ----------------------------------------------------------------------------------------------------
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+def test_transformers_class_defaults_load_with_their_own_layer_types():
+    """DeepseekV4Config() as transformers saves it: HCA on layers 0, 1 and then every even layer, CSA on the odd
+    ones from 3 (its default matches no published checkpoint), one MTP module (window only)."""
+    from maxflops import loaders
+    from maxflops.loaders import NOT_UNDERSTOOD
+
+    loaded = loaders.load_hf_config(FIXTURES / "hf_transformers" / "class_defaults" / "deepseek_v4.json")
+    assert NOT_UNDERSTOOD not in loaded.ignored.values()
+    o = loaded.overrides
+    assert o["attention_layer_pattern"] == "HH" + "".join("S" if i % 2 else "H" for i in range(41)) + "L"
+    assert o["mtp_num_layers"] == 1 and o["csa_compress_ratio"] == 4 and o["hca_compress_ratio"] == 128
+    shipped = maxflops.load_config("deepseek4-284b")
+    mine = maxflops.model_config(**{**o, "model_name": "deepseek4-284b"})
+    want = maxflops.model_config(**{**shipped.to_dict(), "attention_layer_pattern": o["attention_layer_pattern"],
+                                     "mtp_num_layers": 1, "convention_knobs_from": "exact"})
+    assert maxflops.count(mine).total == maxflops.count(want).total
+
+
+def _write_json(tmp_path, **changes):
+    import json
+
+    d = json.loads((FIXTURES / "hf" / "deepseek4-284b.json").read_text())
+    for k, v in changes.items():
+        if v is None:
+            d.pop(k)
+        else:
+            d[k] = v
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(d))
+    return p
+
+
+def test_hf_bad_compress_ratios_are_one_clear_line(tmp_path):
+    from maxflops import loaders
+
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*ratio 16 is neither 0 \(sliding window\) nor "
+                                         r"a compress rate \(4 CSA, 128 HCA\)"):
+        loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 16] + [4] * 42))
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*has 3 entries for num_hidden_layers=43"):
+        loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 4, 128]))
+    with pytest.raises(ValueError, match=r"key 'layer_types' = <absent>: DeepSeek-V4 needs its per-layer attention"):
+        loaders.load_hf_config(_write_json(tmp_path, compress_ratios=None))
+    with pytest.raises(ValueError, match=r"key 'index_topk' = 0: must be >= 1"):
+        loaders.load_hf_config(_write_json(tmp_path, index_topk=0))
+
+
+def test_maxtext_bad_compress_ratios_are_one_clear_line():
+    from maxflops.maxtext import from_maxtext
+    import json
+
+    base = json.loads((FIXTURES / "maxtext_real" / "maxtext_base_keys.json").read_text())
+    model = json.loads((FIXTURES / "maxtext_real" / "maxtext_models.json").read_text())["models"]["deepseek4-tiny"]
+    keys = {**base, **model["keys"]}
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*has 42 entries for num_decoder_layers=43"):
+        from_maxtext({**keys, "compress_ratios": keys["compress_ratios"][:-1]})
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*entry 1 is 2: a ratio is 0"):
+        from_maxtext({**keys, "compress_ratios": [0, 2] + keys["compress_ratios"][2:]})
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*heavily compressed layers of ratios \[64, 128\]"):
+        from_maxtext({**keys, "compress_ratios": [0, 64] + keys["compress_ratios"][2:]})
+    with pytest.raises(ValueError, match=r"MaxText config: key 'indexer_topk' = 0: must be >= 1"):
+        from_maxtext({**keys, "indexer_topk": 0})

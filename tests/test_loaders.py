@@ -30,6 +30,8 @@ HF_DIFFERENCES = {
     # HF config.json has num_nextn_predict_layers 1; MaxText's YAML sets no mtp_num_layers (base.yml 0).
     "deepseek3-671b": {"mtp_num_layers": 0},
     "deepseek3.2-671b": {"mtp_num_layers": 0},
+    # The checkpoint has one MTP module (its 44th compress ratio, a window-only layer); MaxText drops it.
+    "deepseek4-284b": {"mtp_num_layers": 0, "attention_layer_pattern": "LL" + "SH" * 20 + "S"},
 }
 
 SETTINGS = [
