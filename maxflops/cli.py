@@ -15,11 +15,13 @@ DEFAULT_MODEL = "deepseek3.2-671b"
 USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config=PATH.py] [--config.KEY=VALUE ...]
                           [--json]
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,L2,... [--vary=KEY --values=V1,V2,...]
-                                [--compare=KEY=VALUE[,KEY=VALUE]] [--plot=out.png] [--json]
+                                [--compare=KEY=VALUE[,KEY=VALUE] | --compare=MODEL[,MODEL...]] [--plot=out.png]
+                                [--json]
        python -m maxflops compare A B [--config.KEY=VALUE ...] [--json]     (A, B: NAME or PATH[:KEY=VALUE,...])
        python -m maxflops --list        (known models)
   e.g. python -m maxflops --model=glm5 --config.max_target_length=32768 --config.convention=megatron
        python -m maxflops sweep --model=glm5 --lengths=4096,32768,131072,262144 --compare=use_sparse_indexer=false
+       python -m maxflops sweep --model=deepseek4-284b --lengths=4096,131072,1048576 --compare=deepseek3.2-671b,glm5
        python -m maxflops compare glm5 glm5:convention=megatron --config.max_target_length=131072"""
 
 
@@ -184,10 +186,21 @@ def _sweep(argv: list[str]) -> int:
     cfg = validate(fv.config, given=given_keys(argv))
     runs = [sweep(cfg, key, vals)]
     labels = [cfg["convention"]]
-    if compare:
+    if compare and all("=" in part for part in compare.split(",") if part):  # a variant of this config
         other = _assignments(compare, "--compare")
         runs.append(sweep(cfg, key, vals, **other))
         labels = [f"{cfg['convention']}", ",".join(f"{k}={v}" for k, v in other.items())]
+    elif compare:  # other models (names or files), with the same --config.KEY=VALUE settings
+        from .load import load_config
+
+        settings = {k: cfg[k] for k in given_keys(argv) if k in cfg}
+        labels = [cfg["model_name"]]
+        for name in filter(None, compare.split(",")):
+            if "=" in name:
+                raise UsageError(f"--compare: {name!r}: give either KEY=VALUE settings or model names, not both")
+            other = load_config(name, **settings)
+            runs.append(sweep(other, key, vals))
+            labels.append(validate(other)["model_name"])
     if plot:
         from .plot import plot_sweep
 

@@ -118,21 +118,21 @@ def _impl_knobs(config) -> str:
 # --- sweeps and comparisons ------------------------------------------------------------------------------
 
 def sweep_table(key: str, values, runs, labels) -> str:
-    """GFLOPs per token per component for each value of ``key``; with two settings, both totals and their
-    ratio (first / second), as the first seed's table."""
+    """GFLOPs per token per component for each value of ``key``; with more settings (or models), each total and
+    the first's ratio to it, as the first seed's table."""
     first = runs[0]
     names = [n for n in first[0].components if any(b.components.get(n) for b in first)]
     head = [key] + names + [f"total ({labels[0]})"]
-    if len(runs) > 1:
-        head += [f"total ({labels[1]})", "ratio"]
+    for label in labels[1:]:
+        head += [f"total ({label})", "ratio" if len(runs) == 2 else f"vs {label}"]
     rows = []
     for i, v in enumerate(values):
         a = first[i]
         row = [f"{v:,}" if isinstance(v, int) else str(v)] + [f"{a.components.get(n, 0) / a.tokens / 1e9:,.2f}"
                                                               for n in names]
         row.append(f"{a.per_token / 1e9:,.1f}")
-        if len(runs) > 1:
-            b = runs[1][i]
+        for run in runs[1:]:
+            b = run[i]
             row += [f"{b.per_token / 1e9:,.1f}", f"{a.per_token / b.per_token:.2f}x"]
         rows.append(row)
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]

@@ -297,3 +297,22 @@ def test_maxtext_bad_compress_ratios_are_one_clear_line():
         from_maxtext({**keys, "compress_ratios": [0, 64] + keys["compress_ratios"][2:]})
     with pytest.raises(ValueError, match=r"MaxText config: key 'indexer_topk' = 0: must be >= 1"):
         from_maxtext({**keys, "indexer_topk": 0})
+
+
+def test_shipped_config_reproduces_maxtexts_function_at_every_recorded_case():
+    """configs/deepseek4-284b.py under convention='maxtext' gives MaxText 0.2.5's own triple for its deepseek4-284b
+    at each recorded (batch, length, accumulation), lengths below the window and not multiples of 4 or 128
+    included (the exact count differs at every one)."""
+    import json
+    import math
+
+    cases = json.loads((FIXTURES / "maxtext_real" / "maxtext_models.json").read_text())["models"]["deepseek4-284b"]
+    assert len(cases["cases"]) == 9
+    for case in cases["cases"]:
+        a = case["args"]
+        step = dict(per_device_batch_size=a["per_device_batch_size"], max_target_length=a["max_target_length"],
+                    gradient_accumulation_steps=a["gradient_accumulation_steps"])
+        b = maxflops.count(maxflops.load_config("deepseek4-284b", convention="maxtext", **step))
+        got = [b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12]
+        assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(got, case["tflops"])), (a, got, case["tflops"])
+        assert maxflops.count(maxflops.load_config("deepseek4-284b", **step)).total != b.total

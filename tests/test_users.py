@@ -38,6 +38,25 @@ def test_sweep_any_key_and_json(capsys):
     assert d["runs"][0][0]["total"] < d["runs"][0][1]["total"]
 
 
+def test_sweep_against_other_models(capsys):
+    """The DeepSeek-V4 review: GFLOPs/token from 4K to 1M against DeepSeek-V3.2 and GLM-5, the same settings
+    (--config.*) applied to every model; each total is that model's own count at that length."""
+    lengths = [4096, 131072, 1048576]
+    argv = ["maxflops", "sweep", "--model=deepseek4-284b", "--lengths=" + ",".join(map(str, lengths)),
+            "--compare=deepseek3.2-671b,glm5", "--config.per_device_batch_size=2"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "total (deepseek3.2-671b)" in out[1] and "vs glm5" in out[1]
+    for line, L in zip(out[3:], lengths):
+        cells = line.split()
+        want = [maxflops.count(maxflops.load_config(m, max_target_length=L, per_device_batch_size=2)).per_token / 1e9
+                for m in ("deepseek4-284b", "deepseek3.2-671b", "glm5")]
+        assert cells[-5:] == [f"{want[0]:,.1f}", f"{want[1]:,.1f}", f"{want[0] / want[1]:.2f}x", f"{want[2]:,.1f}",
+                              f"{want[0] / want[2]:.2f}x"]
+    assert cli.main(argv[:-2] + ["--compare=glm5,use_sparse_indexer=false"]) == 2
+    assert "either KEY=VALUE settings or model names" in capsys.readouterr().err
+
+
 def test_compare_says_where_each_difference_comes_from(capsys):
     assert cli.main(["maxflops", "compare", "glm5", "glm5:convention=megatron",
                      "--config.max_target_length=131072"]) == 0
