@@ -170,8 +170,10 @@ def mhc(streams: int, d: int, outer: bool = False) -> int:
 
 
 def mhc_head(streams: int, d: int) -> int:
-    """The mHC hyper head per token, collapsing G streams: a projection G*D -> G and the G-way weighted sum."""
-    return 2 * streams * d * streams + 2 * streams * d
+    """The mHC hyper head per token: the projection G*D -> G of the stream weights. Their weighted sum over the G
+    streams is elementwise (a multiply and a sum in MaxText's and transformers' code), like the decay of a gated
+    delta net, so it counts 0."""
+    return 2 * streams * d * streams
 
 
 def vit_layer(tokens: int, hidden: int, mlp_dim: int) -> tuple[int, int]:

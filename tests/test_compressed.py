@@ -104,7 +104,7 @@ COMPRESSOR = {"S": [(D, 2 * HD)] * 2, "H": [(D, HD)] * 2, "L": []}  # kv and gat
 INDEXER = [(RQ, NI * HI), (D, NI), (D, 2 * HI), (D, 2 * HI)]  # q, head weights, its own kv and gate
 FFN = [(D, F), (D, F), (F, D)]
 MHC = [(S * D, 2 * S + S * S), (S, D), (S * S, D)]  # projection; pre contraction over S; residual mix S x S over D
-HEAD = [(S * D, S), (S, D), (D, V)]  # hyper head projection, its weighted sum, logits
+HEAD = [(S * D, S), (D, V)]  # hyper head projection (its weighted sum of the streams is elementwise), logits
 
 
 def flops(shapes):

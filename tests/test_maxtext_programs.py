@@ -28,6 +28,7 @@ NOT_PRICED = {
     "dsa_warmup_kl_loss": "dense warm-up",
     "dsa_warmup_no_loss": "dense warm-up",
     "qwen3_next": "chunked gated delta net's backward",
+    "deepseek4": "deepseek4 train step's backward",
 }
 
 

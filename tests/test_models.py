@@ -153,9 +153,9 @@ def golden_train(c, tokens=T):
         if len(entry) == 4:  # MTP: eh projection and its own head
             learn += 3 * flops([("eh", (2 * c["emb_dim"], c["emb_dim"])), ("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
     learn += 3 * flops([("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
-    if c["mhc_hyper_head"]:  # hc_head_fn [G, G*D] and its weighted sum over the streams
+    if c["mhc_hyper_head"]:  # hc_head_fn [G, G*D] (the weighted sum of the streams is elementwise)
         G_hc, D = c["mhc_expansion_rate"], c["emb_dim"]
-        learn += 3 * (flops([("hc_head_fn", (G_hc * D, G_hc))]) + 2 * G_hc * D) * tokens
+        learn += 3 * flops([("hc_head_fn", (G_hc * D, G_hc))]) * tokens
     return learn, attn
 
 

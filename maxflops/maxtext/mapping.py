@@ -493,6 +493,10 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
             r.ignore(key, "unused: no MoE layers")
     remat = r.str("remat_policy", base["remat_policy"], record=False)
     scanned = r.bool("scan_layers", base["scan_layers"], record=False)
+    if spec.compressed:  # the forward is checked against MaxText's compiled eval step; the train step is not
+        not_priced.append("hardware: the deepseek4 train step's backward and rematerialization (its unrolled "
+                          "prefix layers run without remat, the scanned blocks under it); priced by the "
+                          "remat_policy rule, not checked against MaxText's program")
     plain = o["attention_type"] != "mla" and o["num_experts"] == 1 and "D" not in o["attention_layer_pattern"]
     if remat == "none" and not scanned:
         o["remat_policy"] = "none"  # the unscanned decoder applies no checkpoint at all
