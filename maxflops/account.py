@@ -149,14 +149,16 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
     dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
     proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
     p.out["qkv_proj"] = proj_in * tokens
-    if c["gdn_conv_taps"] == "full":
+    if hardware and c["gdn_conv_impl"] == "padded" and not decode:  # K taps at each of L + K - 1 outputs
+        taps = seqs.sum(lambda L: K * (L + K - 1))
+    elif c["gdn_conv_taps"] == "full":
         taps = K * tokens
     elif decode:
         taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
     else:
         taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
     p.out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
-    if hardware and c["gdn_impl"] == "chunked" and not decode:
+    if hardware and c["gdn_impl"] != "recurrent" and not decode:
         p.out["core_attention"] = _hardware_gdn_chunked(c, seqs, nv, dk, dv)
     else:
         p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
@@ -167,7 +169,7 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
 def _hardware_gdn_chunked(c, seqs, nv, dk, dv):
     """The chunked form: every sequence padded to whole chunks of gdn_chunk_size."""
     C = c["gdn_chunk_size"]
-    return terms.gdn_chunk(nv, dk, dv, C) * seqs.sum(lambda L: -(-L // C))
+    return terms.gdn_chunk(nv, dk, dv, C, c["gdn_impl"] == "chunked_solve") * seqs.sum(lambda L: -(-L // C))
 
 
 def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
@@ -217,9 +219,7 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
             idx_tokens, scored = _indexer(kind, seqs, c, decode)
         n, hd_i = c["index_n_heads"], c["index_head_dim"]
         p.out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-        p.out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
-        if c["indexer_head_reduction"]:  # the head weighting: its scores' gradient is an outer product
-            p.single["indexer_score"] = 2 * n * scored
+        _indexer_score(p, c, n, hd_i, scored, hardware)
 
 
 def _compressed(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware):
@@ -248,10 +248,18 @@ def _compressed(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware):
         n, hd_i = c["index_n_heads"], c["index_head_dim"]
         name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
         p.out[name] = terms.compressed_indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-        p.out["indexer_score"] = terms.indexer_per_pair(n, hd_i, c["indexer_head_reduction"]) * scored
-        if c["indexer_head_reduction"]:
-            p.single["indexer_score"] = 2 * n * scored
+        _indexer_score(p, c, n, hd_i, scored, hardware)
     return window + blocks
+
+
+def _indexer_score(p: _Priced, c, n: int, hd: int, scored, hardware: bool) -> None:
+    """The indexer's scoring over ``scored`` pairs: q.k per head, and the weighted sum over heads where it is counted
+    (model FLOPs: indexer_head_reduction; hardware: weighted_sum_impl='einsum'). The head weighting's gradient
+    with respect to the scores is an outer product (the 'single' part)."""
+    reduction = c["indexer_head_reduction"] and not (hardware and c["weighted_sum_impl"] == "elementwise")
+    p.out["indexer_score"] = terms.indexer_per_pair(n, hd, reduction) * scored
+    if reduction:
+        p.single["indexer_score"] = 2 * n * scored
 
 
 def _compressed_blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
@@ -375,7 +383,8 @@ def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> N
             taps = seqs.sum(lambda L: masks.dilated_taps(L, k, dil))
         p.out["engram_conv"] = p.tail["engram_conv"] = 2 * streams * d * taps
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # two mixings per layer: around attention and the FFN
-        p.out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"]) * tokens
+        pre = not (hardware and c["weighted_sum_impl"] == "elementwise")
+        p.out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"], pre) * tokens
     if kind.mtp:
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens

@@ -237,10 +237,16 @@ SCHEMA: dict[str, Field] = {
                                        "segment masking, or masking inside a dense row).",
                         choices=("varlen", "row")),
     "gdn_impl": _f("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
-                                      "value head) or 'chunked' (MaxText, transformers, FLA: chunks of "
-                                      "gdn_chunk_size, every sequence padded to whole chunks; see terms.gdn_chunk).",
-                   choices=("recurrent", "chunked")),
-    "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked'.", minimum=1),
+                                      "value head), 'chunked' (MaxText, FLA: chunks of gdn_chunk_size, every "
+                                      "sequence padded to whole chunks; see terms.gdn_chunk) or 'chunked_solve' "
+                                      "(transformers' torch_chunk_gated_delta_rule: the same chunks, its UT "
+                                      "transform by triangular solves instead of the A V and A K matmuls).",
+                   choices=("recurrent", "chunked", "chunked_solve")),
+    "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
+    "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: 'valid' the non-padding taps (XLA's "
+                                      "count of a padded conv); 'padded' every tap of the L + K - 1 outputs of a conv "
+                                      "padded by K - 1 on both sides before the causal slice (torch's conv1d in "
+                                      "transformers).", choices=("valid", "padded")),
     "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
                                           "index_topk tokens, where it would keep every key (MaxText does)."),
     "outer_product_grads": _f("matmul", str, "Hardware, train: some backward 'matmuls' contract nothing (the "
@@ -249,6 +255,11 @@ SCHEMA: dict[str, Field] = {
                                               "'matmul' counts them as issued (an unoptimized module); "
                                               "'elementwise': XLA's optimizer turns them into multiplies, as in "
                                               "MaxText's compiled step.", choices=("matmul", "elementwise")),
+    "weighted_sum_impl": _f("einsum", str, "Hardware: per-token weighted sums over a few heads or streams (the "
+                                           "indexer's head weighting, mHC's pre contraction over its G streams): "
+                                           "'einsum' as matmuls (MaxText's einsums); 'elementwise' as a multiply "
+                                           "and a sum, no matmul (transformers' eager code).",
+                            choices=("einsum", "elementwise")),
     "remat_mtp": _f(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "

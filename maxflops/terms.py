@@ -161,12 +161,12 @@ def engram_proj(e_in: int, streams: int, d: int) -> int:
     return 2 * e_in * (streams * d + d)
 
 
-def mhc(streams: int, d: int, outer: bool = False) -> int:
+def mhc(streams: int, d: int, outer: bool = False, pre: bool = True) -> int:
     """One mHC mixing, one token, G = streams: the projection G*D -> 2G + G^2, the pre contraction over G
-    streams (2GD) and the residual mixing G x G over D (2G^2 D); the post outer product (G*D multiplies) only
-    with ``outer``."""
+    streams (2GD; without ``pre`` when an implementation multiplies and sums instead) and the residual mixing
+    G x G over D (2G^2 D); the post outer product (G*D multiplies) only with ``outer``."""
     g = streams
-    return 2 * g * d * (2 * g + g * g) + 2 * g * d + 2 * g * g * d + (g * d if outer else 0)
+    return 2 * g * d * (2 * g + g * g) + (2 * g * d if pre else 0) + 2 * g * g * d + (g * d if outer else 0)
 
 
 def mhc_head(streams: int, d: int) -> int:
@@ -182,12 +182,15 @@ def vit_layer(tokens: int, hidden: int, mlp_dim: int) -> tuple[int, int]:
     return 2 * tokens * hidden * (4 * hidden + 2 * mlp_dim), 4 * tokens * tokens * hidden
 
 
-def gdn_chunk(n_v: int, dk: int, dv: int, chunk: int) -> int:
+def gdn_chunk(n_v: int, dk: int, dv: int, chunk: int, solve: bool = False) -> int:
     """The chunked gated delta net, one chunk of C tokens, all value heads: per head the intra-chunk K K^T,
     the WY factors A V and A K, Q K^T (2C^2 dk or dv each: 3 with dk, 2 with dv counting A V and the masked
     scores times the new values), and against the state Q S, W S and the update K^T V (2C dk dv each). The
-    triangular solve for A is not a matmul."""
+    triangular solve for A is not a matmul. With ``solve`` (transformers) the new values and decayed keys come from
+    triangular solves against the UT system, so A V and A K are not matmuls: 2 with dk, 1 with dv."""
     c = chunk
+    if solve:
+        return n_v * (2 * 2 * c * c * dk + 1 * 2 * c * c * dv + 3 * 2 * c * dk * dv)
     return n_v * (3 * 2 * c * c * dk + 2 * 2 * c * c * dv + 3 * 2 * c * dk * dv)
 
 
