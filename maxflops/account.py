@@ -383,8 +383,14 @@ def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> N
             taps = seqs.sum(lambda L: masks.dilated_taps(L, k, dil))
         p.out["engram_conv"] = p.tail["engram_conv"] = 2 * streams * d * taps
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # two mixings per layer: around attention and the FFN
+        G = c["mhc_expansion_rate"]
         pre = not (hardware and c["weighted_sum_impl"] == "elementwise")
-        p.out["mhc"] = 2 * terms.mhc(c["mhc_expansion_rate"], d, c["mhc_outer_flops"], pre) * tokens
+        p.out["mhc"] = 2 * terms.mhc(G, d, c["mhc_outer_flops"], pre) * tokens
+        # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
+        # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
+        for k in ("mlp", "moe_shared", "moe_combine", "moe_weighted_sum"):
+            p.tail.pop(k, None)
+        p.tail["mhc"] = 2 * G * G * d * tokens
     if kind.mtp:
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens

@@ -14,8 +14,8 @@ from maxflops.xla.hlo import count_lowered
 
 pytestmark = pytest.mark.slow
 
-SCOPES = ["indexer_proj", "indexer_score", "indexer_kl", "gdn_conv", "qkv_proj", "core_attention", "out_proj",
-          "moe_router", "moe_routed", "moe_shared", "mlp", "mtp_eh_proj", "logits"]
+SCOPES = ["indexer_proj", "indexer_score", "indexer_kl", "gdn_conv", "qkv_proj", "compressor", "core_attention",
+          "out_proj", "moe_router", "moe_routed", "moe_shared", "mlp", "mtp_eh_proj", "mhc", "mhc_head", "logits"]
 
 
 def by_component(b):
@@ -57,6 +57,14 @@ KNOBS = [
     ("glm5", dict(dsa_impl="gather_k", attention_impl="dense")),
     ("qwen3-next-80b-a3b", dict(remat_policy="full", flash_backward_recompute=True)),
     ("llama3.1-8b", dict(causal=False, attention_impl="blocked")),
+    # DeepSeek-V4: the dense forms MaxText's dot_product and transformers' eager run; the tiles; the indexer's loss;
+    # weighted sums as a multiply and a sum; remat with flash's recompute
+    ("deepseek4-284b", dict(attention_impl="dense", dsa_impl="dense")),
+    ("deepseek4-284b", dict(attention_impl="blocked", attention_block_q=4, attention_block_kv=2, dsa_impl="gather_k",
+                            indexer_loss_scaling_factor=0.1)),
+    ("deepseek4-284b", dict(weighted_sum_impl="elementwise", remat_policy="full", flash_backward_recompute=True)),
+    ("deepseek4-284b", dict(use_sparse_indexer=False, attention_impl="blocked", attention_block_q=3,
+                            attention_block_kv=2)),
 ]
 
 

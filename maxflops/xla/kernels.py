@@ -371,3 +371,190 @@ def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
     flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
     return (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
 
+
+
+# --- compressed attention (DeepSeek-V4) ---------------------------------------------------------------------
+
+def compressed_qkv(p, x, n_q, n_kv, head_dim, q_lora):
+    """q through the q latent (or directly), and one projection whose output is both keys and values.
+    Returns q [B,L,H,hd], kv [B,L,Hkv,hd], the q latent."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q_lat = dense(x, p["wq_a"]) if q_lora else x
+        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, head_dim)
+        kv = dense(x, p["wkv"]).reshape(B, L, n_kv, head_dim)
+    return q, kv, q_lat
+
+
+def grouped_out(p, o, groups):
+    """The grouped low-rank output: o [B,L,H*hd] in G groups, each projected to its rank, then G*rank -> D."""
+    B, L, width = o.shape
+    with jax.named_scope("out_proj"):
+        lat = jnp.einsum("blgi,gio->blgo", o.reshape(B, L, groups, width // groups), p["wo_a"])
+        return dense(lat.reshape(B, L, -1), p["wo_b"])
+
+
+def compress(p, x, m, overlap, scope):
+    """A compressor: kv and gate projections (D -> width, or 2*width with overlapping blocks), then per block a
+    softmax over its tokens of the gates weighting the kv rows, channel by channel (elementwise). L // m blocks;
+    with ``overlap`` block b pools tokens [(b-1)m, (b+1)m): the first half of the channels of the previous
+    block's tokens and the second half of its own. Returns [B, L // m, width]."""
+    B, L, _ = x.shape
+    with jax.named_scope(scope):
+        kv = dense(x, p["wkv"])
+        gate = dense(x, p["wgate"])
+    C = L // m
+    kv, gate = kv[:, : C * m].reshape(B, C, m, -1), gate[:, : C * m].reshape(B, C, m, -1)
+    if overlap:
+        w = kv.shape[-1] // 2
+        prev = lambda t: jnp.pad(t[:, :-1, :, :w], ((0, 0), (1, 0), (0, 0), (0, 0)))  # noqa: E731
+        first = jnp.arange(C)[None, :, None, None] == 0
+        kv = jnp.concatenate([prev(kv), kv[..., w:]], axis=2)
+        gate = jnp.concatenate([jnp.where(first, NEG, prev(gate)), gate[..., w:]], axis=2)
+    weights = jax.nn.softmax(gate, axis=2)
+    return (kv * weights).sum(axis=2)
+
+
+def block_visible(i, m):
+    """Compressed blocks visible to query i: those whose last token (b+1)m - 1 is at or before i."""
+    return (i + 1) // m
+
+
+def compressed_indexer(p, x, q_lat, m, n_heads, head_dim, impl="ideal", block_q=1, block_kv=1, einsum_sum=True):
+    """The block indexer: q from the q latent, head weights, its own overlapping compressor for the block keys (all
+    detached), and per query the score of each visible block, sum_h w_h relu(q_h . k_b), over the blocks the
+    implementation visits ('ideal' the visible ones, 'dense' every formed block, 'blocked' the tiles up to the last
+    visible one). ``einsum_sum``: the head weighting as a matmul, else a multiply and a sum. Returns the scores
+    [B, L, C] (-1e30 where a block is not visible)."""
+    B, L, _ = x.shape
+    x, q_lat = jax.lax.stop_gradient(x), jax.lax.stop_gradient(q_lat)
+    with jax.named_scope("indexer_proj"):
+        qi = dense(q_lat, p["idx_wq"]).reshape(B, L, n_heads, head_dim)
+        wi = dense(x, p["idx_w"])
+    ki = compress({"wkv": p["idx_wkv"], "wgate": p["idx_wgate"]}, x, m, True, "indexer_proj")
+    C = ki.shape[1]
+    rows = []
+    with jax.named_scope("indexer_score"):
+        for a0, a1, hi in block_ranges(L, m, C, impl, block_q, block_kv):
+            if hi == 0:
+                rows.append(jnp.full((B, a1 - a0, C), NEG))
+                continue
+            s = jax.nn.relu(jnp.einsum("bqnh,bch->bqnc", qi[:, a0:a1], ki[:, :hi]))
+            s = jnp.einsum("bqnc,bqn->bqc", s, wi[:, a0:a1]) if einsum_sum else (s * wi[:, a0:a1, :, None]).sum(2)
+            vis = np.arange(hi)[None, :] < np.array([block_visible(i, m) for i in range(a0, a1)])[:, None]
+            rows.append(jnp.full((B, a1 - a0, C), NEG).at[:, :, :hi].set(jnp.where(vis, s, NEG)))
+    return jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
+
+
+def block_ranges(L, m, C, impl, block_q=1, block_kv=1):
+    """[(q_lo, q_hi, blocks)]: query rows and the leading compressed blocks [0, blocks) one dot covers."""
+    if impl == "dense":
+        return [(0, L, C)]
+    if impl == "blocked":
+        out = []
+        for a0 in range(0, L, block_q):
+            a1 = min(a0 + block_q, L)
+            out.append((a0, a1, min(-(-block_visible(a1 - 1, m) // block_kv) * block_kv, C)))
+        return out
+    return [(i, i + 1, block_visible(i, m)) for i in range(L)]
+
+
+def compressed_attention(q, kv, comp, m, window, top_idx=None, K=0, impl="ideal", block_q=1, block_kv=1,
+                         block_impl="ideal", flash=False):
+    """One softmax over a query's sliding window of keys and its compressed blocks; keys are also the values.
+    q [B,L,H,hd], kv [B,L,Hkv,hd], comp [B,C,hd] (one head, shared). The window part is computed as ``attention``
+    computes a window (``impl``); the blocks by ``block_impl``: 'ideal' each query's visible blocks (with a top-K:
+    its min(visible, K) selected ones, gathered), 'dense' every formed block, masked, 'gather_k' min(C, K) selected
+    blocks for every query, 'blocked' the tiles up to the last visible block. Matmuls: QK^T and PV over exactly
+    those (query, key) pairs. ``top_idx`` [B, L, >=min(K, C)]: block indices best first, visible ones first."""
+    B, L, H, hd = q.shape
+    hkv, C = kv.shape[2], comp.shape[1]
+    g = H // hkv
+    qg = q.reshape(B, L, hkv, g, hd)
+    compk = jnp.broadcast_to(comp[:, :, None, :], (B, C, hkv, hd))
+    wblocks = query_blocks("window", window, L, impl, block_q, block_kv)
+    vis = np.array([block_visible(i, m) for i in range(L)])
+    gathered = bool(K) and block_impl in ("ideal", "gather_k")
+    N = min(C, K) if gathered else C  # width of the block scores: gathered slots, or every block
+    counts = [min(vis[i], K) if block_impl == "ideal" else N for i in range(L)] if gathered else None
+
+    def gather(i, n):  # the first n selected blocks of row i: [B, n, Hkv, hd]
+        return jnp.take_along_axis(compk, top_idx[:, i, :n, None, None], axis=1)
+
+    def scores(qg):
+        sw = jnp.full((B, hkv, g, L, L), NEG)
+        for a0, a1, lo, hi in wblocks:
+            s = jnp.einsum("bqkgd,bskd->bkgqs", qg[:, a0:a1], kv[:, lo:hi])
+            msk = jnp.asarray(mask_matrix("window", window, np.arange(a0, a1), np.arange(lo, hi)))
+            sw = sw.at[:, :, :, a0:a1, lo:hi].set(jnp.where(msk, s, NEG))
+        sc = jnp.full((B, hkv, g, L, N), NEG)
+        if gathered:
+            for i, n in enumerate(counts):
+                if n:
+                    s = jnp.einsum("bkgd,bnkd->bkgn", qg[:, i], gather(i, n))
+                    s = jnp.where(np.arange(n) < min(vis[i], K), s, NEG)  # gather_k: early rows' surplus masked
+                    sc = sc.at[:, :, :, i, :n].set(s)
+        elif C:
+            for a0, a1, hi in block_ranges(L, m, C, block_impl, block_q, block_kv):
+                if hi == 0:
+                    continue
+                s = jnp.einsum("bqkgd,bckd->bkgqc", qg[:, a0:a1], compk[:, :hi])
+                ok = jnp.asarray(np.arange(hi)[None, :] < vis[a0:a1, None])[None]
+                if K:  # the top-K mask over the formed blocks (dense)
+                    hit = jax.nn.one_hot(top_idx[:, a0:a1, :min(C, K)], C, dtype=bool).any(axis=2)[:, :, :hi]
+                    ok = ok & hit
+                sc = sc.at[:, :, :, a0:a1, :hi].set(jnp.where(ok[:, None, None], s, NEG))
+        return sw, sc
+
+    def probabilities(qg):
+        sw, sc = scores(qg)
+        return jax.nn.softmax(jnp.concatenate([sw, sc], axis=-1), axis=-1)
+
+    if flash:  # the probabilities are rematerialized in the backward pass: QK^T once more
+        probabilities = jax.checkpoint(probabilities)
+    probs = probabilities(qg)
+    pw, pc = probs[..., :L], probs[..., L:]
+    outs = [jnp.einsum("bkgqs,bskd->bqkgd", pw[:, :, :, a0:a1, lo:hi], kv[:, lo:hi]) for a0, a1, lo, hi in wblocks]
+    o = jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
+    rows = []
+    if gathered:
+        for i, n in enumerate(counts):
+            if n:
+                rows.append(jnp.einsum("bkgn,bnkd->bkgd", pc[:, :, :, i, :n], gather(i, n))[:, None])
+            else:
+                rows.append(jnp.zeros((B, 1, hkv, g, hd), o.dtype))
+    elif C:
+        for a0, a1, hi in block_ranges(L, m, C, block_impl, block_q, block_kv):
+            if hi:
+                rows.append(jnp.einsum("bkgqc,bckd->bqkgd", pc[:, :, :, a0:a1, :hi], compk[:, :hi]))
+            else:
+                rows.append(jnp.zeros((B, a1 - a0, hkv, g, hd), o.dtype))
+    if rows:
+        o = o + (jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0])
+    return o.reshape(B, L, H, hd)
+
+
+def compressed_topk(scores, K):
+    """The indexer's top-K blocks per query, best first (invisible blocks, at -1e30, come last)."""
+    return jax.lax.top_k(jax.lax.stop_gradient(scores), min(K, scores.shape[-1]))[1]
+
+
+def compressed_kl_loss(q, comp, index_scores, m, impl="ideal", block_q=1, block_kv=1):
+    """A CSA layer's indexer KL loss: the main attention's scores of each query against the blocks the indexer scores
+    (detached; summed over heads, normalized over the visible blocks) are the target of the indexer's distribution.
+    Matmuls: 2*H*hd per scored (query, block) pair."""
+    B, L, H, hd = q.shape
+    C = comp.shape[1]
+    q, comp = jax.lax.stop_gradient(q), jax.lax.stop_gradient(comp)
+    rows = []
+    with jax.named_scope("indexer_kl"):
+        for a0, a1, hi in block_ranges(L, m, C, impl, block_q, block_kv):
+            if hi == 0:
+                rows.append(jnp.full((B, a1 - a0, C), NEG))
+                continue
+            s = jnp.einsum("bqhd,bcd->bqhc", q[:, a0:a1], comp[:, :hi]).sum(2)
+            vis = np.arange(hi)[None, :] < np.array([block_visible(i, m) for i in range(a0, a1)])[:, None]
+            rows.append(jnp.full((B, a1 - a0, C), NEG).at[:, :, :hi].set(jnp.where(vis, s, NEG)))
+        target = jax.nn.softmax(jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0], -1)
+    seen = (index_scores > NEG / 2).any(-1, keepdims=True)  # queries that see a block
+    return -jnp.where(seen, target * jax.nn.log_softmax(index_scores, -1), 0.0).sum() / (B * L)

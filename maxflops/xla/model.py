@@ -31,7 +31,7 @@ import optax
 
 from ..account import hardware_view
 from ..config import resolve, validate
-from ..plan import DSA, build_plan
+from ..plan import COMPRESSED, CSA, DSA, build_plan
 from . import kernels as K
 
 REDUCED_BATCH, REDUCED_LENGTH = 2, 13
@@ -61,6 +61,12 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
                attention_block_q=min(c["attention_block_q"], 4), attention_block_kv=min(c["attention_block_kv"], 3))
     if c["attention_type"] == "mla":
         out.update(num_query_heads=2, num_kv_heads=2)
+    if c["attention_type"] == "compressed":  # DeepSeek-V4: 2 output groups of rank 6, blocks of 3 (CSA) and 5 (HCA)
+        out.update(o_groups=2 if c["o_groups"] else 0, o_lora_rank=6 if c["o_groups"] else 0,
+                   csa_compress_ratio=min(c["csa_compress_ratio"], 3), hca_compress_ratio=min(c["hca_compress_ratio"], 5),
+                   index_topk=min(c["index_topk"], 2))
+    if c["mhc_expansion_rate"] > 1:
+        out["mhc_expansion_rate"] = min(c["mhc_expansion_rate"], 3)
     if c["num_experts"] > 1:
         e = min(c["num_experts"], 8)
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
@@ -68,10 +74,17 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
         out["sliding_window_size"] = min(c["sliding_window_size"], 5)
     if c["chunk_attn_window_size"]:
         out["chunk_attn_window_size"] = min(c["chunk_attn_window_size"], 6)
-    pattern = _short_pattern(c["attention_layer_pattern"])
+    pattern = c["attention_layer_pattern"]
+    n = c["num_decoder_layers"]
+    mtp_letters = pattern[n:n + out["mtp_num_layers"]] if len(pattern) > n else ""
+    if len(pattern) >= n:  # a per-layer list: each kind of layer once, in order of first appearance (runs up to 2)
+        pattern = "".join(ch * min(pattern[:n].count(ch), 2) for ch in dict.fromkeys(pattern[:n]))
+    pattern = _short_pattern(pattern)
     dense_prefix = min(c["first_num_dense_layers"], 1)
-    out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix,
-               num_decoder_layers=max(dense_prefix + 2 * max(len(pattern), c["interleave_moe_layer_step"]), 4))
+    layers = max(dense_prefix + 2 * max(len(pattern), c["interleave_moe_layer_step"]), 4)
+    if mtp_letters:  # the MTP modules keep their own letters: the pattern becomes the explicit per-layer list
+        pattern = "".join(pattern[i % len(pattern)] for i in range(layers)) + mtp_letters
+    out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)
     out.update(overrides)
     return resolve(out)
 
@@ -94,44 +107,55 @@ class Layer(nn.Module):
         x, top_idx, aux = carry
         c = dict(self.cfg)
         kind = self.kind
-        B, L, D = x.shape
+        D = x.shape[-1]
         p = lambda name, shape: self.param(name, _init(), shape)  # noqa: E731
-        h = _rms(x)
-        if self.segments and (kind.projection == "gdn" or kind.mixer == DSA or c["moe_impl"] == "capacity"):
+        if self.segments and (kind.projection == "gdn" or kind.mixer == DSA or kind.mixer in COMPRESSED
+                              or c["moe_impl"] == "capacity"):
             raise ValueError("segments: packed documents are modelled for attention ('G', 'L', 'C') layers and "
                              "ideal or dense MoE only")
-        if kind.projection == "gdn":
-            nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
-                                   c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
-            params = {"in_qkvz": p("in_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), "in_ba": p("in_ba", (D, 2 * nv)),
-                      "conv": p("conv", (ker, 1, 2 * nk * dk + nv * dv)), "out": p("out", (nv * dv, D))}
-            x = x + K.gdn(params, h, nk, nv, dk, dv, ker)
-        else:
-            x, top_idx, aux = self._attention(c, kind, p, x, h, top_idx, aux)
-        h = _rms(x)
-        gated = len(c["mlp_activations"]) == 2
-        if kind.ffn == "moe":
-            E, F = c["num_experts"], c["moe_mlp_dim"]
-            params = {"router": p("router", (D, E)), "experts_up": p("experts_up", (E, D, F)),
-                      "experts_down": p("experts_down", (E, F, D))}
-            if gated:
-                params["experts_gate"] = p("experts_gate", (E, D, F))
-            for i in range(c["shared_experts"]):
-                params |= _mlp_params(p, f"shared{i}_", D, F, gated)
-            if c["shared_experts"] and c["shared_expert_gate"]:
-                params["shared_gate"] = p("shared_gate", (D, 1))
-            x = x + K.moe(params, h, E, c["num_experts_per_tok"], gated, c["moe_impl"], c["capacity_factor"],
-                          c["shared_experts"], c["shared_experts"] > 0 and c["shared_expert_gate"])
-        else:
-            with jax.named_scope("mlp"):
-                x = x + K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
-        return (x, top_idx, aux), None
+        state = {"top_idx": top_idx, "aux": aux}
 
-    def _attention(self, c, kind, p, x, h, top_idx, aux):
-        B, L, D = x.shape
+        def mixer(h):
+            if kind.projection == "gdn":
+                nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
+                                       c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
+                params = {"in_qkvz": p("in_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), "in_ba": p("in_ba", (D, 2 * nv)),
+                          "conv": p("conv", (ker, 1, 2 * nk * dk + nv * dv)), "out": p("out", (nv * dv, D))}
+                return K.gdn(params, h, nk, nv, dk, dv, ker)
+            out, state["top_idx"], state["aux"] = self._attention(c, kind, p, h, state["top_idx"], state["aux"])
+            return out
+
+        def ffn(h):
+            gated = len(c["mlp_activations"]) == 2
+            if kind.ffn == "moe":
+                E, F = c["num_experts"], c["moe_mlp_dim"]
+                params = {"router": p("router", (D, E)), "experts_up": p("experts_up", (E, D, F)),
+                          "experts_down": p("experts_down", (E, F, D))}
+                if gated:
+                    params["experts_gate"] = p("experts_gate", (E, D, F))
+                for i in range(c["shared_experts"]):
+                    params |= _mlp_params(p, f"shared{i}_", D, c["shared_expert_mlp_dim"] or F, gated)
+                if c["shared_experts"] and c["shared_expert_gate"]:
+                    params["shared_gate"] = p("shared_gate", (D, 1))
+                return K.moe(params, h, E, c["num_experts_per_tok"], gated, c["moe_impl"], c["capacity_factor"],
+                             c["shared_experts"], c["shared_experts"] > 0 and c["shared_expert_gate"])
+            with jax.named_scope("mlp"):
+                return K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
+
+        for tag, branch in (("attn", mixer), ("ffn", ffn)):
+            if c["mhc_expansion_rate"] > 1:
+                x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum")
+            else:
+                x = x + branch(_rms(x))
+        return (x, state["top_idx"], state["aux"]), None
+
+    def _attention(self, c, kind, p, h, top_idx, aux):
+        B, L, D = h.shape
         H = c["num_query_heads"]
         impl, bq, bkv = c["attention_impl"], c["attention_block_q"], c["attention_block_kv"]
         gate = None
+        if kind.projection == "compressed":
+            return self._compressed(c, kind, p, h, top_idx, aux)
         if kind.projection == "mla":
             ql, kl, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                      c["qk_rope_head_dim"], c["v_head_dim"])
@@ -174,7 +198,52 @@ class Layer(nn.Module):
         else:
             with jax.named_scope("out_proj"):
                 out = K.dense(o.reshape(B, L, -1), params["wo"])
-        return x + out, top_idx, aux
+        return out, top_idx, aux
+
+    def _compressed(self, c, kind, p, h, top_idx, aux):
+        """DeepSeek-V4 attention: q through its latent, one K=V projection, the window and (CSA, HCA) compressed
+        blocks in one softmax, the grouped low-rank output."""
+        B, L, D = h.shape
+        H, hd, nkv, ql = c["num_query_heads"], c["head_dim"], c["num_kv_heads"], c["q_lora_rank"]
+        impl, bq, bkv = c["attention_impl"], c["attention_block_q"], c["attention_block_kv"]
+        params = {"wkv": p("wkv", (D, nkv * hd))}
+        if ql:
+            params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", (ql, H * hd))}
+        else:
+            params["wq"] = p("wq", (D, H * hd))
+        groups, rank = c["o_groups"], c["o_lora_rank"]
+        if groups:
+            params |= {"wo_a": p("wo_a", (groups, H * hd // groups, rank)), "wo_b": p("wo_b", (groups * rank, D))}
+        else:
+            params["wo"] = p("wo", (H * hd, D))
+        q, kv, q_lat = K.compressed_qkv(params, h, H, nkv, hd, ql)
+        if kind.mixer in COMPRESSED:
+            m, overlap, topk = kind.ratio, kind.mixer == CSA, kind.span
+            width = hd * (2 if overlap else 1)
+            comp = K.compress({"wkv": p("c_wkv", (D, width)), "wgate": p("c_wgate", (D, width))}, h, m, overlap,
+                              "compressor")
+            blocks_idx = None
+            if kind.computes_index:
+                n, hdi = c["index_n_heads"], c["index_head_dim"]
+                idx = {"idx_wq": p("idx_wq", (ql or D, n * hdi)), "idx_w": p("idx_w", (D, n)),
+                       "idx_wkv": p("idx_wkv", (D, 2 * hdi)), "idx_wgate": p("idx_wgate", (D, 2 * hdi))}
+                scores = K.compressed_indexer(idx, h, q_lat, m, n, hdi, impl, bq, bkv,
+                                              c["weighted_sum_impl"] == "einsum")
+                blocks_idx = K.compressed_topk(scores, topk)
+                if c["indexer_loss_scaling_factor"] > 0:
+                    aux = aux + c["indexer_loss_scaling_factor"] * K.compressed_kl_loss(q, comp, scores, m, impl, bq,
+                                                                                        bkv)
+            with jax.named_scope("core_attention"):
+                o = K.compressed_attention(q, kv, comp, m, c["sliding_window_size"], blocks_idx, topk, impl, bq, bkv,
+                                           c["dsa_impl"] if topk else impl, c["flash_backward_recompute"])
+        else:
+            with jax.named_scope("core_attention"):
+                o = K.attention(q, kv, kv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
+        o = o.reshape(B, L, -1)
+        if groups:
+            return K.grouped_out(params, o, groups), top_idx, aux
+        with jax.named_scope("out_proj"):
+            return K.dense(o, params["wo"]), top_idx, aux
 
 
 def _mlp_params(p, prefix, D, F, gated):
@@ -186,6 +255,24 @@ def _mlp_params(p, prefix, D, F, gated):
 
 def _rms(x):
     return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
+
+
+def _mhc(p, x, branch, tag, einsum_sum=True):
+    """One mHC mixing around ``branch`` over the streams x [B, L, G, D]: a projection of the normed streams to the
+    pre (G), post (G) and residual (G x G) weights, the branch on the pre-weighted sum of the streams (a contraction
+    over G; a multiply and a sum without ``einsum_sum``), and the streams mixed by the residual weights (G x G over
+    D) plus the branch output spread by the post weights (elementwise)."""
+    B, L, G, D = x.shape
+    with jax.named_scope("mhc"):
+        proj = K.dense(_rms(x.reshape(B, L, G * D)), p(f"hc_{tag}", (G * D, 2 * G + G * G)))
+    pre, post = jax.nn.sigmoid(proj[..., :G]), 2 * jax.nn.sigmoid(proj[..., G:2 * G])
+    res = jax.nn.softmax(proj[..., 2 * G:].reshape(B, L, G, G), -1)
+    with jax.named_scope("mhc"):
+        h = jnp.einsum("blg,blgd->bld", pre, x) if einsum_sum else (pre[..., None] * x).sum(2)
+    y = branch(_rms(h))
+    with jax.named_scope("mhc"):
+        mixed = jnp.einsum("blgh,blgd->blhd", res, x)
+    return mixed + post[..., None] * y[:, :, None, :]
 
 
 def _runs(plan):
@@ -209,6 +296,11 @@ class Decoder(nn.Module):
         head = self.param("head", _init(), (D, V))
         B, L = tokens.shape
         x = jnp.take(emb, tokens, axis=0)
+        G = c["mhc_expansion_rate"]
+        if G > 1:
+            if c["mtp_num_layers"] and c["mode"] == "train":
+                raise ValueError("mtp_num_layers: MTP modules with mHC streams are not modelled in the Flax model")
+            x = jnp.broadcast_to(x[:, :, None, :], (B, L, G, D))  # the embedding in every stream
         top = jnp.zeros((B, L, min(c["index_topk"], L)), jnp.int32)
         carry = (x, top, jnp.zeros((), x.dtype))
         layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
@@ -219,6 +311,13 @@ class Decoder(nn.Module):
                 scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
                 carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, None)
         x, top, aux = carry
+        if G > 1:  # collapse the streams: the hyper head's weights (a projection), or a plain sum
+            if c["mhc_hyper_head"]:
+                with jax.named_scope("mhc_head"):
+                    w = K.dense(_rms(x.reshape(B, L, G * D)), self.param("hc_head", _init(), (G * D, G)))
+                x = (jax.nn.sigmoid(w)[..., None] * x).sum(2)
+            else:
+                x = x.sum(2)
         logits = [_head(head, x)]
         mtp_kinds = [plan.kinds[i] for _, i in plan.rows if plan.kinds[i].mtp]
         for k, kind in enumerate(mtp_kinds, start=1):
