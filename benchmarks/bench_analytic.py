@@ -2,7 +2,7 @@
 
     python benchmarks/bench_analytic.py            # prints and rewrites the "Analytic engine" section
 
-Measures (median of repeats, this machine): count() for deepseek3.2-671b and glm5, a 1,000-point sweep over
+Measures (median of repeats, this machine): count() for deepseek3.2-671b, glm5 and deepseek4-284b, a 1,000-point sweep over
 sequence lengths, packed accounting of 100,000 documents, per-step cost with the same config object, and the
 wall time of `python -c "import maxflops"` against a bare interpreter.
 """
@@ -53,6 +53,10 @@ def main() -> None:
     glm = maxflops.load_config("glm5", max_target_length=131072)
     t = median_time(lambda: maxflops.count(glm), repeats=30, inner=200)
     rows.append(("count(), glm5 (78 layers + MTP, index reuse)", t, TARGETS["count"]))
+
+    v4 = maxflops.load_config("deepseek4-284b", max_target_length=1048576)
+    t = median_time(lambda: maxflops.count(v4), repeats=30, inner=200)
+    rows.append(("count(), deepseek4-284b at 1M (window, CSA, HCA layers, mHC)", t, TARGETS["count"]))
 
     # MaxText's config object as its trainer has it (856 keys, from the committed MaxText 0.2.5 fixture).
     import json

@@ -591,11 +591,10 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     priced = []
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode)[0]
-        if train:
-            fwd = {k: v * train_factor(k, c) for k, v in fwd.items()}
-        if steps != 1:
-            fwd = {k: v * steps for k, v in fwd.items()}
-        priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
+        mult = 3 * steps if train else steps  # 3x but for the indexer's components (see train_factor)
+        priced.append({k: x if type(x := v * (mult if k not in _INDEXER or not train else
+                                                  train_factor(k, c) * steps)) is int else round(x)
+                       for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
     passes = (3 if train else 1) * steps
     head = _head(c, tokens * passes)
