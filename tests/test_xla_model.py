@@ -124,7 +124,11 @@ def test_every_config_with_every_knob_hardware_equals_xla(name, knobs):
 
 PACKED = [("llama3.1-8b", {}), ("gemma3-27b", {}), ("llama4-17b-128e", {}), ("mixtral-8x7b", dict(moe_impl="dense")),
           ("gpt-oss-120b", dict(attention_impl="blocked")),
-          ("llama3.1-8b", dict(attention_impl="dense", remat_policy="full"))]
+          ("llama3.1-8b", dict(attention_impl="dense", remat_policy="full")),
+          # DSA with index reuse and MTP, DSA with its KL loss, the gated delta net, DeepSeek-V4 (a 1-token document
+          # forms no block)
+          ("glm5", {}), ("deepseek3.2-671b", dict(indexer_loss_scaling_factor=0.1)), ("qwen3-next-80b-a3b", {}),
+          ("deepseek4-284b", {}), ("deepseek4-284b", dict(attention_impl="dense", dsa_impl="dense"))]
 
 
 @pytest.mark.slow

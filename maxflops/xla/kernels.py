@@ -404,6 +404,9 @@ def compress(p, x, m, overlap, scope):
         kv = dense(x, p["wkv"])
         gate = dense(x, p["wgate"])
     C = L // m
+    width = kv.shape[-1] // (2 if overlap else 1)
+    if C == 0:  # shorter than one block: no block is formed, but the projections ran on every token
+        return _Empty(jnp.zeros((B, 0, width), kv.dtype), 0 * (kv.sum() + gate.sum()))
     kv, gate = kv[:, : C * m].reshape(B, C, m, -1), gate[:, : C * m].reshape(B, C, m, -1)
     if overlap:
         w = kv.shape[-1] // 2
@@ -413,6 +416,25 @@ def compress(p, x, m, overlap, scope):
         gate = jnp.concatenate([jnp.where(first, NEG, prev(gate)), gate[..., w:]], axis=2)
     weights = jax.nn.softmax(gate, axis=2)
     return (kv * weights).sum(axis=2)
+
+
+class _Empty:
+    """An empty result (a sequence shorter than one block) and a zero that depends on the projections computed for it
+    (``alive``), which the caller adds to its output so that the program keeps those matmuls, as a model running
+    the sequence does."""
+
+    def __init__(self, value, alive):
+        self.value, self.alive = value, alive
+        self.shape = value.shape
+
+
+def alive(x):
+    """The zero a kernel output carries for work on a sequence shorter than one block (0 otherwise)."""
+    return x.alive if isinstance(x, _Empty) else 0.0
+
+
+def value(x):
+    return x.value if isinstance(x, _Empty) else x
 
 
 def block_visible(i, m):
@@ -433,6 +455,8 @@ def compressed_indexer(p, x, q_lat, m, n_heads, head_dim, impl="ideal", block_q=
         wi = dense(x, p["idx_w"])
     ki = compress({"wkv": p["idx_wkv"], "wgate": p["idx_wgate"]}, x, m, True, "indexer_proj")
     C = ki.shape[1]
+    if C == 0:  # no block to score; q, the head weights and the block keys were still projected for every token
+        return _Empty(jnp.full((B, L, 0), NEG), 0 * (qi.sum() + wi.sum()) + ki.alive)
     rows = []
     with jax.named_scope("indexer_score"):
         for a0, a1, hi in block_ranges(L, m, C, impl, block_q, block_kv):

@@ -108,14 +108,34 @@ class Layer(nn.Module):
         c = dict(self.cfg)
         kind = self.kind
         D = x.shape[-1]
-        p = lambda name, shape: self.param(name, _init(), shape)  # noqa: E731
-        if self.segments and (kind.projection == "gdn" or kind.mixer == DSA or kind.mixer in COMPRESSED
-                              or c["moe_impl"] == "capacity"):
-            raise ValueError("segments: packed documents are modelled for attention ('G', 'L', 'C') layers and "
-                             "ideal or dense MoE only")
+        made = {}
+
+        def p(name, shape):  # each parameter is made once, however many documents use it
+            if name not in made:
+                made[name] = self.param(name, _init(), shape)
+            return made[name]
+
+        if self.segments and c["moe_impl"] == "capacity":
+            raise ValueError("segments: packed documents are modelled with ideal or dense MoE only (capacity groups "
+                             "are rows of max_target_length slots)")
         state = {"top_idx": top_idx, "aux": aux}
 
         def mixer(h):
+            if not self.segments:
+                return one_sequence(h)
+            # packed documents: each through the mixer on its own (a varlen kernel); a DSA layer's top-k indices
+            # are document-local, kept in the document's rows
+            bounds = np.cumsum((0,) + self.segments)
+            outs, tops, full = [], [], state["top_idx"]
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                state["top_idx"] = full[:, a:b, :min(full.shape[-1], b - a)]
+                outs.append(one_sequence(h[:, a:b]))
+                t = state["top_idx"]
+                tops.append(jnp.pad(t, ((0, 0), (0, 0), (0, full.shape[-1] - t.shape[-1]))))
+            state["top_idx"] = jnp.concatenate(tops, axis=1).astype(full.dtype)
+            return jnp.concatenate(outs, axis=1)
+
+        def one_sequence(h):
             if kind.projection == "gdn":
                 nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
                                        c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
@@ -186,11 +206,8 @@ class Layer(nn.Module):
                     if c["indexer_loss_scaling_factor"] > 0:
                         aux = aux + c["indexer_loss_scaling_factor"] * K.indexer_kl_loss(q, k, scores, impl, bq, bkv)
                 o = K.dsa_attention(q, k, vv, top_idx, kind.span, c["dsa_impl"], c["flash_backward_recompute"])
-            else:  # each packed document on its own (a varlen kernel), or the whole row
-                bounds = np.cumsum((0,) + self.segments) if self.segments else (0, L)
-                o = jnp.concatenate([K.attention(q[:, a:b], k[:, a:b], vv[:, a:b], kind.mixer, kind.span, impl, bq,
-                                                 bkv, c["flash_backward_recompute"])
-                                     for a, b in zip(bounds[:-1], bounds[1:])], axis=1)
+            else:
+                o = K.attention(q, k, vv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
         if gate is not None:
             o = o * jax.nn.sigmoid(gate)
         if kind.projection == "mla" and c["mla_absorbed"]:
@@ -222,6 +239,8 @@ class Layer(nn.Module):
             width = hd * (2 if overlap else 1)
             comp = K.compress({"wkv": p("c_wkv", (D, width)), "wgate": p("c_wgate", (D, width))}, h, m, overlap,
                               "compressor")
+            keep = K.alive(comp)
+            comp = K.value(comp)
             blocks_idx = None
             if kind.computes_index:
                 n, hdi = c["index_n_heads"], c["index_head_dim"]
@@ -229,13 +248,18 @@ class Layer(nn.Module):
                        "idx_wkv": p("idx_wkv", (D, 2 * hdi)), "idx_wgate": p("idx_wgate", (D, 2 * hdi))}
                 scores = K.compressed_indexer(idx, h, q_lat, m, n, hdi, impl, bq, bkv,
                                               c["weighted_sum_impl"] == "einsum")
+                # without its loss nothing reaches the indexer: its kept-alive zero must not open a gradient path
+                idx_keep = K.alive(scores)
+                if c["indexer_loss_scaling_factor"] == 0:
+                    idx_keep = jax.lax.stop_gradient(idx_keep)
+                keep, scores = keep + idx_keep, K.value(scores)
                 blocks_idx = K.compressed_topk(scores, topk)
                 if c["indexer_loss_scaling_factor"] > 0:
                     aux = aux + c["indexer_loss_scaling_factor"] * K.compressed_kl_loss(q, comp, scores, m, impl, bq,
                                                                                         bkv)
             with jax.named_scope("core_attention"):
                 o = K.compressed_attention(q, kv, comp, m, c["sliding_window_size"], blocks_idx, topk, impl, bq, bkv,
-                                           c["dsa_impl"] if topk else impl, c["flash_backward_recompute"])
+                                           c["dsa_impl"] if topk else impl, c["flash_backward_recompute"]) + keep
         else:
             with jax.named_scope("core_attention"):
                 o = K.attention(q, kv, kv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
