@@ -26,7 +26,7 @@ def _pairs(mixer: str, span: int, seqs, c, decode: bool):
     """Attended (query, key) pairs of an attention mixer under the config's conventions."""
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
-    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global":
+    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global" or mixer == DSA and c["dsa_pairs"] == "global":
         mixer, span = GLOBAL, 0
     if mixer == GLOBAL and c["window_scope"] == "all_layers":  # the model's chunk, else its window, everywhere
         pattern = c["attention_layer_pattern"]
@@ -50,6 +50,8 @@ def _pairs(mixer: str, span: int, seqs, c, decode: bool):
         return masks.band_maxtext(seqs, span)
     if mixer == DSA and c["dsa_pairs"] == "megatron":
         return masks.dsa_megatron(seqs, span)
+    if mixer == DSA and c["dsa_pairs"] == "megatron_floor":
+        return masks.dsa_megatron_floor(seqs, span)
     return seqs.exact_pairs(mixer, span)
 
 
@@ -185,6 +187,8 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
             p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
             d_qk, d_v = nope + rope, v
             p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
+            if kind.mixer == DSA and c["dsa_core_form"] == "absorbed":  # a convention: the latent's widths per pair
+                d_qk, d_v = kv_lora + rope, kv_lora
     elif kind.projection == "compressed":
         hd = d_qk = d_v = c["head_dim"]
         n_kv = 0 if kind.kv_shared else c["num_kv_heads"]
@@ -212,7 +216,7 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         pairs = _pairs(kind.mixer, kind.span, seqs, c, decode)
     p.qk = terms.attention_per_pair(h, d_qk, 0) * pairs
     p.out["core_attention"] = p.qk + terms.attention_per_pair(h, 0, d_v) * pairs
-    if kind.computes_index and kind.mixer == DSA:
+    if kind.computes_index and kind.mixer == DSA and (hardware or c["indexer_flops"]):
         if hardware:
             idx_tokens, scored = _hardware_indexer(p, kind, c, seqs, decode, terms.attention_per_pair(h, d_qk, 0))
         else:

@@ -263,12 +263,17 @@ SCHEMA: dict[str, Field] = {
     "remat_mtp": _f(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": _f("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
-                                   "reproduces 'maxtext' or 'megatron'. Knobs set explicitly win.",
-                     choices=("exact", "maxtext", "megatron")),
+                                   "reproduces 'maxtext' (MaxText 0.2.5), 'megatron' (Megatron-LM as the seed pull "
+                                   "requests compute it: #6148's first commit for DSA, #3128 for windows), "
+                                   "'megatron_main' (main at d98e8a6, 2026-08-22: no DSA, indexer or window terms), "
+                                   "'megatron_pr6148' (#6148's head: top-k scaling at floor(mean length), the "
+                                   "indexer by its gradient rule) or 'megatron_pr6753' (#6148's head with the DSA "
+                                   "core in the absorbed form). Knobs set explicitly win.",
+                     choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753")),
     "convention_knobs_from": _f("exact", str, "Set by the library: the convention whose bundle filled the "
                                               "knobs. When 'convention' differs (changed after the config was "
                                               "built), knobs still at that bundle's values are re-derived.",
-                                choices=("exact", "maxtext", "megatron")),
+                                choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753")),
     "causal_pairs": _f("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
                                      "'half_square' L^2/2 (MaxText, Megatron).",
                        choices=("exact", "half_square")),
@@ -292,7 +297,14 @@ SCHEMA: dict[str, Field] = {
                        choices=("pattern", "all_layers")),
     "dsa_pairs": _f("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
-                                  "min(1, attended/dense).", choices=("exact", "maxtext", "megatron")),
+                                  "min(1, attended/dense); 'megatron_floor' the same with attended = e*s - e^2/2, "
+                                  "e = min(K, floor(s)) (Megatron-LM #6148's head, #6753); 'global' every query "
+                                  "sees all earlier keys, counted by causal_pairs (Megatron-LM main: DSA as dense "
+                                  "MLA).", choices=("exact", "maxtext", "megatron", "megatron_floor", "global")),
+    "dsa_core_form": _f("mla", str, "Per-pair widths of DSA's core attention in model FLOPs: 'mla' the non-absorbed "
+                                    "heads (qk_nope + qk_rope, v_head_dim), 'absorbed' the latent (kv_lora_rank + "
+                                    "qk_rope, kv_lora_rank: Megatron-LM #6753).", choices=("mla", "absorbed")),
+    "indexer_flops": _f(True, bool, "Count the DSA indexer at all (Megatron-LM main has no indexer term)."),
     "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
                                       "'half_square' L^2/2 (a compressed layer's indexer: its exact visible "
                                       "blocks, or L^2/(2m)).", choices=("exact", "half_square")),
@@ -386,6 +398,14 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "padded_vocab_in_model_flops": True,
     },
 }
+# Later Megatron-LM revisions, each the seed bundle with what that revision changed: main has neither windows nor
+# DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
+# the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.
+_NO_WINDOWS = {"window_pairs": "global", "window_scope": "pattern"}
+CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "global", "indexer_flops": False}
+CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
+                                  "indexer_train_factor": 0}
+CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_form": "absorbed"}
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 

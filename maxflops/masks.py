@@ -176,6 +176,16 @@ def dsa_megatron(seqs, K):
     return dense if s <= K else dense * (K * s - Fraction(K * K, 2)) / (s * s / 2)
 
 
+def dsa_megatron_floor(seqs, K):
+    """Megatron-LM #6148's head and #6753: the dense s^2/2 pairs scaled by rho = a / (s/2), a = e*(1 - e/(2s)),
+    e = min(K, floor(s)), s = Q/T the token-weighted mean length (one rho for the batch)."""
+    Q = seqs.sum(lambda L: L * L)
+    T = seqs.sum(lambda L: L)
+    s = Fraction(Q, T)
+    e = min(K, s.numerator // s.denominator)
+    return Fraction(Q, 2) * (e * (1 - e / (2 * s))) / (s / 2)
+
+
 # --- hardware: what kernels execute ------------------------------------------------------------------------
 
 def _visible_from(mixer: str, span: int, a0):
