@@ -183,6 +183,38 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
     cases.append(Case(f"DSA sparse attention, {dK} gathered keys (absorbed MLA)",
                       f"B={dB} L={dL} H={H} latent {kl}+{rope}", dsa_run, dsa_analytic))
 
+    # DeepSeek-V4: a CSA layer's attention (its compressor, the block indexer, the window and the top-k blocks).
+    m4, W4 = 4, p["W"]
+    v4_cfg = dict(attention_type="compressed", attention_layer_pattern="S", num_query_heads=H, num_kv_heads=1,
+                  head_dim=d, q_lora_rank=ql, emb_dim=D, sliding_window_size=W4, csa_compress_ratio=m4,
+                  use_sparse_indexer=True, index_n_heads=n, index_head_dim=hd, index_topk=p["K"] // m4,
+                  max_target_length=L, per_device_batch_size=B, attention_impl="blocked", attention_block_q=p["blk"],
+                  attention_block_kv=p["blk"], dsa_impl="dense")
+
+    def v4_run(mesh):
+        prm = {"c": {"wkv": arr(D, 2 * d), "wgate": arr(D, 2 * d)},
+               "i": {"idx_wq": arr(ql, n * hd), "idx_w": arr(D, n), "idx_wkv": arr(D, 2 * hd),
+                     "idx_wgate": arr(D, 2 * hd)}}
+
+        def layer(prm, x, q_lat, q, kv):
+            comp = K.value(K.compress(prm["c"], x, m4, True, "compressor"))
+            scores = K.value(K.compressed_indexer(prm["i"], x, q_lat, m4, n, hd, "blocked", p["blk"], p["blk"]))
+            top = K.compressed_topk(scores, p["K"] // m4)
+            return K.compressed_attention(q, kv, comp, m4, W4, top, p["K"] // m4, "blocked", p["blk"], p["blk"],
+                                          "dense")
+
+        return jax.jit(layer), [prm, arr(B, L, D), arr(B, L, ql), arr(B, L, H, d), arr(B, L, 1, d)], 1
+
+    def v4_analytic():
+        b = _engine(**v4_cfg)
+        parts = [_component(b, c) for c in ("compressor", "indexer_proj", "indexer_score", "core_attention")]
+        return sum(m for m, _ in parts), sum(h for _, h in parts)
+
+    cases.append(Case(f"DeepSeek-V4 CSA attention: compressor, block indexer, window {W4} + top-{p['K'] // m4} blocks "
+                      f"of {m4}", f"B={B} L={L} H={H}/1 d={d} D={D} tile {p['blk']}", v4_run, v4_analytic,
+                      module="lowered", why="the optimizer rewrites the indexer's head weighting (a matrix-vector "
+                                            "product) as multiply+reduce"))
+
     # 4. MLA: projections + causal attention, non-absorbed and absorbed.
     def mla_case(absorbed):
         def run(mesh):
