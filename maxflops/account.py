@@ -467,13 +467,14 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
+    wi_share = Fraction(2, 3) if len(c["mlp_activations"]) == 2 else Fraction(1, 2)
     if kind.mtp and not c["remat_mtp"]:
         saved = None
     out = {}
     for k, v in fwd.items():
         total = hardware_train_flops(k, v, single.get(k, 0), c)
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER):
-            total += _recomputed(k, v, qk, tail.get(k, 0), saved)
+            total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share)
         if k == "core_attention" and c["flash_backward_recompute"]:
             total += qk
         out[k] = _to_int(total * steps)
@@ -496,14 +497,19 @@ REMAT_SAVES = {
 }
 
 
-def _recomputed(component: str, forward, qk, tail, saved: frozenset):
-    """The forward FLOPs of one component the backward pass recomputes under a remat policy saving ``saved``."""
+def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fraction(2, 3)):
+    """The forward FLOPs of one component the backward pass recomputes under a remat policy saving ``saved``.
+    Experts (routed and shared) carry the MLP's names: ``wi_share`` of their matmuls are the up (and gate)
+    projections ('mlpwi'), the rest the down projection ('mlpwo')."""
     if component == "qkv_proj" and "qkv" in saved or component == "out_proj" and "out" in saved:
         return 0
     if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
         return qk
     if component == "mlp" and "mlpwi" in saved:
         return 0
+    if component in ("moe_routed", "moe_shared") and saved & {"mlpwi", "mlpwo"}:
+        wi = forward * wi_share
+        return (0 if "mlpwi" in saved else wi) + (0 if "mlpwo" in saved else forward - wi - tail)
     return forward - tail
 
 
