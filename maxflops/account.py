@@ -109,6 +109,7 @@ class _Priced:
     qk: Any = 0  # the QK^T part of core_attention
     tail: dict = dataclasses.field(default_factory=dict)  # parts not recomputed by remat, by component
     single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
+    unnamed: dict = dataclasses.field(default_factory=dict)  # parts no remat policy saves, by component
 
 
 def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False):
@@ -137,7 +138,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         _attention(p, kind, c, seqs, decode, tokens, hardware)
     _ffn(p, kind, c, seqs, decode, tokens, hardware)
     _extras(p, kind, c, seqs, decode, tokens, hardware)
-    return p.out, p.qk, p.tail, p.single
+    return p.out, p.qk, p.tail, p.single, p.unnamed
 
 
 def _ffn_width(c) -> int:
@@ -186,6 +187,8 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         else:
             p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
             d_qk, d_v = nope + rope, v
+            if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
+                p.unnamed["qkv_proj"] = 2 * d * (q_lora + kv_lora + rope) * tokens
             p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
             if kind.mixer == DSA and c["dsa_core_form"] == "absorbed":  # a convention: the latent's widths per pair
                 d_qk, d_v = kv_lora + rope, kv_lora
@@ -463,7 +466,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     the policy does not save, except the tail (see ``price_forward``), plus one QK^T forward under
     ``flash_backward_recompute``.
     """
-    fwd, qk, tail, single = price_forward(kind, c, seqs, decode, hardware=True)
+    fwd, qk, tail, single, unnamed = price_forward(kind, c, seqs, decode, hardware=True)
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
@@ -474,7 +477,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     for k, v in fwd.items():
         total = hardware_train_flops(k, v, single.get(k, 0), c)
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER):
-            total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share)
+            total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"]:
             total += qk
         out[k] = _to_int(total * steps)
@@ -497,11 +500,14 @@ REMAT_SAVES = {
 }
 
 
-def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fraction(2, 3)):
+def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fraction(2, 3), unnamed=0):
     """The forward FLOPs of one component the backward pass recomputes under a remat policy saving ``saved``.
     Experts (routed and shared) carry the MLP's names: ``wi_share`` of their matmuls are the up (and gate)
-    projections ('mlpwi'), the rest the down projection ('mlpwo')."""
-    if component == "qkv_proj" and "qkv" in saved or component == "out_proj" and "out" in saved:
+    projections ('mlpwi'), the rest the down projection ('mlpwo'). ``unnamed``: the part of the component no
+    policy name covers (MLA's q and kv down projections: its saved names are the up-projected q, k and v)."""
+    if component == "qkv_proj" and "qkv" in saved:
+        return unnamed
+    if component == "out_proj" and "out" in saved:
         return 0
     if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
         return qk

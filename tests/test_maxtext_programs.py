@@ -29,9 +29,6 @@ NOT_PRICED = {
     "dsa_warmup_no_loss": "dense warm-up",
     "qwen3_next": "chunked gated delta net's backward",
     "deepseek4": "deepseek4 train step's backward",
-    # MLA layers under policies that save names: MaxText recomputes less than the name rule says (not traced yet)
-    "mla_moe_remat_save_qkv_proj": "remat_policy='save_qkv_proj'",
-    "mla_moe_remat_minimal": "remat_policy='minimal'",
 }
 
 
@@ -94,3 +91,23 @@ def test_the_knobs_matter():
     for name, undo in prefill.items():
         cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
         assert maxflops.count(cfg, mode="prefill", **undo).hardware_flops != CASES[name]["eval_step_matmul_flops"]
+
+
+def test_named_policies_on_experts_and_mla_latents():
+    """MoE experts carry the MLP's checkpoint names (minimal saves them: not recomputed); MLA's q and kv latents
+    carry none, so they are recomputed even when q, k and v are saved. Each rule, taken back, misses MaxText's
+    program by exactly its part: the routed experts' forward, and the latents' D x (q_lora + kv_lora + rope)."""
+    moe = CASES["moe_remat_minimal"]
+    b = maxflops.count(from_maxtext({**BASE, **moe["keys"]}))
+    assert b.hardware_flops == moe["train_step_matmul_flops"]
+    none = maxflops.count(from_maxtext({**BASE, **moe["keys"]}), remat_policy="none")
+    assert b.hardware_components["moe_routed"] == none.hardware_components["moe_routed"]  # nothing recomputed
+    mla = CASES["mla_moe_remat_save_qkv_proj"]
+    a = mla["args"]
+    latents = a["base_num_decoder_layers"] * 2 * a["base_emb_dim"] * (a["q_lora_rank"] + a["kv_lora_rank"]
+                                                                       + a["qk_rope_head_dim"])
+    latents *= a["per_device_batch_size"] * a["max_target_length"]
+    b = maxflops.count(from_maxtext({**BASE, **mla["keys"]}))
+    full = maxflops.count(from_maxtext({**BASE, **mla["keys"]}), remat_policy="none")
+    assert b.hardware_flops == mla["train_step_matmul_flops"]
+    assert b.hardware_components["qkv_proj"] - full.hardware_components["qkv_proj"] == latents
