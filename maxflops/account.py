@@ -240,7 +240,7 @@ def _compressed(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware):
     else:
         window = _pairs(WINDOW, W, seqs, c, decode)
         blocks = _compressed_blocks(seqs, m, K, c, decode)
-    if kind.computes_index:
+    if kind.computes_index and (hardware or c["indexer_flops"]):
         h, hd = c["num_query_heads"], c["head_dim"]
         skip = c["indexer_skip_short"] if hardware else c["indexer_skip_within_topk"]
         run = seqs.longer_than((K + 1) * m - 1) if skip and not decode else seqs  # more blocks than the top-k
@@ -290,10 +290,8 @@ def _hardware_blocks(seqs, m: int, K: int, c, decode: bool):
     if decode:  # every cached block is visible to the new token
         if impl == "gather_k":
             return seqs.sum(lambda kv: masks._minimum((kv + 1) // m, K))
-        if impl == "blocked":
-            bkv = c["attention_block_kv"]
-            return seqs.sum(lambda kv: -(-((kv + 1) // m) // bkv) * bkv)
-        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl == "dense" else K))
+        # dense and blocked: every cached block (tiles never reach past the blocks that exist)
+        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl in ("dense", "blocked") else K))
     if impl == "dense":
         return seqs.sum(lambda L: L * masks.compressed_blocks(L, m))
     if impl == "gather_k":
@@ -502,8 +500,9 @@ REMAT_SAVES = {
 
 def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fraction(2, 3), unnamed=0):
     """The forward FLOPs of one component the backward pass recomputes under a remat policy saving ``saved``.
-    Experts (routed and shared) carry the MLP's names: ``wi_share`` of their matmuls are the up (and gate)
-    projections ('mlpwi'), the rest the down projection ('mlpwo'). ``unnamed``: the part of the component no
+    The MLP and the experts (routed and shared, which carry the MLP's names): ``wi_share`` of their matmuls are the
+    up (and gate) projections ('mlpwi'), the rest the down projection ('mlpwo'), of which ``tail`` is never
+    recomputed. ``unnamed``: the part of the component no
     policy name covers (MLA's q and kv down projections: its saved names are the up-projected q, k and v)."""
     if component == "qkv_proj" and "qkv" in saved:
         return unnamed
@@ -511,9 +510,7 @@ def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fr
         return 0
     if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
         return qk
-    if component == "mlp" and "mlpwi" in saved:
-        return 0
-    if component in ("moe_routed", "moe_shared") and saved & {"mlpwi", "mlpwo"}:
+    if component in ("mlp", "moe_routed", "moe_shared") and saved & {"mlpwi", "mlpwo"}:
         wi = forward * wi_share
         return (0 if "mlpwi" in saved else wi) + (0 if "mlpwo" in saved else forward - wi - tail)
     return forward - tail

@@ -248,7 +248,8 @@ SCHEMA: dict[str, Field] = {
                                       "padded by K - 1 on both sides before the causal slice (torch's conv1d in "
                                       "transformers).", choices=("valid", "padded")),
     "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
-                                          "index_topk tokens, where it would keep every key (MaxText does)."),
+                                          "index_topk tokens, where it would keep every key (MaxText does); a CSA "
+                                          "layer's for a sequence of at most index_topk blocks (L < (K+1)m)."),
     "outer_product_grads": _f("matmul", str, "Hardware, train: some backward 'matmuls' contract nothing (the "
                                               "gradient of a per-token weighting or state: the gated delta net's "
                                               "state reads, the indexer's head weighting, MoE one-hot routing). "
@@ -282,10 +283,11 @@ SCHEMA: dict[str, Field] = {
                                      "global attention under causal_pairs: MaxText's function for olmo3), or "
                                      "'unclamped' (L*W - W^2/2 even when L < W: MaxText's DeepSeek-V4 function).",
                        choices=("exact", "maxtext", "megatron", "global", "unclamped")),
-    "compressed_pairs": _f("exact", str, "(query, compressed block) pairs of 'S' and 'H' layers, and the blocks "
-                                         "the indexer scores: 'exact' (see csa_compress_ratio), or 'maxtext' "
-                                         "(MaxText's DeepSeek-V4 function: L^2/(2m) visible blocks; top-k "
-                                         "L^2/m * (k/N - (k/N)^2/2) with N = L // m, k = min(index_topk, N)).",
+    "compressed_pairs": _f("exact", str, "(query, compressed block) pairs 'S' and 'H' layers attend: 'exact' (see "
+                                         "csa_compress_ratio), or 'maxtext' (MaxText's DeepSeek-V4 function: "
+                                         "L^2/(2m) visible blocks; top-k L^2/m * (k/N - (k/N)^2/2) with N = L // m, "
+                                         "k = min(index_topk, N)). The blocks the indexer scores follow "
+                                         "indexer_pairs.",
                            choices=("exact", "maxtext")),
     "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
                                              "FLOPs, as component indexer_proj) or 'attention' (component "
@@ -528,6 +530,15 @@ def _check_relations(c: Mapping[str, Any]) -> None:
             if ch in pattern:
                 err("attention_layer_pattern", f"{pattern!r}: {ch!r} layers are not built with "
                                                "attention_type='compressed' (letters: G, L, S, H)")
+    if c["mhc_hyper_head"] and c["mhc_expansion_rate"] < 2:
+        err("mhc_hyper_head", "True needs mHC streams (mhc_expansion_rate >= 2), got mhc_expansion_rate="
+                              f"{c['mhc_expansion_rate']}")
+    if compressed:
+        for key in ("global_head_dim", "global_num_kv_heads", "num_kv_shared_layers"):
+            if c[key]:
+                err(key, f"{c[key]} is not modelled with attention_type='compressed'")
+        if c["share_kv_projections"]:
+            err("share_kv_projections", "True: compressed attention's keys are its values already")
     if bool(c["o_groups"]) != bool(c["o_lora_rank"]):
         err("o_groups" if not c["o_groups"] else "o_lora_rank",
             f"o_groups={c['o_groups']} and o_lora_rank={c['o_lora_rank']}: set both (a grouped low-rank output) or "

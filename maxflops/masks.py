@@ -78,6 +78,8 @@ def compressed_visible(L, m):
 def compressed_topk(L, m, K):
     """(query, block) pairs when each query attends at most K of its visible blocks: queries i < Km - 1 see
     fewer than K blocks (all attended), every later query exactly K."""
+    longest = L if isinstance(L, int) else int(L.max())
+    K = min(K, longest // m + 1)  # a top-k above every block changes nothing (and K*m stays small)
     head = _minimum(L, K * m - 1)
     return compressed_visible(head, m) + K * (L - head)
 

@@ -271,9 +271,16 @@ def _write_json(tmp_path, **changes):
 def test_hf_bad_compress_ratios_are_one_clear_line(tmp_path):
     from maxflops import loaders
 
-    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*ratio 16 is neither 0 \(sliding window\) nor "
-                                         r"a compress rate \(4 CSA, 128 HCA\)"):
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*ratio 16 is none of 0 \(sliding window\), 4 "
+                                         r"\(CSA\), 128 \(HCA\)"):
         loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 16] + [4] * 42))
+    # as DeepseekV4Config does: the legacy list names the layer kinds, compress_rates gives their ratios
+    o = loaders.load_hf_config(_write_json(tmp_path, compress_rates={"compressed_sparse_attention": 8})).overrides
+    assert o["csa_compress_ratio"] == 8 and o["attention_layer_pattern"] == "LL" + "SH" * 20 + "S" + "L"
+    # the MTP module's letter comes from the checkpoint's list; the maxtext convention's quirks come with the file
+    o = loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 0] + [4, 128] * 20 + [4, 4])).overrides
+    assert o["attention_layer_pattern"].endswith("SS") and len(o["attention_layer_pattern"]) == 44
+    assert "maxtext:window_pairs=unclamped" in o["convention_quirks"]
     with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*has 3 entries for num_hidden_layers=43"):
         loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 4, 128]))
     with pytest.raises(ValueError, match=r"key 'layer_types' = <absent>: DeepSeek-V4 needs its per-layer attention"):
@@ -290,7 +297,18 @@ def test_maxtext_bad_compress_ratios_are_one_clear_line():
     model = json.loads((FIXTURES / "maxtext_real" / "maxtext_models.json").read_text())["models"]["deepseek4-tiny"]
     keys = {**base, **model["keys"]}
     with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*has 42 entries for num_decoder_layers=43"):
-        from_maxtext({**keys, "compress_ratios": keys["compress_ratios"][:-1]})
+        from_maxtext({**keys, "compress_ratios": keys["compress_ratios"][:-1], "scan_layers": False})
+    # scanned (MaxText's default): the prefix as listed, then (128, 4) pairs, whatever the rest of the list says
+    assert from_maxtext({**keys, "base_num_decoder_layers": 5, "num_decoder_layers": 5}).attention_layer_pattern == \
+        "LLSHS"
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*builds \[0, 0, 4, 128, 4, .*set scan_layers=False"):
+        from_maxtext({**keys, "compress_ratios": [0, 0, 4] + [4, 128] * 20})
+    assert from_maxtext({**keys, "compress_ratios": [0, 0, 4] + [4, 128] * 20, "scan_layers": False}) \
+        .attention_layer_pattern == "LLS" + "SH" * 20
+    with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*other 41 in \(128, 4\) pairs"):
+        from_maxtext({**keys, "first_num_hash_layers": 2})
+    with pytest.raises(ValueError, match=r"key 'mtp_num_layers' = 1: MaxText refuses MTP for decoder_block"):
+        from_maxtext({**keys, "mtp_num_layers": 1})
     with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*entry 1 is 2: a ratio is 0"):
         from_maxtext({**keys, "compress_ratios": [0, 2] + keys["compress_ratios"][2:]})
     with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*heavily compressed layers of ratios \[64, 128\]"):
@@ -316,3 +334,34 @@ def test_shipped_config_reproduces_maxtexts_function_at_every_recorded_case():
         got = [b.total / 1e12, b.learnable_weight / 1e12, b.attention / 1e12]
         assert all(math.isclose(x, y, rel_tol=1e-12) for x, y in zip(got, case["tflops"])), (a, got, case["tflops"])
         assert maxflops.count(maxflops.load_config("deepseek4-284b", **step)).total != b.total
+
+
+def test_review_fixes():
+    """Blocked decode never prices blocks that do not exist; indexer_flops=False drops a CSA layer's indexer too;
+    a huge top-k with packed documents is exact (no overflow); bad combinations are one clear line."""
+    cfg = maxflops.model_config(**TINY)
+    dense = maxflops.count(cfg, mode="decode", decode_kv_length=40, attention_impl="dense").hardware_components
+    blocked = maxflops.count(cfg, mode="decode", decode_kv_length=40, attention_impl="blocked",
+                             attention_block_kv=512).hardware_components
+    assert blocked["indexer_score"] == dense["indexer_score"]  # every cached block: (40 + 1) // 3 = 13, not 512
+    train = maxflops.model_config(**{**TINY, "mode": "train"})
+    assert "indexer_score" not in maxflops.count(train, indexer_flops=False).components
+    huge = maxflops.count(cfg, segment_lengths=[5, 21, 1], index_topk=2 ** 62)
+    assert huge.total == maxflops.count(cfg, segment_lengths=[5, 21, 1], index_topk=30).total  # >= every block
+    for bad, match in ((dict(mhc_expansion_rate=1), r"'mhc_hyper_head': True needs mHC streams"),
+                       (dict(num_kv_shared_layers=1), r"'num_kv_shared_layers': 1 is not modelled"),
+                       (dict(global_head_dim=16), r"'global_head_dim': 16 is not modelled")):
+        with pytest.raises(ValueError, match=match):
+            maxflops.model_config(**{**TINY, **bad})
+
+
+def test_mhc_remat_keeps_a_saved_down_projection():
+    """With mHC the FFN's down projection is recomputed under remat (its output is weighted per token), unless the
+    policy saves it ('mlpwo')."""
+    cfg = maxflops.model_config(**{**TINY, "mode": "train"})
+    none = maxflops.count(cfg, remat_policy="none").hardware_components["mlp"]
+    full = maxflops.count(cfg, remat_policy="full").hardware_components["mlp"]
+    save_wo = maxflops.count(cfg, remat_policy="save_dot_except_mlpwi").hardware_components["mlp"]
+    L, B = 23, 2
+    up, down = 2 * 2 * D * F * L * B, 2 * F * D * L * B  # per layer, the two up (gate) projections and the down one
+    assert full - none == 4 * (up + down) and save_wo - none == 4 * up

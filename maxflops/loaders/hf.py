@@ -243,6 +243,11 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
 
 # DeepseekV4Config: per-layer attention types, and the legacy per-layer compress ratios of a checkpoint's file.
 _V4_TYPES = {"sliding_attention": "L", "compressed_sparse_attention": "S", "heavily_compressed_attention": "H"}
+_V4_RATIOS = {0: "L", 4: "S", 128: "H"}
+# How MaxText's DeepSeek-V4 function counts differently from its rules elsewhere (applied under convention='maxtext'
+# only; the same as maxflops.maxtext.mapping's deepseek4 block and configs/deepseek4-284b.py).
+_V4_MAXTEXT_QUIRKS = ("maxtext:window_pairs=unclamped", "maxtext:indexer_proj_split=attention",
+                      "maxtext:indexer_skip_within_topk=False", "maxtext:mhc_head_flops=False")
 
 
 def _hf_deepseek_v4(r: _Reader, d) -> dict:
@@ -288,6 +293,7 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
         if r.has(key):
             rates[letter] = r.int(key, minimum=1)
     mtp = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"), minimum=0)
+    mtp_letters = ""
     if r.has("layer_types") and r.data["layer_types"] is not None:
         types = r.list("layer_types", str)
         if len(types) != n:
@@ -302,18 +308,19 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
         ratios = r.list("compress_ratios", int)
         if len(ratios) < n:
             raise r.fail("compress_ratios", f"has {len(ratios)} entries for num_hidden_layers={n}")
-        by_ratio = {0: "L", rates["S"]: "S", rates["H"]: "H"}
-        bad = [m for m in ratios if m not in by_ratio]
-        if bad:
-            raise r.fail("compress_ratios", f"ratio {bad[0]} is neither 0 (sliding window) nor a compress rate "
-                                            f"({rates['S']} CSA, {rates['H']} HCA)", ratios)
-        letters = "".join(by_ratio[m] for m in ratios[:n])
+        bad = [m for m in ratios if m not in _V4_RATIOS]
+        if bad:  # DeepseekV4Config maps the legacy list by these three values (the rates come from compress_rates)
+            raise r.fail("compress_ratios", f"ratio {bad[0]} is none of 0 (sliding window), 4 (CSA), 128 (HCA)",
+                         ratios)
+        letters = "".join(_V4_RATIOS[m] for m in ratios[:n])
+        mtp_letters = "".join(_V4_RATIOS[m] for m in ratios[n:])  # the checkpoint's MTP modules
     else:
         raise r.fail("layer_types", "DeepSeek-V4 needs its per-layer attention types (layer_types or "
                                     "compress_ratios); DeepseekV4Config's own default matches no published model")
     if mtp:
         o["mtp_num_layers"] = mtp
-        letters += "L" * mtp
+        given = mtp_letters[:mtp]
+        letters += given + "L" * (mtp - len(given))  # window-only unless the checkpoint's ratios say
     o["attention_layer_pattern"] = letters
     if "S" in letters:
         o["csa_compress_ratio"] = rates["S"]
@@ -329,6 +336,7 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
             r.ignore(key, "unused: no compressed sparse attention layers")
     o["mhc_expansion_rate"] = r.int("hc_mult", d("hc_mult"), minimum=1)
     o["mhc_hyper_head"] = o["mhc_expansion_rate"] > 1
+    o["convention_quirks"] = _V4_MAXTEXT_QUIRKS
     return o
 
 

@@ -281,7 +281,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     if spec.compressed:
         o["mhc_expansion_rate"] = r.int("mhc_expansion_rate", base["mhc_expansion_rate"], minimum=1, record=False)
         o["mhc_hyper_head"] = o["mhc_expansion_rate"] > 1  # nnx_decoders: deepseek4 collapses streams by hc_head
-    if r.has("first_num_hash_layers"):
+    if r.has("first_num_hash_layers") and not spec.compressed:
         r.ignore("first_num_hash_layers", NO_EFFECT + ": hash-routed layers still run the router matmul (its "
                                           "scores weigh the experts); only the choice of experts comes from a "
                                           "token-id table")
@@ -412,9 +412,28 @@ def _compressed(r: _Reader, o: dict) -> None:
         r.ignore(key, "unused: compressed attention's widths are head_dim and q_lora_rank")
     ratios = r.list("compress_ratios", int, base["compress_ratios"])
     layers = o["num_decoder_layers"]
-    if len(ratios) != layers:
+    if r.bool("scan_layers", base["scan_layers"], record=False):
+        # nnx_decoders: the first first_num_hash_layers layers as listed, then scanned blocks of an HCA layer of
+        # ratio 128 and a CSA layer of ratio 4 (compress_ratios past the prefix is not read)
+        prefix = r.int("first_num_hash_layers", base["first_num_hash_layers"], minimum=0, record=False)
+        rest = layers - prefix
+        if len(ratios) < prefix or rest < 0 or rest % 2:
+            raise r.fail("compress_ratios", f"MaxText's scanned deepseek4 builds the first first_num_hash_layers="
+                                            f"{prefix} layers as listed and the other {max(rest, 0)} in (128, 4) "
+                                            "pairs, which these do not make (or set scan_layers=False)", ratios)
+        built = list(ratios[:prefix]) + [128, 4] * (rest // 2)
+        if len(ratios) == layers and list(ratios) != built:
+            raise r.fail("compress_ratios", f"MaxText's scanned deepseek4 builds {built} (its first "
+                                            f"first_num_hash_layers={prefix} layers as listed, then (128, 4) "
+                                            "pairs), not this list; set scan_layers=False to build it as listed",
+                         ratios)
+        ratios = built
+    elif len(ratios) != layers:
         raise r.fail("compress_ratios", f"has {len(ratios)} entries for num_decoder_layers={layers}: give one "
                                         "ratio per layer", ratios)
+    if r.int("mtp_num_layers", base["mtp_num_layers"], record=False):
+        raise r.fail("mtp_num_layers", "MaxText refuses MTP for decoder_block 'deepseek4'",
+                     r.data.get("mtp_num_layers"))
     letters, hca = [], set()
     for i, m in enumerate(ratios):
         if m == 0:
