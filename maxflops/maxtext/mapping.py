@@ -98,8 +98,9 @@ INDEXER = (("use_indexer", "use_sparse_indexer", "use_sparse_indexer"),
            ("indexer_topk", "index_topk", "index_topk"))
 
 # MaxText remat policies (its 'none' in a scanned decoder is jax.checkpoint with no policy: full remat). Those
-# that save names are priced for GQA and MLA attention layers with a dense or MoE FFN (experts carry the MLP's names;
-# MLA's latents carry none); DSA and gated-delta-net layers are not yet checked against MaxText's program.
+# that save names are priced for GQA, MLA and DSA attention layers with a dense or MoE FFN (experts carry the MLP's
+# names; MLA's latents carry none); gated-delta-net and compressed layers are not yet checked against MaxText's
+# program.
 REMAT_SIMPLE = {"full": "full", "none": "full"}
 
 GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim", "gdn_conv_kernel_dim")
@@ -516,9 +517,8 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
         not_priced.append("hardware: the deepseek4 train step's backward and rematerialization (its unrolled "
                           "prefix layers run without remat, the scanned blocks under it); priced by the "
                           "remat_policy rule, not checked against MaxText's program")
-    # named policies are checked against MaxText's programs for GQA and MLA layers (no indexer) with a dense or MoE FFN
-    plain = (o["attention_type"] == "global" or o["attention_type"] == "mla" and not o.get("use_sparse_indexer")) \
-        and "D" not in o["attention_layer_pattern"]
+    # named policies are checked against MaxText's programs for GQA, MLA and DSA layers with a dense or MoE FFN
+    plain = o["attention_type"] in ("global", "mla") and "D" not in o["attention_layer_pattern"]
     if remat == "none" and not scanned:
         o["remat_policy"] = "none"  # the unscanned decoder applies no checkpoint at all
     elif remat in REMAT_SIMPLE:
