@@ -197,8 +197,8 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
                      "idx_wgate": arr(D, 2 * hd)}}
 
         def layer(prm, x, q_lat, q, kv):
-            comp = K.value(K.compress(prm["c"], x, m4, True, "compressor"))
-            scores = K.value(K.compressed_indexer(prm["i"], x, q_lat, m4, n, hd, "blocked", p["blk"], p["blk"]))
+            comp, _ = K.compress(prm["c"], x, m4, True, "compressor")
+            scores, _ = K.compressed_indexer(prm["i"], x, q_lat, m4, n, hd, "blocked", p["blk"], p["blk"])
             top = K.compressed_topk(scores, p["K"] // m4)
             return K.compressed_attention(q, kv, comp, m4, W4, top, p["K"] // m4, "blocked", p["blk"], p["blk"],
                                           "dense")

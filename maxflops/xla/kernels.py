@@ -398,15 +398,17 @@ def compress(p, x, m, overlap, scope):
     """A compressor: kv and gate projections (D -> width, or 2*width with overlapping blocks), then per block a
     softmax over its tokens of the gates weighting the kv rows, channel by channel (elementwise). L // m blocks;
     with ``overlap`` block b pools tokens [(b-1)m, (b+1)m): the first half of the channels of the previous
-    block's tokens and the second half of its own. Returns [B, L // m, width]."""
+    block's tokens and the second half of its own. Returns the blocks [B, L // m, width] and ``keep``, a zero that
+    depends on the projections: a sequence shorter than one block forms none, but a model running it still
+    projected every token, so the caller adds ``keep`` to its output to keep those matmuls in the program."""
     B, L, _ = x.shape
     with jax.named_scope(scope):
         kv = dense(x, p["wkv"])
         gate = dense(x, p["wgate"])
     C = L // m
     width = kv.shape[-1] // (2 if overlap else 1)
-    if C == 0:  # shorter than one block: no block is formed, but the projections ran on every token
-        return _Empty(jnp.zeros((B, 0, width), kv.dtype), 0 * (kv.sum() + gate.sum()))
+    if C == 0:
+        return jnp.zeros((B, 0, width), kv.dtype), 0 * (kv.sum() + gate.sum())
     kv, gate = kv[:, : C * m].reshape(B, C, m, -1), gate[:, : C * m].reshape(B, C, m, -1)
     if overlap:
         w = kv.shape[-1] // 2
@@ -415,26 +417,7 @@ def compress(p, x, m, overlap, scope):
         kv = jnp.concatenate([prev(kv), kv[..., w:]], axis=2)
         gate = jnp.concatenate([jnp.where(first, NEG, prev(gate)), gate[..., w:]], axis=2)
     weights = jax.nn.softmax(gate, axis=2)
-    return (kv * weights).sum(axis=2)
-
-
-class _Empty:
-    """An empty result (a sequence shorter than one block) and a zero that depends on the projections computed for it
-    (``alive``), which the caller adds to its output so that the program keeps those matmuls, as a model running
-    the sequence does."""
-
-    def __init__(self, value, alive):
-        self.value, self.alive = value, alive
-        self.shape = value.shape
-
-
-def alive(x):
-    """The zero a kernel output carries for work on a sequence shorter than one block (0 otherwise)."""
-    return x.alive if isinstance(x, _Empty) else 0.0
-
-
-def value(x):
-    return x.value if isinstance(x, _Empty) else x
+    return (kv * weights).sum(axis=2), 0.0
 
 
 def block_visible(i, m):
@@ -447,26 +430,34 @@ def compressed_indexer(p, x, q_lat, m, n_heads, head_dim, impl="ideal", block_q=
     detached), and per query the score of each visible block, sum_h w_h relu(q_h . k_b), over the blocks the
     implementation visits ('ideal' the visible ones, 'dense' every formed block, 'blocked' the tiles up to the last
     visible one). ``einsum_sum``: the head weighting as a matmul, else a multiply and a sum. Returns the scores
-    [B, L, C] (-1e30 where a block is not visible)."""
+    [B, L, C] (-1e30 where a block is not visible) and ``keep`` (see ``compress``)."""
     B, L, _ = x.shape
     x, q_lat = jax.lax.stop_gradient(x), jax.lax.stop_gradient(q_lat)
     with jax.named_scope("indexer_proj"):
         qi = dense(q_lat, p["idx_wq"]).reshape(B, L, n_heads, head_dim)
         wi = dense(x, p["idx_w"])
-    ki = compress({"wkv": p["idx_wkv"], "wgate": p["idx_wgate"]}, x, m, True, "indexer_proj")
-    C = ki.shape[1]
-    if C == 0:  # no block to score; q, the head weights and the block keys were still projected for every token
-        return _Empty(jnp.full((B, L, 0), NEG), 0 * (qi.sum() + wi.sum()) + ki.alive)
-    rows = []
+    ki, keep = compress({"wkv": p["idx_wkv"], "wgate": p["idx_wgate"]}, x, m, True, "indexer_proj")
+    if ki.shape[1] == 0:  # no block to score; q and the head weights were still projected for every token
+        return jnp.full((B, L, 0), NEG), 0 * (qi.sum() + wi.sum()) + keep
+
+    def score(a0, a1, hi):
+        s = jax.nn.relu(jnp.einsum("bqnh,bch->bqnc", qi[:, a0:a1], ki[:, :hi]))
+        return jnp.einsum("bqnc,bqn->bqc", s, wi[:, a0:a1]) if einsum_sum else (s * wi[:, a0:a1, :, None]).sum(2)
+
     with jax.named_scope("indexer_score"):
-        for a0, a1, hi in block_ranges(L, m, C, impl, block_q, block_kv):
-            if hi == 0:
-                rows.append(jnp.full((B, a1 - a0, C), NEG))
-                continue
-            s = jax.nn.relu(jnp.einsum("bqnh,bch->bqnc", qi[:, a0:a1], ki[:, :hi]))
-            s = jnp.einsum("bqnc,bqn->bqc", s, wi[:, a0:a1]) if einsum_sum else (s * wi[:, a0:a1, :, None]).sum(2)
+        return _block_scores(B, L, m, ki.shape[1], impl, block_q, block_kv, score), keep
+
+
+def _block_scores(B, L, m, C, impl, block_q, block_kv, score):
+    """Scores [B, L, C] of each query against the compressed blocks the implementation visits (``block_ranges``),
+    ``score(a0, a1, hi)`` giving rows a0..a1-1 against blocks 0..hi-1; -1e30 where a block is not visible."""
+    rows = []
+    for a0, a1, hi in block_ranges(L, m, C, impl, block_q, block_kv):
+        row = jnp.full((B, a1 - a0, C), NEG)
+        if hi:
             vis = np.arange(hi)[None, :] < np.array([block_visible(i, m) for i in range(a0, a1)])[:, None]
-            rows.append(jnp.full((B, a1 - a0, C), NEG).at[:, :, :hi].set(jnp.where(vis, s, NEG)))
+            row = row.at[:, :, :hi].set(jnp.where(vis, score(a0, a1, hi), NEG))
+        rows.append(row)
     return jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0]
 
 
@@ -570,15 +561,9 @@ def compressed_kl_loss(q, comp, index_scores, m, impl="ideal", block_q=1, block_
     B, L, H, hd = q.shape
     C = comp.shape[1]
     q, comp = jax.lax.stop_gradient(q), jax.lax.stop_gradient(comp)
-    rows = []
     with jax.named_scope("indexer_kl"):
-        for a0, a1, hi in block_ranges(L, m, C, impl, block_q, block_kv):
-            if hi == 0:
-                rows.append(jnp.full((B, a1 - a0, C), NEG))
-                continue
-            s = jnp.einsum("bqhd,bcd->bqhc", q[:, a0:a1], comp[:, :hi]).sum(2)
-            vis = np.arange(hi)[None, :] < np.array([block_visible(i, m) for i in range(a0, a1)])[:, None]
-            rows.append(jnp.full((B, a1 - a0, C), NEG).at[:, :, :hi].set(jnp.where(vis, s, NEG)))
-        target = jax.nn.softmax(jnp.concatenate(rows, axis=1) if len(rows) > 1 else rows[0], -1)
+        scores = _block_scores(B, L, m, C, impl, block_q, block_kv,
+                               lambda a0, a1, hi: jnp.einsum("bqhd,bcd->bqhc", q[:, a0:a1], comp[:, :hi]).sum(2))
+        target = jax.nn.softmax(scores, -1)
     seen = (index_scores > NEG / 2).any(-1, keepdims=True)  # queries that see a block
     return -jnp.where(seen, target * jax.nn.log_softmax(index_scores, -1), 0.0).sum() / (B * L)

@@ -237,22 +237,19 @@ class Layer(nn.Module):
         if kind.mixer in COMPRESSED:
             m, overlap, topk = kind.ratio, kind.mixer == CSA, kind.span
             width = hd * (2 if overlap else 1)
-            comp = K.compress({"wkv": p("c_wkv", (D, width)), "wgate": p("c_wgate", (D, width))}, h, m, overlap,
-                              "compressor")
-            keep = K.alive(comp)
-            comp = K.value(comp)
+            comp, keep = K.compress({"wkv": p("c_wkv", (D, width)), "wgate": p("c_wgate", (D, width))}, h, m,
+                                    overlap, "compressor")
             blocks_idx = None
             if kind.computes_index:
                 n, hdi = c["index_n_heads"], c["index_head_dim"]
                 idx = {"idx_wq": p("idx_wq", (ql or D, n * hdi)), "idx_w": p("idx_w", (D, n)),
                        "idx_wkv": p("idx_wkv", (D, 2 * hdi)), "idx_wgate": p("idx_wgate", (D, 2 * hdi))}
-                scores = K.compressed_indexer(idx, h, q_lat, m, n, hdi, impl, bq, bkv,
-                                              c["weighted_sum_impl"] == "einsum")
+                scores, idx_keep = K.compressed_indexer(idx, h, q_lat, m, n, hdi, impl, bq, bkv,
+                                                        c["weighted_sum_impl"] == "einsum")
                 # without its loss nothing reaches the indexer: its kept-alive zero must not open a gradient path
-                idx_keep = K.alive(scores)
                 if c["indexer_loss_scaling_factor"] == 0:
                     idx_keep = jax.lax.stop_gradient(idx_keep)
-                keep, scores = keep + idx_keep, K.value(scores)
+                keep = keep + idx_keep
                 blocks_idx = K.compressed_topk(scores, topk)
                 if c["indexer_loss_scaling_factor"] > 0:
                     aux = aux + c["indexer_loss_scaling_factor"] * K.compressed_kl_loss(q, comp, scores, m, impl, bq,
