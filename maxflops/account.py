@@ -276,9 +276,7 @@ def _compressed_blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = Fa
         return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, K))
     if indexer and c["indexer_pairs"] == "half_square" or not indexer and c["compressed_pairs"] == "maxtext":
         return masks.compressed_topk_maxtext(seqs, m, K) if K else masks.compressed_maxtext(seqs, m)
-    if K:
-        return seqs.sum(lambda L: masks.compressed_topk(L, m, K))
-    return seqs.sum(lambda L: masks.compressed_visible(L, m))
+    return _exact_blocks(seqs, m, K)
 
 
 def _hardware_blocks(seqs, m: int, K: int, c, decode: bool):
@@ -287,10 +285,7 @@ def _hardware_blocks(seqs, m: int, K: int, c, decode: bool):
     visible block (K = 0, also the indexer's scoring) follows ``attention_impl``: 'dense' every formed block,
     future ones included; 'blocked' the tiles up to the last visible block; 'ideal' the visible ones."""
     impl = c["dsa_impl"] if K else c["attention_impl"]
-    if decode:  # every cached block is visible to the new token
-        if impl == "gather_k":
-            return seqs.sum(lambda kv: masks._minimum((kv + 1) // m, K))
-        # dense and blocked: every cached block (tiles never reach past the blocks that exist)
+    if decode:  # every cached block is visible; dense and blocked read them all (tiles stop at the last one)
         return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl in ("dense", "blocked") else K))
     if impl == "dense":
         return seqs.sum(lambda L: L * masks.compressed_blocks(L, m))
@@ -298,6 +293,11 @@ def _hardware_blocks(seqs, m: int, K: int, c, decode: bool):
         return seqs.sum(lambda L: L * masks._minimum(masks.compressed_blocks(L, m), K))
     if impl == "blocked":
         return seqs.sum(lambda L: masks.blocked_compressed(L, m, c["attention_block_q"], c["attention_block_kv"]))
+    return _exact_blocks(seqs, m, K)
+
+
+def _exact_blocks(seqs, m: int, K: int):
+    """The exact (query, block) pairs: each query's visible blocks, at most K of them when K > 0."""
     if K:
         return seqs.sum(lambda L: masks.compressed_topk(L, m, K))
     return seqs.sum(lambda L: masks.compressed_visible(L, m))
@@ -604,10 +604,11 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     priced = []
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode)[0]
-        mult = 3 * steps if train else steps  # 3x but for the indexer's components (see train_factor)
-        priced.append({k: x if type(x := v * (mult if k not in _INDEXER or not train else
-                                                  train_factor(k, c) * steps)) is int else round(x)
-                       for k, v in fwd.items()})
+        if train:  # 3x but for the indexer's components (see train_factor)
+            fwd = {k: v * (train_factor(k, c) if k in _INDEXER else 3) * steps for k, v in fwd.items()}
+        elif steps != 1:
+            fwd = {k: v * steps for k, v in fwd.items()}
+        priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
     passes = (3 if train else 1) * steps
     head = _head(c, tokens * passes)
