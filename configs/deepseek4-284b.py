@@ -23,6 +23,7 @@ transformers 5.24 DeepseekV4Config (compress_rates: compressed_sparse_attention 
 The two agree on every value above.
 """
 from maxflops.config import model_config
+from maxflops.maxtext.mapping import maxtext_quirks
 
 # compress_ratios of the checkpoint, decoder layers only: 0 -> 'L', 4 -> 'S', 128 -> 'H'
 PATTERN = "LL" + "SH" * 20 + "S"
@@ -56,8 +57,6 @@ def get_config():
         mhc_hyper_head=True,  # MaxText's DeepSeek4HyperHead; HF DeepseekV4HyperHead (hc_head_fn [4, 16384])
         # mlp_activations=["silu", "linear"] (default, SwiGLU): maxtext mlp_activations; HF hidden_act silu
         # first_num_hash_layers / num_hash_layers 3: no FLOPs effect (the router matmul still runs)
-        # How MaxText's DeepSeek-V4 function differs from its own rules elsewhere (under convention='maxtext' only;
-        # the same quirks maxflops.maxtext's mapping gives its deepseek4 block):
-        convention_quirks=("maxtext:window_pairs=unclamped", "maxtext:indexer_proj_split=attention",
-                           "maxtext:indexer_skip_within_topk=False", "maxtext:mhc_head_flops=False"),
+        # How MaxText's DeepSeek-V4 function differs from its own rules elsewhere (under convention='maxtext' only)
+        convention_quirks=maxtext_quirks("deepseek4"),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
+from ..maxtext.mapping import maxtext_quirks
 from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, _ACTIVATIONS, _VISION, _MISSING, Loaded, _Reader, _fit_ffn,
                      _fit_index, _fit_pattern, _read, _validate)
 
@@ -244,10 +245,6 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
 # DeepseekV4Config: per-layer attention types, and the legacy per-layer compress ratios of a checkpoint's file.
 _V4_TYPES = {"sliding_attention": "L", "compressed_sparse_attention": "S", "heavily_compressed_attention": "H"}
 _V4_RATIOS = {0: "L", 4: "S", 128: "H"}
-# How MaxText's DeepSeek-V4 function counts differently from its rules elsewhere (applied under convention='maxtext'
-# only; the same as maxflops.maxtext.mapping's deepseek4 block and configs/deepseek4-284b.py).
-_V4_MAXTEXT_QUIRKS = ("maxtext:window_pairs=unclamped", "maxtext:indexer_proj_split=attention",
-                      "maxtext:indexer_skip_within_topk=False", "maxtext:mhc_head_flops=False")
 
 
 def _hf_deepseek_v4(r: _Reader, d) -> dict:
@@ -336,7 +333,7 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
             r.ignore(key, "unused: no compressed sparse attention layers")
     o["mhc_expansion_rate"] = r.int("hc_mult", d("hc_mult"), minimum=1)
     o["mhc_hyper_head"] = o["mhc_expansion_rate"] > 1
-    o["convention_quirks"] = _V4_MAXTEXT_QUIRKS
+    o["convention_quirks"] = maxtext_quirks("deepseek4")  # how MaxText's function counts DeepSeek-V4
     return o
 
 

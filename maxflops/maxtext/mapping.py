@@ -107,6 +107,12 @@ GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_valu
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 
+def maxtext_quirks(block: str) -> tuple:
+    """The ``convention_quirks`` entries of a decoder block: where MaxText's FLOPs function counts it its own way
+    (also carried by configs of that model from elsewhere: the Hugging Face loader, the shipped configs)."""
+    return tuple(f"maxtext:{k}={v}" for k, v in BLOCKS[block].maxtext_quirks)
+
+
 def classify(key: str) -> str:
     """The reason reported for a key the mapping did not read."""
     if key in K.NO_EFFECT:
@@ -271,7 +277,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         o["attention_output_gate"] = True
         o["shared_expert_gate"] = o.get("shared_experts", 0) > 0
     if spec.maxtext_quirks:
-        o["convention_quirks"] = tuple(f"maxtext:{k}={v}" for k, v in spec.maxtext_quirks)
+        o["convention_quirks"] = maxtext_quirks(block)
 
     # --- features not priced yet: an error when on ------------------------------------------------------------
     if spec.kv_sharing:
