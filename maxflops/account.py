@@ -440,8 +440,19 @@ def hardware_train_flops(component: str, forward, single, c):
     return forward * factor
 
 
+def warmup(c) -> bool:
+    """The DSA dense warm-up stage (``indexer_stage``) in training: only the indexer trains."""
+    return c["indexer_stage"] == "warmup" and c["mode"] == "train" and c["indexer_stage_in_model"]
+
+
 def train_factor(component: str, c) -> int:
-    """Forward + backward cost of a component as a multiple of its forward."""
+    """Forward + backward cost of a component as a multiple of its forward. In the warm-up stage the frozen model
+    runs forward only (1x) and the indexer keeps its rule; with no KL loss nothing trains (0x)."""
+    if warmup(c):
+        if c["indexer_loss_scaling_factor"] == 0:
+            return 0
+        if component not in _INDEXER:
+            return 1
     if component in _INDEXER:
         if component == "indexer_kl":  # a detached target: forward only
             return 1
@@ -471,15 +482,24 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     wi_share = Fraction(2, 3) if len(c["mlp_activations"]) == 2 else Fraction(1, 2)
     if kind.mtp and not c["remat_mtp"]:
         saved = None
+    # Warm-up: the backward pass recomputes only what the indexer's gradient needs (see _WARMUP_REMAT).
+    recompute = _WARMUP_REMAT if warmup(c) else None
+    if recompute is not None and (not kind.computes_index or c["indexer_loss_scaling_factor"] == 0):
+        saved = None
     out = {}
     for k, v in fwd.items():
         total = hardware_train_flops(k, v, single.get(k, 0), c)
-        if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER):
+        if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute):
             total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"]:
             total += qk
         out[k] = _to_int(total * steps)
     return out
+
+
+# In the warm-up stage the only gradient is the indexer's: a rematerialized layer recomputes its indexer, the
+# KL loss's target (the main scores) and what feeds them (the q/k projections; a compressed layer's compressor).
+_WARMUP_REMAT = _INDEXER | {"qkv_proj", "compressor"}
 
 
 # What each remat policy saves (MaxText's checkpoint names, grouped): 'qkv' the q/k/v projections, 'out' the
@@ -604,13 +624,13 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     priced = []
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode)[0]
-        if train:  # 3x but for the indexer's components (see train_factor)
-            fwd = {k: v * (train_factor(k, c) if k in _INDEXER else 3) * steps for k, v in fwd.items()}
+        if train:  # 3x but for the indexer's components and the warm-up stage (see train_factor)
+            fwd = {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
         elif steps != 1:
             fwd = {k: v * steps for k, v in fwd.items()}
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    passes = (3 if train else 1) * steps
+    passes = (0 if warmup(c) else 3 if train else 1) * steps  # the warm-up stage skips the output head
     head = _head(c, tokens * passes)
     head.update(_vision(c, mode, steps))
 
@@ -621,7 +641,8 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         if segment_lengths is not None and not decode and hw["packed_kernel"] == "row":
             hw_seqs = Uniform(hw["max_target_length"], batch(hw))  # the program runs whole rows, padding too
             hw_tokens = hw_seqs.tokens
-        hw_head = _head(hw, hw_tokens * passes, hardware=True)
+        hw_passes = (0 if warmup(hw) else 3 if train else 1) * steps
+        hw_head = _head(hw, hw_tokens * hw_passes, hardware=True)
         hw_head.update(_vision(hw, mode, steps))
         return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 

@@ -130,6 +130,15 @@ SCHEMA: dict[str, Field] = {
                             minimum=0),
     "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
                                                   "gets no gradient (counted forward only).", minimum=0),
+    "indexer_stage": _f("sparse", str, "DSA training stage (train mode; prefill and decode ignore it). 'sparse': "
+                                        "the whole model trains, attending its top-k keys (the indexer through its "
+                                        "KL loss when indexer_loss_scaling_factor > 0). 'warmup': DeepSeek-V3.2's "
+                                        "dense warm-up (MaxText's indexer_sparse_training=False): the main model is "
+                                        "frozen, so every layer runs forward only, the output head is skipped, and "
+                                        "only the indexer trains, through its KL loss; with no KL loss nothing "
+                                        "trains and the step costs nothing. The main attention keeps its mask as "
+                                        "configured (MaxText applies the top-k mask in this stage too).",
+                        choices=("sparse", "warmup")),
     # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
     "num_kv_shared_layers": _f(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
                                        "no K/V projections of their own (they still attend).", minimum=0),
@@ -315,6 +324,8 @@ SCHEMA: dict[str, Field] = {
     "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
     "indexer_every_layer": _f(False, bool, "Charge the indexer on every DSA layer, ignoring index reuse "
                                            "(MaxText)."),
+    "indexer_stage_in_model": _f(True, bool, "Model FLOPs follow indexer_stage. Peer functions price the sparse "
+                                             "stage whatever the stage (False); hardware FLOPs always follow it."),
     "indexer_train_factor": _f(0, int, "Train multiplier of the indexer; 0 = the gradient rule "
                                        "(projections 2x, scoring 3x, or 1x with no indexer loss).",
                                minimum=0),
@@ -372,6 +383,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "indexer_skip_within_topk": True,
         "indexer_every_layer": True,
         "indexer_train_factor": 3,
+        "indexer_stage_in_model": False,
         "gdn_conv_taps": "full",
         "gdn_core_state_ops": 4,
         "gate_projections": False,
@@ -389,6 +401,7 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
         "dsa_pairs": "megatron",
         "indexer_pairs": "half_square",
         "indexer_train_factor": 3,
+        "indexer_stage_in_model": False,
         "gdn_core_state_ops": 4,
         "gdn_conv_taps": "full",
         "shared_expert_gate_flops": False,
@@ -572,6 +585,8 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["use_sparse_indexer"] and c["attention_type"] == "global":
         err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla' (or 'compressed', whose 'S' "
                                   "layers pick blocks with the indexer)")
+    if c["indexer_stage"] == "warmup" and not c["use_sparse_indexer"]:
+        err("indexer_stage", "'warmup' trains the DSA indexer alone; it needs use_sparse_indexer=True")
     if c["use_sparse_indexer"] and not c["causal"]:
         err("causal", "False: DSA sparse attention (use_sparse_indexer=True) is causal")
     if c["attention_output_gate"] and c["attention_type"] != "global":

@@ -185,3 +185,37 @@ def test_cli_default_report_and_json(capsys):
     d = json.loads(capsys.readouterr().out)
     b = maxflops.count(maxflops.load_config("glm5", max_target_length=4096))
     assert d["total"] == b.total and d["config"]["max_target_length"] == 4096
+
+
+def test_dsa_warmup_stage_by_hand():
+    """The dense warm-up stage: the main model is frozen (forward only), the output head is skipped, and only
+    the indexer trains through its KL loss. Derived here from MLA_DSA's weight shapes (T=20, no MTP): per token,
+    q/kv 2*(64*32 + 32*4*12 + 64*28 + 24*4*16), out 2*4*8*64, dense MLP 2*3*64*128, router 2*64*4, two routed
+    experts 2*2*3*64*32 and one shared 2*3*64*32; 90 top-k pairs (sum of min(i+1, 5)) at 2*4*(12+8) each; the
+    indexer (layers 1 and 3 compute it) 2*(32*2*8 + 64*8 + 64*2) per token and 2*2*8 + 2*2 per scored pair (210)."""
+    T = 20
+    base = dict(MLA_DSA, mtp_num_layers=0, max_target_length=T, indexer_loss_scaling_factor=0.1,
+                indexer_stage="warmup")
+    qkv, out, mlp, moe = 2 * 6912, 2 * 2048, 2 * 3 * 64 * 128, 2 * 64 * 4 + 2 * 2 * 3 * 64 * 32 + 2 * 3 * 64 * 32
+    core, idx_proj, idx_score, kl = 2 * 4 * 20 * 90, 2 * 1152 * T, 36 * 210, 2 * 4 * 12 * 210
+    frozen = T * (4 * (qkv + out) + mlp + 3 * moe) + 4 * core
+    b = count("mla_dsa", **base)
+    assert b.total == frozen + 2 * (2 * idx_proj + 3 * idx_score)
+    assert b.components["logits"] == 0
+    # Hardware adds the KL loss's target (the main q.k scores over the indexer's pairs) in each indexing layer,
+    # and under full remat recomputes, in those layers only, what the indexer's gradient needs.
+    assert b.hardware_flops == b.total + 2 * kl
+    remat = count("mla_dsa", **base, remat_policy="full").hardware_flops
+    assert remat == b.total + 2 * kl + 2 * (qkv * T + idx_proj + idx_score + kl)
+    # Without the KL loss nothing trains: the step computes nothing. Prefill ignores the stage.
+    assert count("mla_dsa", **{**base, "indexer_loss_scaling_factor": 0.0}).hardware_flops == 0
+    assert count("mla_dsa", **base, mode="prefill").total == count("mla_dsa", **{**base, "mode": "prefill",
+                                                                                  "indexer_stage": "sparse"}).total
+    # Peer conventions price the sparse stage whatever the stage.
+    assert count("mla_dsa", **base, convention="maxtext").total == \
+        count("mla_dsa", **{**base, "indexer_stage": "sparse"}, convention="maxtext").total
+
+
+def test_warmup_needs_the_indexer():
+    with pytest.raises(ValueError, match="indexer_stage.*use_sparse_indexer"):
+        count("dense", indexer_stage="warmup")

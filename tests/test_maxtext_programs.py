@@ -25,8 +25,7 @@ CASES = DATA["cases"]
 
 # Code paths the engine does not price yet, and the not_priced entry that says so.
 NOT_PRICED = {
-    "dsa_warmup_kl_loss": "dense warm-up",
-    "dsa_warmup_no_loss": "dense warm-up",
+    "dsa_warmup_no_loss": "trains nothing",
     "qwen3_next": "chunked gated delta net's backward",
     "deepseek4": "deepseek4 train step's backward",
 }
@@ -83,7 +82,8 @@ def test_the_knobs_matter():
     checks = {"dense_remat_minimal": dict(remat_policy="full"), "gemma3_windows": dict(post_ffn_norm=False),
               "moe_dense_path": dict(moe_dispatch="gather"), "moe_capacity": dict(capacity_rule="ceil"),
               "mla_moe_shared_mtp": dict(remat_mtp=True), "dsa_sparse_topk_at_T": dict(indexer_skip_short=False),
-              "dsa_sparse_kl_loss": dict(outer_product_grads="matmul")}
+              "dsa_sparse_kl_loss": dict(outer_product_grads="matmul"),
+              "dsa_warmup_kl_loss": dict(indexer_stage="sparse")}
     prefill = {"qwen3_next": dict(gdn_impl="recurrent")}
     for name, undo in checks.items():
         cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
@@ -111,3 +111,17 @@ def test_named_policies_on_experts_and_mla_latents():
     full = maxflops.count(from_maxtext({**BASE, **mla["keys"]}), remat_policy="none")
     assert b.hardware_flops == mla["train_step_matmul_flops"]
     assert b.hardware_components["qkv_proj"] - full.hardware_components["qkv_proj"] == latents
+
+
+def test_warmup_programs_outside_the_checked_layout_say_so():
+    """The warm-up stage is checked on scanned groups of two layers. A one-layer group is unrolled by XLA, which then
+    drops the last layer's unread work; MTP modules keep their loss in MaxText's warm-up. Both are named."""
+    keys = {**BASE, **CASES["dsa_warmup_kl_loss"]["keys"]}
+    assert maxflops.count(from_maxtext(keys)).not_priced == ()
+    one_layer = from_maxtext({**keys, "num_decoder_layers": 3, "base_num_decoder_layers": 3})
+    assert any("scanned groups of two" in p for p in maxflops.count(one_layer).not_priced)
+    unscanned = from_maxtext({**keys, "scan_layers": False})
+    assert any("scanned groups of two" in p for p in maxflops.count(unscanned).not_priced)
+    mtp = from_maxtext({**keys, "mtp_num_layers": 1})
+    assert any("MTP modules in the DSA warm-up" in p for p in maxflops.count(mtp).not_priced)
+    assert from_maxtext(keys)["indexer_stage"] == "warmup"

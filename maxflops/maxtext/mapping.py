@@ -548,10 +548,23 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
         if o["attention_type"] == "mla":
             o["indexer_skip_short"] = True  # attention_mla: no indexer when the keys fit in the top-k
         if not r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
-            # train.py: the dense warm-up stage drops the LM loss and trains only the indexer through its KL loss
-            # (with no KL loss the step computes nothing); maxflops prices the sparse stage.
-            not_priced.append("hardware: the DSA dense warm-up stage (indexer_sparse_training=False; priced as "
-                              "the sparse training stage)")
+            # train.py: the dense warm-up stage drops the LM loss and the output head and trains only the indexer
+            # through its KL loss. base.yml's default (no KL loss) trains nothing: the compiled step has no matmul.
+            # That is a run nobody means, so a model's YAML keeps the training FLOPs a user asks for, and says so.
+            if not o.get("indexer_loss_scaling_factor"):
+                not_priced.append("hardware: indexer_sparse_training=False with no indexer KL loss (MaxText's "
+                                  "default): its train step trains nothing and runs no matmul; priced as the "
+                                  "sparse training stage (set indexer_stage='warmup' for the step as it runs)")
+            else:
+                o["indexer_stage"] = "warmup"
+            if o.get("indexer_stage") == "warmup" and o.get("mtp_num_layers"):
+                not_priced.append("hardware: MTP modules in the DSA warm-up stage (MaxText still adds their loss, so "
+                                  "the whole model gets gradients; priced as the warm-up's frozen model)")
+            first = o.get("first_num_dense_layers", 0)
+            if o.get("indexer_stage") == "warmup" and not scanned or 1 in (first, o["num_decoder_layers"] - first):
+                not_priced.append("hardware: the DSA warm-up stage without scanned groups of two or more layers "
+                                  "(XLA then drops the last layer's unread work and merges its recompute; "
+                                  "priced as a scanned program)")
     else:
         r.ignore("indexer_sparse_training", "unused: the indexer is off")
     for key in ("megablox", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):
