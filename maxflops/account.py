@@ -110,11 +110,12 @@ class _Priced:
     tail: dict = dataclasses.field(default_factory=dict)  # parts not recomputed by remat, by component
     single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
     unnamed: dict = dataclasses.field(default_factory=dict)  # parts no remat policy saves, by component
+    grad_extra: dict = dataclasses.field(default_factory=dict)  # backward FLOPs beyond two per forward, by component
 
 
-def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False):
-    """(forward FLOPs by component, the QK^T part of its core attention, the 'tail' by component, the 'single'
-    parts by component) of one layer kind.
+def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False) -> _Priced:
+    """One layer kind's forward FLOPs by component (``out``), with what its training prices need: the QK^T part of
+    its core attention, the 'tail', 'single' and 'unnamed' parts by component, and hardware's ``grad_extra``.
 
     The tail is the matmuls whose outputs are only added into the layer's output (the dense FFN's down
     projection; a shared expert's without its gate): a rematerialized layer does not recompute them, because
@@ -123,7 +124,8 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
 
     The single parts are matmuls one of whose operand gradients contracts nothing (an outer product) or is not
     needed: the indexer's weighted sum over its heads, the gated delta net's state reads, the dense MoE path's
-    router-weighted sum over experts, the one-hot MoE dispatch (its mask takes no gradient). Model FLOPs count
+    router-weighted sum over experts, the one-hot MoE dispatch (its mask takes no gradient), the shared experts'
+    gate D -> 1. Model FLOPs count
     every backward as two matmuls; hardware FLOPs follow ``outer_product_grads``.
 
     Model FLOPs (``hardware=False``) follow the convention knobs and may hold Fractions. Hardware FLOPs
@@ -138,7 +140,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         _attention(p, kind, c, seqs, decode, tokens, hardware)
     _ffn(p, kind, c, seqs, decode, tokens, hardware)
     _extras(p, kind, c, seqs, decode, tokens, hardware)
-    return p.out, p.qk, p.tail, p.single, p.unnamed
+    return p
 
 
 def _ffn_width(c) -> int:
@@ -160,13 +162,31 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
         taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
     else:
         taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
-    p.out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * taps
+    channels = terms.gdn_conv_channels(nk, nv, dk, dv)
+    p.out["gdn_conv"] = 2 * channels * taps
+    if hardware and c["mode"] == "train":
+        _hardware_conv_grads(p, c, channels, K * tokens)
     if hardware and c["gdn_impl"] != "recurrent" and not decode:
         p.out["core_attention"] = _hardware_gdn_chunked(c, seqs, nv, dk, dv)
+        if c["gdn_impl"] == "chunked":  # the triangular solve's gradient holds one C x C by C x C matmul
+            C = c["gdn_chunk_size"]
+            p.grad_extra["core_attention"] = nv * 2 * C ** 3 * seqs.sum(lambda L: -(-L // C))
     else:
         p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
         p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
     p.out["out_proj"] = proj_out * tokens
+
+
+def _hardware_conv_grads(p: _Priced, c, channels: int, all_taps) -> None:
+    """The causal conv's two gradients beyond the forward's cost each: the input gradient over every tap
+    (``gdn_conv_impl='pre_padded'``), the weight gradient over every pair of channels (``conv_weight_grad``)."""
+    fwd, extra = p.out["gdn_conv"], 0
+    if c["gdn_conv_impl"] == "pre_padded":
+        extra += 2 * channels * all_taps - fwd
+    if c["conv_weight_grad"] == "dense":
+        extra += fwd * (channels - 1)
+    if extra:
+        p.grad_extra["gdn_conv"] = extra
 
 
 def _hardware_gdn_chunked(c, seqs, nv, dk, dv):
@@ -336,6 +356,8 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
         gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["shared_expert_gate_flops"] else 0
         width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
         p.out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
+        if gate:  # D -> 1: its input gradient contracts nothing
+            p.single["moe_shared"] = gate * tokens
         if not gate and not post_norm:
             p.tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
 
@@ -475,7 +497,8 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     the policy does not save, except the tail (see ``price_forward``), plus one QK^T forward under
     ``flash_backward_recompute``.
     """
-    fwd, qk, tail, single, unnamed = price_forward(kind, c, seqs, decode, hardware=True)
+    p = price_forward(kind, c, seqs, decode, hardware=True)
+    fwd, qk, tail, single, unnamed = p.out, p.qk, p.tail, p.single, p.unnamed
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
@@ -489,6 +512,8 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     out = {}
     for k, v in fwd.items():
         total = hardware_train_flops(k, v, single.get(k, 0), c)
+        if k in p.grad_extra and train_factor(k, c) == 3:
+            total += p.grad_extra[k]
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute):
             total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"]:
@@ -623,7 +648,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
 
     priced = []
     for kind in plan.kinds:
-        fwd = price_forward(kind, c, seqs, decode)[0]
+        fwd = price_forward(kind, c, seqs, decode).out
         if train:  # 3x but for the indexer's components and the warm-up stage (see train_factor)
             fwd = {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
         elif steps != 1:

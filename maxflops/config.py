@@ -253,9 +253,18 @@ SCHEMA: dict[str, Field] = {
                    choices=("recurrent", "chunked", "chunked_solve")),
     "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
     "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: 'valid' the non-padding taps (XLA's "
-                                      "count of a padded conv); 'padded' every tap of the L + K - 1 outputs of a conv "
-                                      "padded by K - 1 on both sides before the causal slice (torch's conv1d in "
-                                      "transformers).", choices=("valid", "padded")),
+                                      "count of a padded conv), forward and both gradients; 'padded' every tap of the "
+                                      "L + K - 1 outputs of a conv padded by K - 1 on both sides before the causal "
+                                      "slice (torch's conv1d in transformers); 'pre_padded' the sequence padded by "
+                                      "K - 1 zeros before an unpadded conv (MaxText): the forward and the weight "
+                                      "gradient read the valid taps (XLA folds the zeros into the conv's padding), "
+                                      "the input gradient every tap (K per token).",
+                        choices=("valid", "padded", "pre_padded")),
+    "conv_weight_grad": _f("grouped", str, "Hardware, train: the depthwise conv's weight gradient (gated delta "
+                                           "net): 'grouped' each channel on its own (the forward's taps); 'dense' "
+                                           "every pair of channels, the diagonal kept: XLA on CPU rewrites the "
+                                           "batch-grouped convolution as a dense one, channels times the FLOPs.",
+                           choices=("grouped", "dense")),
     "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
                                           "index_topk tokens, where it would keep every key (MaxText does); a CSA "
                                           "layer's for a sequence of at most index_topk blocks (L < (K+1)m)."),

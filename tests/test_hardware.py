@@ -227,3 +227,28 @@ def test_packed_rows_run_whole():
     padded = maxflops.count(cfg)
     assert row.total == varlen.total == sum(maxflops.count(cfg, [L]).total for L in docs)
     assert row.hardware_flops == padded.hardware_flops > varlen.hardware_flops
+
+
+def test_chunked_gated_delta_net_and_its_conv_gradients_by_hand():
+    """One gated-delta-net layer, T=10 in chunks of C=4 (3 chunks, the last padded), 2 key and 4 value heads of
+    widths 6 and 10, a conv of 3 taps over 2*2*6 + 4*10 = 64 channels. Per chunk and value head the forward runs
+    K_beta K^T, A K, Q K^T (2*C*C*6 each), A V and the masked scores times the new values (2*C*C*10 each), and
+    against the state Q S, W S and K^T V (2*C*6*10 each). Training: two backward matmuls per forward one, plus the
+    triangular solve's gradient, one C x C by C x C matmul per chunk and value head."""
+    cfg = maxflops.model_config(model_name="gdn", num_decoder_layers=1, attention_layer_pattern="D", emb_dim=64,
+                                vocab_size=100, num_query_heads=4, num_kv_heads=4, head_dim=16, mlp_dim=96,
+                                gdn_num_key_heads=2, gdn_num_value_heads=4, gdn_key_head_dim=6,
+                                gdn_value_head_dim=10, gdn_conv_kernel_dim=3, max_target_length=10,
+                                gdn_impl="chunked", gdn_chunk_size=4)
+    C, chunks, nv = 4, 3, 4
+    forward = chunks * nv * (3 * 2 * C * C * 6 + 2 * 2 * C * C * 10 + 3 * 2 * C * 6 * 10)
+    assert maxflops.count(cfg, mode="prefill").hardware_components["core_attention"] == forward
+    train = maxflops.count(cfg).hardware_components
+    assert train["core_attention"] == 3 * forward + chunks * nv * 2 * C ** 3
+    # The conv: the forward reads the 1 + 2 + 3 * 8 = 27 valid taps per channel.
+    conv = 2 * 64 * 27
+    assert train["gdn_conv"] == 3 * conv
+    pre_padded = maxflops.count(cfg, gdn_conv_impl="pre_padded").hardware_components["gdn_conv"]
+    assert pre_padded == conv + 2 * 64 * 3 * 10 + conv  # input gradient: every tap of every token
+    dense = maxflops.count(cfg, conv_weight_grad="dense").hardware_components["gdn_conv"]
+    assert dense == conv + conv + 64 * conv  # weight gradient: every pair of channels

@@ -539,9 +539,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     if "D" in o["attention_layer_pattern"]:
         o["gdn_impl"], o["gdn_chunk_size"] = "chunked", r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=1,
                                                               record=False)
-        # The forward is checked against MaxText's compiled eval step; the backward is not (see the README).
-        not_priced.append("hardware: the chunked gated delta net's backward (its triangular-solve gradients) "
-                          "is priced by the 3x rule, not checked against MaxText's program")
+        o["gdn_conv_impl"] = "pre_padded"  # qwen3.py pads the sequence, then convolves without padding
     else:
         r.ignore("gdn_chunk_size", "unused: no gated-delta-net layers")
     if o.get("use_sparse_indexer"):
