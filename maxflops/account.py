@@ -413,6 +413,8 @@ def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> N
         G = c["mhc_expansion_rate"]
         pre = not (hardware and c["weighted_sum_impl"] == "elementwise")
         p.out["mhc"] = 2 * terms.mhc(G, d, c["mhc_outer_flops"], pre) * tokens
+        if pre:  # the pre contraction's stream gradient is each stream's weight times the output's: an outer product
+            p.single["mhc"] = 2 * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
         # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
         for k in ("mlp", "moe_shared", "moe_combine", "moe_weighted_sum"):
@@ -499,11 +501,13 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     """
     p = price_forward(kind, c, seqs, decode, hardware=True)
     fwd, qk, tail, single, unnamed = p.out, p.qk, p.tail, p.single, p.unnamed
+    if kind.inner:  # its output feeds the next layer of its rematerialized unit: nothing is a tail
+        tail = {}
     if c["mode"] != "train":
         return {k: _to_int(v * steps) for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
     wi_share = Fraction(2, 3) if len(c["mlp_activations"]) == 2 else Fraction(1, 2)
-    if kind.mtp and not c["remat_mtp"]:
+    if kind.mtp and not c["remat_mtp"] or kind.no_remat:
         saved = None
     # Warm-up: the backward pass recomputes only what the indexer's gradient needs (see _WARMUP_REMAT).
     recompute = _WARMUP_REMAT if warmup(c) else None
@@ -568,7 +572,8 @@ PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", 
              "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
              "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
              "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
-             "engram_layers", "mtp_layer_numbering", "csa_compress_ratio", "hca_compress_ratio")
+             "engram_layers", "mtp_layer_numbering", "csa_compress_ratio", "hca_compress_ratio", "remat_skip_layers",
+             "remat_block_layers")
 
 
 @functools.lru_cache(maxsize=1024)

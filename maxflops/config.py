@@ -238,6 +238,13 @@ SCHEMA: dict[str, Field] = {
                        choices=("none", "full", "minimal", "minimal_with_context", "save_dot_with_context_except_mlp",
                                 "save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj",
                                 "qkv_proj_offloaded", "minimal_offloaded")),
+    "remat_skip_layers": _f(0, int, "Hardware, train: the first N decoder layers run outside rematerialization "
+                                    "(MaxText's scanned DeepSeek-V4 runs its hash-routed prefix unrolled, "
+                                    "without remat); remat_policy applies to the others.", minimum=0),
+    "remat_block_layers": _f(1, int, "Hardware, train: decoder layers per rematerialized unit, counted after the "
+                                     "remat_skip_layers (MaxText's scanned DeepSeek-V4 block: an HCA and a CSA "
+                                     "layer). Inside a unit each layer's output feeds the next, so only the unit's "
+                                     "last layer keeps its tail unrecomputed.", minimum=1),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
     "packed_kernel": _f("varlen", str, "Hardware for packed documents (segment_lengths): 'varlen' kernels run each "

@@ -10,6 +10,8 @@ Patterns handled here and nowhere else:
   ``csa_compress_ratio`` / ``hca_compress_ratio``), an 'S' layer with the indexer always computing its own;
 - FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
+  the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
+  ``remat_block_layers``;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
   index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both); a
   pattern of num_decoder_layers + mtp_num_layers letters gives module k the letter after the decoder's.
@@ -38,6 +40,8 @@ class LayerKind:
     ratio: int = 0  # CSA and HCA: tokens per compressed block (their window is sliding_window_size)
     kv_shared: bool = False  # reuses an earlier layer's keys and values (no K/V projections)
     engram: bool = False  # runs an Engram block before attention
+    no_remat: bool = False  # outside rematerialization (remat_skip_layers)
+    inner: bool = False  # not the last layer of its rematerialized unit (remat_block_layers): no tail
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +103,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     n = c["num_decoder_layers"]
     first_shared = n - c["num_kv_shared_layers"] if c["num_kv_shared_layers"] else n
     engram = frozenset(c["engram_layers"])
+    skip, block = c["remat_skip_layers"], c["remat_block_layers"]
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
         mixer, span, index = mixer_of(letter, layer + 1, c)
@@ -106,7 +111,9 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         projection = "gdn" if mixer == LINEAR else attn_projection
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
-                                                 ratio=ratios.get(mixer, 0))))
+                                                 ratio=ratios.get(mixer, 0),
+                                                 no_remat=layer < skip,
+                                                 inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":
         after = c["mtp_layer_numbering"] == "after_decoder"
         own_letters = len(pattern) > n  # the pattern lists every layer, then every MTP module

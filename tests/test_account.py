@@ -219,3 +219,28 @@ def test_dsa_warmup_stage_by_hand():
 def test_warmup_needs_the_indexer():
     with pytest.raises(ValueError, match="indexer_stage.*use_sparse_indexer"):
         count("dense", indexer_stage="warmup")
+
+
+def test_remat_skip_layers_leaves_the_first_layers_unrematerialized():
+    """Four identical layers: skipping remat on two of them costs exactly half of what full remat adds."""
+    cfg = maxflops.model_config(**SMALL, max_target_length=24)
+    full = maxflops.count(cfg, remat_policy="full").hardware_flops
+    none = maxflops.count(cfg, remat_policy="none").hardware_flops
+    assert full > none
+    assert 2 * maxflops.count(cfg, remat_policy="full", remat_skip_layers=2).hardware_flops == full + none
+    assert maxflops.count(cfg, remat_policy="full", remat_skip_layers=4).hardware_flops == none
+    assert maxflops.count(cfg, remat_policy="full", remat_skip_layers=2).total == maxflops.count(cfg).total
+
+
+def test_remat_block_layers_recompute_the_tail_inside_a_unit():
+    """Units of two layers: the first layer's output feeds the second inside the unit, so its FFN down projection
+    (2*64*128 per token, the tail a one-layer unit skips) is recomputed too; the last layer closes a unit."""
+    cfg = maxflops.model_config(**SMALL, max_target_length=24)
+    one = maxflops.count(cfg, remat_policy="full").hardware_flops
+    down = 2 * 64 * 128 * 24
+    assert maxflops.count(cfg, remat_policy="full", remat_block_layers=2).hardware_flops == one + 2 * down
+    assert maxflops.count(cfg, remat_policy="full", remat_block_layers=4).hardware_flops == one + 3 * down
+    # after one unrematerialized layer: units (1, 2) and (3), which is the last layer
+    skip = maxflops.count(cfg, remat_policy="full", remat_skip_layers=1).hardware_flops
+    assert maxflops.count(cfg, remat_policy="full", remat_skip_layers=1, remat_block_layers=2).hardware_flops == \
+        skip + down

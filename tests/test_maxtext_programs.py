@@ -27,7 +27,6 @@ CASES = DATA["cases"]
 NOT_PRICED = {
     "dsa_warmup_no_loss": "trains nothing",
     "qwen3_next_remat_minimal": "remat_policy='minimal'",
-    "deepseek4": "deepseek4 train step's backward",
 }
 
 
@@ -90,6 +89,8 @@ def test_the_knobs_matter():
               "dsa_sparse_kl_loss": dict(outer_product_grads="matmul"),
               "dsa_warmup_kl_loss": dict(indexer_stage="sparse")}
     checks = [(name, undo) for name, undo in checks.items()]
+    checks += [("deepseek4_two_blocks", undo) for undo in (
+        dict(remat_skip_layers=0), dict(remat_block_layers=1), dict(outer_product_grads="matmul"))]
     checks += [("qwen3_next_two_cycles", undo) for undo in (
         dict(gdn_conv_impl="valid"), dict(conv_weight_grad="grouped"), dict(outer_product_grads="matmul"))]
     prefill = {"qwen3_next": dict(gdn_impl="recurrent")}
