@@ -586,12 +586,26 @@ def _resolved(items: tuple) -> dict:
     return resolve(_explicit(dict(items)))
 
 
+def _plan_of(c: dict):
+    return _plan(tuple((k, c[k]) for k in PLAN_KEYS))
+
+
+@functools.lru_cache(maxsize=256)
+def _planned(items: tuple) -> tuple:
+    """(resolved config, its plan) of a config key: the per-step path resolves and plans once."""
+    c = _resolved(items)
+    return c, _plan_of(c)
+
+
 @functools.lru_cache(maxsize=4096)
-def _with_overrides(items: tuple, typed_overrides: tuple) -> dict:
+def _with_overrides(items: tuple, typed_overrides: tuple) -> tuple:
+    """(resolved config, its plan) with ``typed_overrides`` applied."""
     given = {k: v for k, _, v in typed_overrides}
     if "convention" in given:
-        return resolve(_explicit({**dict(items), **given}, given=given))
-    return apply_overrides(_resolved(items), given)
+        c = resolve(_explicit({**dict(items), **given}, given=given))
+    else:
+        c = apply_overrides(_resolved(items), given)
+    return c, _plan_of(c)
 
 
 _CONVENTION_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle)
@@ -636,10 +650,9 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         config = _from_foreign(config)  # MaxText's config object or MaxText-keyed mapping/object
     key = _key(config)
     if overrides:  # the type is part of the key: True and 1 must not share a cache entry
-        c = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
+        c, plan = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
     else:
-        c = _resolved(key)
-    plan = _plan(tuple((k, c[k]) for k in PLAN_KEYS))
+        c, plan = _planned(key)
     mode = c["mode"]
     decode = mode == "decode"
     if segment_lengths is not None:
@@ -652,21 +665,22 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     train = mode == "train"
 
     priced = []
+    warm = warmup(c)
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode).out
         if train:  # 3x but for the indexer's components and the warm-up stage (see train_factor)
-            fwd = {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
+            fwd = {k: v * (train_factor(k, c) if warm or k in _INDEXER else 3) * steps for k, v in fwd.items()}
         elif steps != 1:
             fwd = {k: v * steps for k, v in fwd.items()}
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    passes = (0 if warmup(c) else 3 if train else 1) * steps  # the warm-up stage skips the output head
+    passes = (0 if warm else 3 if train else 1) * steps  # the warm-up stage skips the output head
     head = _head(c, tokens * passes)
     head.update(_vision(c, mode, steps))
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
         hw = hardware_view(c)
-        hw_plan = _plan(tuple((k, hw[k]) for k in PLAN_KEYS))
+        hw_plan = _plan_of(hw)
         hw_seqs, hw_tokens = seqs, tokens
         if segment_lengths is not None and not decode and hw["packed_kernel"] == "row":
             hw_seqs = Uniform(hw["max_target_length"], batch(hw))  # the program runs whole rows, padding too

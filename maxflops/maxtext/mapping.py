@@ -521,9 +521,6 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
             r.ignore(key, "unused: no MoE layers")
     remat = r.str("remat_policy", base["remat_policy"], record=False)
     scanned = r.bool("scan_layers", base["scan_layers"], record=False)
-    if spec.compressed and not scanned:  # the scanned train step is checked against MaxText's program
-        not_priced.append("hardware: the unscanned deepseek4 train step (priced with every layer rematerialized on "
-                          "its own; not checked against MaxText's program)")
     # named policies are checked against MaxText's programs for GQA, MLA and DSA layers with a dense or MoE FFN
     plain = o["attention_type"] in ("global", "mla") and "D" not in o["attention_layer_pattern"]
     if remat == "none" and not scanned:
