@@ -164,6 +164,8 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
         taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
     channels = terms.gdn_conv_channels(nk, nv, dk, dv)
     p.out["gdn_conv"] = 2 * channels * taps
+    if hardware:  # no remat policy name covers the gated delta net's projections
+        p.unnamed["qkv_proj"], p.unnamed["out_proj"] = proj_in * tokens, proj_out * tokens
     if hardware and c["mode"] == "train":
         _hardware_conv_grads(p, c, channels, K * tokens)
     if hardware and c["gdn_impl"] != "recurrent" and not decode:
@@ -174,6 +176,8 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
     else:
         p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
         p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
+    if hardware:  # nor its core's output ('context' is attention's)
+        p.unnamed["core_attention"] = p.out["core_attention"]
     p.out["out_proj"] = proj_out * tokens
 
 
@@ -230,6 +234,8 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         gate = c["attention_output_gate"] and c["gate_projections"]
         p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
         d_qk = d_v = hd
+        if hardware and (gate or c["qkv_norms"] != "none"):
+            p.unnamed["qkv_proj"] = _renamed_projections(c["qkv_norms"], d, h, n_kv, hd, gate, shared_kv) * tokens
         p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
     if kind.mixer in COMPRESSED:
         pairs = _compressed(p, kind, c, seqs, decode, tokens, hardware)
@@ -247,6 +253,16 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         n, hd_i = c["index_n_heads"], c["index_head_dim"]
         p.out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
         _indexer_score(p, c, n, hd_i, scored, hardware)
+
+
+def _renamed_projections(norms: str, d: int, h: int, n_kv: int, hd: int, gate: bool, shared_kv: bool) -> int:
+    """Per token, the q/k/v projections a remat policy that saves q, k and v still recomputes: those normed after
+    the projection (the norm's backward needs its input), and a q projection fused with the output gate (the gate
+    is not saved)."""
+    q = terms.gqa_qkv(d, h, 0, hd, gate) if gate or norms != "none" else 0
+    k = 2 * d * n_kv * hd if norms != "none" else 0
+    v = 2 * d * n_kv * hd if norms == "qkv" and not shared_kv else 0
+    return q + k + v
 
 
 def _compressed(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware):
@@ -356,8 +372,10 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
         gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["shared_expert_gate_flops"] else 0
         width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
         p.out["moe_shared"] = (c["shared_experts"] * terms.mlp(d_ffn, width, gated) + gate) * tokens
-        if gate:  # D -> 1: its input gradient contracts nothing
+        if gate:  # D -> 1: its input gradient contracts nothing, and no remat policy name covers it
             p.single["moe_shared"] = gate * tokens
+            if hardware:
+                p.unnamed["moe_shared"] = gate * tokens
         if not gate and not post_norm:
             p.tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
 
@@ -556,12 +574,13 @@ def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fr
     if component == "qkv_proj" and "qkv" in saved:
         return unnamed
     if component == "out_proj" and "out" in saved:
-        return 0
+        return unnamed
     if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
-        return qk
+        return qk + unnamed
     if component in ("mlp", "moe_routed", "moe_shared") and saved & {"mlpwi", "mlpwo"}:
-        wi = forward * wi_share
-        return (0 if "mlpwi" in saved else wi) + (0 if "mlpwo" in saved else forward - wi - tail)
+        named = forward - unnamed
+        wi = named * wi_share
+        return unnamed + (0 if "mlpwi" in saved else wi) + (0 if "mlpwo" in saved else named - wi - tail)
     return forward - tail
 
 

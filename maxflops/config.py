@@ -245,6 +245,11 @@ SCHEMA: dict[str, Field] = {
                                      "remat_skip_layers (MaxText's scanned DeepSeek-V4 block: an HCA and a CSA "
                                      "layer). Inside a unit each layer's output feeds the next, so only the unit's "
                                      "last layer keeps its tail unrecomputed.", minimum=1),
+    "qkv_norms": _f("none", str, "Hardware, train: norms on the projected q and k ('qk': Qwen3, Gemma 3, OLMo 3) or "
+                                 "q, k and v ('qkv': Gemma 4) before the names a remat policy saves: the norms' "
+                                 "backward needs the projections' outputs, so those projections are recomputed "
+                                 "even when q, k and v are saved (a q projection fused with an output gate is, "
+                                 "always).", choices=("none", "qk", "qkv")),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
     "packed_kernel": _f("varlen", str, "Hardware for packed documents (segment_lengths): 'varlen' kernels run each "

@@ -244,3 +244,16 @@ def test_remat_block_layers_recompute_the_tail_inside_a_unit():
     skip = maxflops.count(cfg, remat_policy="full", remat_skip_layers=1).hardware_flops
     assert maxflops.count(cfg, remat_policy="full", remat_skip_layers=1, remat_block_layers=2).hardware_flops == \
         skip + down
+
+
+def test_normed_projections_are_recomputed_even_when_saved():
+    """q and k normed after their projections (qkv_norms='qk'): a policy that saves q, k and v still recomputes
+    those projections, 2*64*64 and 2*64*32 per token in each of the four layers; 'qkv' adds v's 2*64*32."""
+    cfg = maxflops.model_config(**SMALL, max_target_length=24)
+    saved = maxflops.count(cfg, remat_policy="save_qkv_proj").hardware_flops
+    q, kv = 2 * 64 * 64 * 24, 2 * 64 * 32 * 24
+    assert maxflops.count(cfg, remat_policy="save_qkv_proj", qkv_norms="qk").hardware_flops == saved + 4 * (q + kv)
+    assert maxflops.count(cfg, remat_policy="save_qkv_proj", qkv_norms="qkv").hardware_flops == \
+        saved + 4 * (q + 2 * kv)
+    assert maxflops.count(cfg, remat_policy="full", qkv_norms="qkv").hardware_flops == \
+        maxflops.count(cfg, remat_policy="full").hardware_flops

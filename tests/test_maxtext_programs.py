@@ -26,7 +26,6 @@ CASES = DATA["cases"]
 # Code paths the engine does not price yet, and the not_priced entry that says so.
 NOT_PRICED = {
     "dsa_warmup_no_loss": "trains nothing",
-    "qwen3_next_remat_minimal": "remat_policy='minimal'",
 }
 
 
@@ -93,6 +92,7 @@ def test_the_knobs_matter():
         dict(remat_skip_layers=0), dict(remat_block_layers=1), dict(outer_product_grads="matmul"))]
     checks += [("qwen3_next_two_cycles", undo) for undo in (
         dict(gdn_conv_impl="valid"), dict(conv_weight_grad="grouped"), dict(outer_product_grads="matmul"))]
+    checks += [("qwen3_next_remat_save_qkv_proj", dict(qkv_norms="none"))]
     prefill = {"qwen3_next": dict(gdn_impl="recurrent")}
     for name, undo in checks:
         assert breakdown(name, **undo).hardware_flops != CASES[name]["train_step_matmul_flops"], name

@@ -160,8 +160,13 @@ def test_implementation_keys_set_the_hardware_knobs():
     assert minimal.remat_policy == "minimal" and not any("remat_policy" in p for p in minimal.not_priced)
     mla = from_maxtext({**full_keys("deepseek3-671b"), "remat_policy": "minimal"})  # MLA: checked too
     assert mla.remat_policy == "minimal" and not any("remat_policy" in p for p in mla.not_priced)
-    gdn = from_maxtext({**full_keys("qwen3-next-80b-a3b"), "remat_policy": "minimal"})  # GDN: not checked yet
-    assert any("remat_policy='minimal'" in p for p in gdn.not_priced)
+    gdn = from_maxtext({**full_keys("qwen3-next-80b-a3b"), "remat_policy": "minimal"})  # GDN: checked too
+    assert gdn.remat_policy == "minimal" and gdn.qkv_norms == "qk" and not any("remat_policy" in p for p in
+                                                                                gdn.not_priced)
+    v4 = from_maxtext({**full_keys("deepseek4-284b"), "remat_policy": "minimal"})  # compressed: not checked yet
+    assert any("remat_policy='minimal'" in p for p in v4.not_priced)
+    assert from_maxtext({**full_keys("qwen3-8b"), "use_qk_norm": True}).qkv_norms == "qk"
+    assert from_maxtext({**full_keys("qwen3-8b"), "use_qk_norm": False}).qkv_norms == "none"
 
 
 def test_a_partial_count_never_looks_whole():

@@ -45,6 +45,7 @@ BASE: dict = {
     "attention": "autoselected", "sparse_matmul": True, "megablox": True, "capacity_factor": -1.0,
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
     "indexer_sparse_training": False, "gdn_chunk_size": 64, "use_mla_absorbed_mqa": False, "use_post_ffw_norm": False,
+    "use_qk_norm": False,
 }
 
 MODEL_KEYS = frozenset("""
@@ -67,7 +68,7 @@ MODEL_KEYS = frozenset("""
 
 IMPLEMENTATION_KEYS = frozenset("""
     attention sparse_matmul megablox capacity_factor remat_policy scan_layers sa_block_q sa_block_kv
-    indexer_sparse_training gdn_chunk_size use_mla_absorbed_mqa use_post_ffw_norm
+    indexer_sparse_training gdn_chunk_size use_mla_absorbed_mqa use_post_ffw_norm use_qk_norm
 """.split())
 
 
@@ -241,7 +242,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     use_chat_template use_chunked_prefill use_csa_streamindex_kernel use_custom_sort_vjp use_gather_mosaic_kernel
     use_gmm_v2 use_gmm_v2_heuristic_tiling use_grpo use_iota_embed use_jax_splash use_lineage
     use_manual_quantization use_max_logit_estimate use_mhc_pallas_kernel use_mrope use_post_attn_norm
-    use_qk_clip use_qk_norm use_qk_norm_in_gdn use_qwix_quantization use_ragged_attention
+    use_qk_clip use_qk_norm_in_gdn use_qwix_quantization use_ragged_attention
     use_ragged_sort use_raiden_ffi use_random_routing use_replicator_service use_ring_of_experts
     use_sequential_layers use_sft use_sliced_mla_proj use_splash_scheduler use_standalone_converter
     use_stream_chunking use_tokamax_gmm use_tokamax_splash use_truncation use_tunix_gradient_accumulation

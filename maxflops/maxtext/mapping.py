@@ -40,6 +40,7 @@ class Block:
     pattern_by_model: tuple = ()  # (model_name, pattern): the model code picks the pattern by name
     vision: str = ""  # the vision encoder MaxText's function counts with use_multimodal (VISION)
     post_ffn_norm: str = ""  # "always" (the model code norms the FFN output), "key" (use_post_ffw_norm decides)
+    qkv_norms: str = ""  # norms on the projected q, k (v): "qk", "qkv", "key" (use_qk_norm decides: "qk" or none)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     compressed: bool = False  # DeepSeek-V4: compress_ratios per layer, grouped low-rank output, mHC hyper head
@@ -51,30 +52,34 @@ class Block:
 # gpt_oss local first, olmo3 3 sliding : 1 global, gemma2 a local and a global block per MaxText layer.
 BLOCKS: dict[str, Block] = {
     "llama2": Block("G"), "mistral": Block("G"), "mixtral": Block("G"), "gemma": Block("G"),
-    "qwen2": Block("G"), "qwen3": Block("G"), "qwen3_moe": Block("G"), "gpt3": Block("G"),
+    "qwen2": Block("G", qkv_norms="key"), "qwen3": Block("G", qkv_norms="key"),
+    "qwen3_moe": Block("G", qkv_norms="key"), "gpt3": Block("G"),
     # deepseek: Engram blocks and mHC streams are optional; MaxText's function leaves mHC out for this block.
     "deepseek": Block("G", dense_prefix=True, shared=True, engram_mhc=True, maxtext_quirks=(("mhc_flops", False),)),
     "gemma2": Block("LG", layer_pairs=True, post_ffn_norm="always"),
-    "gemma3": Block("LLLLLG", vision="gemma3", post_ffn_norm="always"),
+    "gemma3": Block("LLLLLG", vision="gemma3", post_ffn_norm="always", qkv_norms="qk"),
     "gpt_oss": Block("LG"),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
-    "olmo3": Block("LLLG", maxtext_quirks=(("window_pairs", "global"),)),
-    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4"),
-    "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True),
-    "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, note="run as qwen3-next"),
+    "olmo3": Block("LLLG", qkv_norms="key", maxtext_quirks=(("window_pairs", "global"),)),
+    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key"),
+    "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk"),
+    "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk",
+                     note="run as qwen3-next"),
     # envy: dense and MoE layers alternate (interleave_moe_layer_step); MaxText's function charges MoE on every
     # layer, as for any block it has no dense/MoE rule for.
     # gemma4: layer i is global iff i % 6 == 5, with its own head width and KV heads, K reused as V; the shared
     # expert (sized by mlp_dim) runs beside the routed ones on every layer.
     # qwen3_custom_moe: attention projects to attention_output_dim, the MoE runs on that latent, an up-projection
     # returns to emb_dim (one residual per layer).
-    "qwen3_custom_moe": Block("G", latent_ffn=True),
-    "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim", post_ffn_norm="key"),
+    "qwen3_custom_moe": Block("G", latent_ffn=True, qkv_norms="key"),
+    "gemma4": Block("LLLLLG", shared=True, global_widths=True, shared_width="mlp_dim", post_ffn_norm="key",
+                    qkv_norms="qkv"),
     # gemma4_small (E2B/E4B): gemma4_small.build_layer_types picks 4 local : 1 global for gemma4-e2b, else 5 : 1;
     # the last num_kv_shared_layers layers reuse K/V (E2B's run a double-wide MLP); per-layer embeddings.
-    "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True, post_ffn_norm="key",
+    "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True, post_ffn_norm="key", qkv_norms="qkv",
                           pattern_by_model=(("gemma4-e2b", "LLLLG"),)),
-    "envy": Block("G", interleave=True, post_ffn_norm="key", maxtext_quirks=(("ffn_all_moe", True),)),
+    "envy": Block("G", interleave=True, post_ffn_norm="key", qkv_norms="key",
+                  maxtext_quirks=(("ffn_all_moe", True),)),
     # deepseek4: attention_type 'compressed'; compress_ratios gives each layer's ratio (0 sliding window, 4 CSA,
     # above 4 HCA); every layer MoE with a shared expert; mHC streams collapsed by a hyper head. MaxText's function
     # counts the window as T*W - W^2/2 (also when T < W), files the indexer's projections under attention, never
@@ -98,9 +103,9 @@ INDEXER = (("use_indexer", "use_sparse_indexer", "use_sparse_indexer"),
            ("indexer_topk", "index_topk", "index_topk"))
 
 # MaxText remat policies (its 'none' in a scanned decoder is jax.checkpoint with no policy: full remat). Those
-# that save names are priced for GQA, MLA and DSA attention layers with a dense or MoE FFN (experts carry the MLP's
-# names; MLA's latents carry none); gated-delta-net and compressed layers are not yet checked against MaxText's
-# program.
+# that save names are priced for GQA, MLA, DSA and gated-delta-net layers with a dense or MoE FFN (experts carry
+# the MLP's names; MLA's latents, the gated delta net's projections and a shared expert's gate carry none; q and k
+# normed after their projection are recomputed); compressed layers are not yet checked against MaxText's program.
 REMAT_SIMPLE = {"full": "full", "none": "full"}
 
 GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim", "gdn_conv_kernel_dim")
@@ -487,6 +492,10 @@ def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
 def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
     base = K.BASE
+    if spec.qkv_norms == "key":
+        o["qkv_norms"] = "qk" if r.bool("use_qk_norm", base["use_qk_norm"], record=False) else "none"
+    elif spec.qkv_norms:
+        o["qkv_norms"] = spec.qkv_norms
     if spec.post_ffn_norm == "always":
         o["post_ffn_norm"] = True
     elif spec.post_ffn_norm == "key":
@@ -522,7 +531,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     remat = r.str("remat_policy", base["remat_policy"], record=False)
     scanned = r.bool("scan_layers", base["scan_layers"], record=False)
     # named policies are checked against MaxText's programs for GQA, MLA and DSA layers with a dense or MoE FFN
-    plain = o["attention_type"] in ("global", "mla") and "D" not in o["attention_layer_pattern"]
+    plain = o["attention_type"] in ("global", "mla")
     if remat == "none" and not scanned:
         o["remat_policy"] = "none"  # the unscanned decoder applies no checkpoint at all
     elif remat in REMAT_SIMPLE:
