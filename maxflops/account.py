@@ -74,6 +74,11 @@ def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
     if mixer == DSA:
         if c["dsa_impl"] == "dense":  # the full square with the top-k mask
             return _dense_pairs(seqs, decode)
+        if c["dsa_impl"] == "blocked":  # a dynamic-mask tile kernel: every causally visible tile (an upper bound)
+            bq, bkv = c["attention_block_q"], c["attention_block_kv"]
+            if decode:
+                return seqs.sum_scalar(lambda kv: masks.blocked_decode(GLOBAL, 0, kv, bkv))
+            return seqs.sum(lambda L: masks.blocked(GLOBAL, 0, L, bq, bkv))
         if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
             if decode:
                 return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))

@@ -221,8 +221,13 @@ SCHEMA: dict[str, Field] = {
     "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
                                  "min(L, K) gathered keys for every query of a length-L sequence, early "
                                  "queries too (the extra keys masked); 'dense' the full L x L square with the "
-                                 "top-k mask (MaxText's dot_product path, eager Hugging Face models).",
-                   choices=("ideal", "gather_k", "dense")),
+                                 "top-k mask (MaxText's dot_product path, eager Hugging Face models); 'blocked' "
+                                 "splash attention with the top-k as a dynamic mask (MaxText's flash path on TPU): "
+                                 "the attention_block_q x attention_block_kv tiles holding a selected key, taken "
+                                 "as every causally visible tile, which assumes a tile's queries together select "
+                                 "keys in every key tile they see (an upper bound; exact once top-k covers the "
+                                 "visible keys, and likely when block_q x K keys spread over L / block_kv tiles).",
+                   choices=("ideal", "gather_k", "dense", "blocked")),
     "remat_policy": _f("none", str, "Rematerialization of every decoder layer (and MTP module, see remat_mtp): the "
                                     "backward pass recomputes the layer's forward matmuls except those whose "
                                     "outputs are only added into the layer output (FFN down projections of the "

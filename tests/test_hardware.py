@@ -252,3 +252,22 @@ def test_chunked_gated_delta_net_and_its_conv_gradients_by_hand():
     assert pre_padded == conv + 2 * 64 * 3 * 10 + conv  # input gradient: every tap of every token
     dense = maxflops.count(cfg, conv_weight_grad="dense").hardware_components["gdn_conv"]
     assert dense == conv + conv + 64 * conv  # weight gradient: every pair of channels
+
+
+@pytest.mark.parametrize("bq, bkv", [(4, 4), (8, 3), (5, 7)])
+def test_dsa_blocked_prices_every_visible_tile_of_the_dynamic_mask(bq, bkv):
+    """dsa_impl='blocked' (splash with the top-k as a dynamic mask) takes every causally visible tile; checked against
+    an enumeration of the tiles of the causal mask, and against the tiles of a random top-k mask (a lower bound)."""
+    ideal = hw(MLA, mode="prefill")
+    blocked = hw(MLA, mode="prefill", dsa_impl="blocked", attention_block_q=bq, attention_block_kv=bkv)
+    per_pair, L, B, K = 4 * (2 * 10 + 2 * 6), 24, 2, 5
+    tiles = brute_tiles("global", L, 0, bq, bkv)
+    extra = 2 * B * per_pair * (tiles - sum(min(i + 1, K) for i in range(L)))  # two layers
+    assert blocked.hardware_components["core_attention"] - ideal.hardware_components["core_attention"] == extra
+    rng = np.random.default_rng(bq * 10 + bkv)
+    topk = np.zeros((L, L), bool)
+    for i in range(L):
+        topk[i, rng.choice(i + 1, size=min(i + 1, K), replace=False)] = True
+    touched = sum(topk[a:a + bq, b:b + bkv].size for a in range(0, L, bq) for b in range(0, L, bkv)
+                  if topk[a:a + bq, b:b + bkv].any())
+    assert touched <= tiles

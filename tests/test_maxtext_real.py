@@ -163,6 +163,8 @@ def test_implementation_keys_set_the_hardware_knobs():
     gdn = from_maxtext({**full_keys("qwen3-next-80b-a3b"), "remat_policy": "minimal"})  # GDN: checked too
     assert gdn.remat_policy == "minimal" and gdn.qkv_norms == "qk" and not any("remat_policy" in p for p in
                                                                                 gdn.not_priced)
+    splash = from_maxtext({**full_keys("deepseek3.2-671b"), "attention": "flash"})  # the top-k as a dynamic mask
+    assert splash.dsa_impl == "blocked" and any("upper bound" in p for p in splash.not_priced)
     v4 = from_maxtext({**full_keys("deepseek4-284b"), "remat_policy": "minimal"})  # compressed: not checked yet
     assert any("remat_policy='minimal'" in p for p in v4.not_priced)
     assert from_maxtext({**full_keys("qwen3-8b"), "use_qk_norm": True}).qkv_norms == "qk"

@@ -510,8 +510,14 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
         o["attention_block_q"] = r.int("sa_block_q", base["sa_block_q"], minimum=1, record=False)
         o["attention_block_kv"] = r.int("sa_block_kv", base["sa_block_kv"], minimum=1, record=False)
         o["flash_backward_recompute"] = True
-        if o.get("use_sparse_indexer"):
-            not_priced.append("hardware: attention='flash' with the DSA top-k mask (priced as the ideal top-k pairs)")
+        if o.get("use_sparse_indexer") and o["attention_type"] == "mla":
+            # tokamax's dynamic-mask splash over the top-k mask: the tiles holding a selected key
+            o["dsa_impl"] = "blocked"
+            not_priced.append("hardware: the DSA top-k mask's splash tiles are priced as every causally visible tile "
+                              "(an upper bound: the kernel skips tiles where no query of the tile selected a key)")
+        elif o.get("use_sparse_indexer"):
+            not_priced.append("hardware: attention='flash' with compressed attention's top-k mask (priced as the "
+                              "ideal attended blocks)")
     else:
         not_priced.append(f"hardware: attention={attention!r} picks its kernel on the device (priced as the ideal "
                           "attended pairs)")
