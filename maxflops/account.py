@@ -373,6 +373,9 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
         _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_ffn)
     else:
         p.out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
+    if hardware and c["moe_router_scale"] == "input" and not post_norm:  # the experts' outputs are only summed
+        p.tail["moe_routed"] = Fraction(p.out["moe_routed"]) * terms.mlp_down(d_ffn, c["moe_mlp_dim"]) / \
+            per_expert_token
     if c["shared_experts"]:
         gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["shared_expert_gate_flops"] else 0
         width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
@@ -397,6 +400,8 @@ def _hardware_moe(p: _Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) 
             p.out["moe_weighted_sum"] = p.single["moe_weighted_sum"] = 2 * E * d_ffn * tokens
             if not c["post_ffn_norm"]:
                 p.tail["moe_weighted_sum"] = p.out["moe_weighted_sum"]
+            if c["moe_router_scale"] == "input":  # constant one-hot weights: no gradient for them
+                p.grad_extra["moe_weighted_sum"] = -p.out["moe_weighted_sum"]
         return
     # capacity: per dispatch group every expert runs C slots, dispatched and combined one-hot
     group, groups = _dispatch_groups(c, seqs, decode)

@@ -213,6 +213,12 @@ SCHEMA: dict[str, Field] = {
                                       "capacity form's dispatch and combine (2*S*E*C*D each per group of S), the "
                                       "dense form's router-weighted sum over experts (2*E*D per token).",
                        choices=("gather", "einsum")),
+    "moe_router_scale": _f("output", str, "Hardware, train: what the router's weights scale in a routed expert: its "
+                                          "'output' (the weights' gradient needs the expert's output, so remat "
+                                          "recomputes its down projection) or its 'input' (Llama 4: the down "
+                                          "projection's output is only summed, a tail, and the dense path's combine "
+                                          "sums with constant weights that take no gradient).",
+                           choices=("output", "input")),
     "capacity_rule": _f("ceil", str, "Slots per expert of moe_impl='capacity': 'ceil' ceil(cf * group * k / E); "
                                      "'maxtext' MaxText's int(max(ceil(group * k / E) * cf, cf)).",
                         choices=("ceil", "maxtext")),

@@ -271,3 +271,19 @@ def test_dsa_blocked_prices_every_visible_tile_of_the_dynamic_mask(bq, bkv):
     touched = sum(topk[a:a + bq, b:b + bkv].size for a in range(0, L, bq) for b in range(0, L, bkv)
                   if topk[a:a + bq, b:b + bkv].any())
     assert touched <= tiles
+
+
+def test_router_weights_on_the_expert_input():
+    """moe_router_scale='input' (Llama 4): the routed experts' down projections (2 experts x 2*16*64 per token, two
+    layers, 48 tokens) are only summed, so full remat skips them; the dense path's combine takes constant weights,
+    so its backward is the one outer product (a matmul as issued, nothing once XLA drops it)."""
+    moe = dict(SMALL, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=16)
+    out = hw(moe, remat_policy="full").hardware_flops
+    down = 2 * 2 * 16 * 64 * 48 * 2
+    assert hw(moe, remat_policy="full", moe_router_scale="input").hardware_flops == out - down
+    combine = 2 * 4 * 64 * 48 * 2  # 2*E*D per token, two layers
+    dense = dict(moe, moe_impl="dense", moe_dispatch="einsum")
+    for grads, backward in (("matmul", 1), ("elementwise", 0)):
+        a = hw(dense, outer_product_grads=grads).hardware_components["moe_weighted_sum"]
+        b = hw(dense, outer_product_grads=grads, moe_router_scale="input").hardware_components["moe_weighted_sum"]
+        assert (a, b) == (combine * (3 - (1 - backward)), combine * (1 + backward))

@@ -41,6 +41,8 @@ class Block:
     vision: str = ""  # the vision encoder MaxText's function counts with use_multimodal (VISION)
     post_ffn_norm: str = ""  # "always" (the model code norms the FFN output), "key" (use_post_ffw_norm decides)
     qkv_norms: str = ""  # norms on the projected q, k (v): "qk", "qkv", "key" (use_qk_norm decides: "qk" or none)
+    cycle_remat: bool = False  # a scanned block of inhomogeneous_layer_cycle_interval layers is one remat unit
+    router_on_input: bool = False  # the router's weights scale the routed experts' input (llama4)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
     compressed: bool = False  # DeepSeek-V4: compress_ratios per layer, grouped low-rank output, mHC hyper head
@@ -61,7 +63,8 @@ BLOCKS: dict[str, Block] = {
     "gpt_oss": Block("LG"),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
     "olmo3": Block("LLLG", qkv_norms="key", maxtext_quirks=(("window_pairs", "global"),)),
-    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key"),
+    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key",
+                    cycle_remat=True, router_on_input=True),
     "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk"),
     "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk",
                      note="run as qwen3-next"),
@@ -475,7 +478,6 @@ def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
         # llama4.py: layer l is NoPE (global) iff nope_layer_interval > 0 and (l+1) % interval == 0; the RoPE
         # layers run chunked attention.
         interval = r.int("nope_layer_interval", K.BASE["nope_layer_interval"], minimum=None, record=False)
-        r.ignore("inhomogeneous_layer_cycle_interval", cycle)
         return "C" * (interval - 1) + "G" if interval > 0 else "C"
     if spec.pattern_from == "inhomogeneous_layer_cycle_interval":
         # decoders.py / qwen3.py: layer l is full attention iff (l+1) % inhomogeneous_layer_cycle_interval == 0,
@@ -536,6 +538,13 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
             r.ignore(key, "unused: no MoE layers")
     remat = r.str("remat_policy", base["remat_policy"], record=False)
     scanned = r.bool("scan_layers", base["scan_layers"], record=False)
+    if spec.cycle_remat:  # llama4.py: a scanned block holds a layer cycle and is rematerialized whole
+        cycle = r.int("inhomogeneous_layer_cycle_interval", base["inhomogeneous_layer_cycle_interval"], minimum=1,
+                      record=False)
+        if scanned:
+            o["remat_block_layers"] = cycle
+    if spec.router_on_input:  # moe.py: the sigmoid router scores scale the tokens entering the experts
+        o["moe_router_scale"] = "input"
     # named policies are checked against MaxText's programs for GQA, MLA and DSA layers with a dense or MoE FFN
     plain = o["attention_type"] in ("global", "mla")
     if remat == "none" and not scanned:
