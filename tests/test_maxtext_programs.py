@@ -93,7 +93,8 @@ def test_the_knobs_matter():
     checks += [("qwen3_next_two_cycles", undo) for undo in (
         dict(gdn_conv_impl="valid"), dict(conv_weight_grad="grouped"), dict(outer_product_grads="matmul"))]
     checks += [("qwen3_next_remat_save_qkv_proj", dict(qkv_norms="none"))]
-    checks += [("llama4", dict(moe_router_scale="output")), ("llama4", dict(remat_block_layers=1))]
+    checks += [("llama4", dict(moe_router_scale="output")), ("llama4", dict(remat_block_layers=1)),
+               ("envy", dict(remat_block_layers=1))]
     prefill = {"qwen3_next": dict(gdn_impl="recurrent")}
     for name, undo in checks:
         assert breakdown(name, **undo).hardware_flops != CASES[name]["train_step_matmul_flops"], name
@@ -133,3 +134,12 @@ def test_warmup_programs_outside_the_checked_layout_say_so():
     mtp = from_maxtext({**keys, "mtp_num_layers": 1})
     assert any("MTP modules in the DSA warm-up" in p for p in maxflops.count(mtp).not_priced)
     assert from_maxtext(keys)["indexer_stage"] == "warmup"
+
+
+def test_a_scanned_cycle_that_does_not_hold_the_pattern_is_refused():
+    """MaxText's scanned llama4 and envy give each layer its kind by its place in a block of
+    inhomogeneous_layer_cycle_interval layers: with a cycle of 1 and MoE every second layer it builds no MoE layer."""
+    keys = {**BASE, **CASES["envy"]["keys"], "inhomogeneous_layer_cycle_interval": 1}
+    with pytest.raises(ValueError, match="inhomogeneous_layer_cycle_interval.*interleave_moe_layer_step=2"):
+        from_maxtext(keys)
+    assert from_maxtext({**keys, "scan_layers": False}).interleave_moe_layer_step == 2

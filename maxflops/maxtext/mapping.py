@@ -41,7 +41,8 @@ class Block:
     vision: str = ""  # the vision encoder MaxText's function counts with use_multimodal (VISION)
     post_ffn_norm: str = ""  # "always" (the model code norms the FFN output), "key" (use_post_ffw_norm decides)
     qkv_norms: str = ""  # norms on the projected q, k (v): "qk", "qkv", "key" (use_qk_norm decides: "qk" or none)
-    cycle_remat: bool = False  # a scanned block of inhomogeneous_layer_cycle_interval layers is one remat unit
+    cycle_remat: bool = False  # a scanned block of inhomogeneous_layer_cycle_interval layers is one remat unit, its
+    # layers' kinds (MoE, NoPE) set by their place in the block
     router_on_input: bool = False  # the router's weights scale the routed experts' input (llama4)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
@@ -62,7 +63,7 @@ BLOCKS: dict[str, Block] = {
     "gemma3": Block("LLLLLG", vision="gemma3", post_ffn_norm="always", qkv_norms="qk"),
     "gpt_oss": Block("LG"),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
-    "olmo3": Block("LLLG", qkv_norms="key", maxtext_quirks=(("window_pairs", "global"),)),
+    "olmo3": Block("LLLG", qkv_norms="key", post_ffn_norm="always", maxtext_quirks=(("window_pairs", "global"),)),
     "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key",
                     cycle_remat=True, router_on_input=True),
     "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk"),
@@ -81,7 +82,7 @@ BLOCKS: dict[str, Block] = {
     # the last num_kv_shared_layers layers reuse K/V (E2B's run a double-wide MLP); per-layer embeddings.
     "gemma4_small": Block("LLLLLG", global_widths=True, kv_sharing=True, post_ffn_norm="key", qkv_norms="qkv",
                           pattern_by_model=(("gemma4-e2b", "LLLLG"),)),
-    "envy": Block("G", interleave=True, post_ffn_norm="key", qkv_norms="key",
+    "envy": Block("G", interleave=True, post_ffn_norm="key", qkv_norms="key", cycle_remat=True,
                   maxtext_quirks=(("ffn_all_moe", True),)),
     # deepseek4: attention_type 'compressed'; compress_ratios gives each layer's ratio (0 sliding window, 4 CSA,
     # above 4 HCA); every layer MoE with a shared expert; mHC streams collapsed by a hyper head. MaxText's function
@@ -543,6 +544,15 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
                       record=False)
         if scanned:
             o["remat_block_layers"] = cycle
+            steps = [("interleave_moe_layer_step", o.get("interleave_moe_layer_step", 1))]
+            if spec.pattern_from == "nope_layer_interval":
+                steps.append(("nope_layer_interval", max(len(o["attention_layer_pattern"]), 1)))
+            for key, step in steps:
+                if cycle % step:
+                    raise r.fail("inhomogeneous_layer_cycle_interval", "MaxText's scanned decoder picks each "
+                                 "layer's kind by its place in a block of this many layers, so "
+                                 f"{key}={step} must divide it (else its layers are not the ones the keys describe); "
+                                 "set a multiple, or scan_layers=False", cycle)
     if spec.router_on_input:  # moe.py: the sigmoid router scores scale the tokens entering the experts
         o["moe_router_scale"] = "input"
     # named policies are checked against MaxText's programs for GQA, MLA and DSA layers with a dense or MoE FFN
