@@ -5,6 +5,7 @@ attention FLOPs, per component and per layer, for training, prefill and decode.
     cfg = maxflops.load_config("deepseek3.2-671b", per_device_batch_size=4, max_target_length=4096)
     b = maxflops.count(cfg)                        # or count(cfg, segment_lengths=[...]) for packed batches
     b.total, b.learnable_weight, b.attention, b.components, b.layers
+    maxflops.decode_traffic(cfg, decode_kv_length=8192).total   # HBM bytes of one decode step
 
 This package imports neither jax nor numpy nor ml_collections at import time; ``maxflops.xla`` and
 ``maxflops.bench`` use jax.
@@ -16,8 +17,9 @@ from .config import SCHEMA, CONVENTIONS, available_models, model_config
 from .load import load_config
 from .maxtext import calculate_tflops_training_per_device
 from .reporter import StepReporter, StepStats, segment_lengths_from_ids
+from .traffic import Traffic, decode_traffic
 
 __all__ = ["count", "sweep", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
            "model_config", "calculate_tflops_training_per_device", "StepReporter", "StepStats",
-           "segment_lengths_from_ids"]
+           "segment_lengths_from_ids", "Traffic", "decode_traffic"]
 __version__ = "0.1.0"

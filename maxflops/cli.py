@@ -251,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     from .account import count
     from .config import available_models, validate
     from .report import text_report
+    from .traffic import decode_traffic
 
     argv = list(sys.argv if argv is None else argv)
     if any(a in ("-h", "--help", "--helpfull") for a in argv[1:]):
@@ -270,13 +271,15 @@ def main(argv: list[str] | None = None) -> int:
         fv = _parse(argv)
         resolved = validate(fv.config, given=given_keys(argv))
         b = count(resolved)
+        traffic = decode_traffic(resolved) if b.mode == "decode" else None
     except (UsageError, ValueError, TypeError, OSError) as e:
         print(f"maxflops: error: {one_line(e)}", file=sys.stderr)
         return 2
     if fv.json:
-        print(json.dumps({"config": resolved, **b.to_dict()}, indent=1, default=list))
+        extra = {"decode_traffic": traffic.to_dict()} if traffic is not None else {}
+        print(json.dumps({"config": resolved, **b.to_dict(), **extra}, indent=1, default=list))
     else:
-        print(text_report(b, resolved))
+        print(text_report(b, resolved, traffic))
     return 0
 
 

@@ -399,6 +399,14 @@ SCHEMA: dict[str, Field] = {
     "make_vocab_size_divisible_by": _f(1, int, "The output head is padded to a multiple of this x "
                                                "tensor_parallel_size: hardware FLOPs compute the padding.",
                                        minimum=1),
+    # --- memory traffic of a decode step (maxflops.decode_traffic): bytes per element ----------------------------
+    "weight_bytes": _f(2, int, "Bytes per weight element read from HBM (2: bfloat16; 1: int8/fp8).", minimum=1),
+    "kv_cache_bytes": _f(2, int, "Bytes per KV-cache element (keys, values, MLA's latent, compressed blocks).",
+                         minimum=1),
+    "index_cache_bytes": _f(2, int, "Bytes per cached DSA/CSA indexer key element (DeepSeek-V3.2 keeps them in "
+                                    "fp8: 1).", minimum=1),
+    "state_bytes": _f(4, int, "Bytes per element of the gated delta net's recurrent state and conv window.",
+                      minimum=1),
     "tensor_parallel_size": _f(1, int, "Tensor parallel degree; only used to pad the vocab.", minimum=1),
     "padded_vocab_in_model_flops": _f(False, bool, "Megatron: model FLOPs use the padded vocab (divisor 128 "
                                                    "unless make_vocab_size_divisible_by is set)."),

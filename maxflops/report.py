@@ -50,7 +50,7 @@ def _describe(row) -> str:
     return f"{mixer}, {'MoE' if row.ffn == 'moe' else 'dense'} FFN"
 
 
-def text_report(b: Breakdown, config=None) -> str:
+def text_report(b: Breakdown, config=None, traffic=None) -> str:
     tok = b.tokens
     lines = []
     title = f"maxflops: {b.model_name}, mode={b.mode}, convention={b.convention}"
@@ -95,6 +95,14 @@ def text_report(b: Breakdown, config=None) -> str:
                      f"(what the kernels execute: {_impl_knobs(config)})")
     else:
         lines.append(f"Hardware FLOPs equal model FLOPs ({_impl_knobs(config)})")
+    if traffic is not None:
+        t = traffic.components
+        parts = [f"{label} {t[key] / 1e9:,.3f}" for key, label in (
+            ("weights", "weights"), ("kv_read", "KV read"), ("kv_write", "KV written"), ("index_read", "index keys read"),
+            ("index_write", "index keys written"), ("state", "recurrent state"), ("embeddings", "embedding rows"))
+            if t[key]]
+        lines.append(f"HBM GB per device per step: {traffic.total / 1e9:,.3f} ({', '.join(parts)}); "
+                     f"{b.hardware_flops / traffic.total:,.1f} hardware FLOPs per byte")
     return "\n".join(lines)
 
 

@@ -1,0 +1,153 @@
+"""HBM bytes of a decode step: the memory side of the step that is bound by memory, not FLOPs.
+
+One decode step adds a token to every sequence. Its compulsory HBM traffic, per device, with each tensor read or
+written once (``decode_traffic``):
+
+- ``weights``: every weight the step multiplies by, read once for the whole batch (``weight_bytes`` each): the
+  projections, the FFN, the output head; for routed experts, the experts the batch reaches, taken as
+  min(num_experts, new tokens x num_experts_per_tok) (an upper bound: the tokens pick distinct experts), or all
+  of them where ``moe_impl`` runs every expert; plus the embedding rows of the new tokens;
+- ``kv_read``: the cache entries each new token attends, its own included (kernels write it first): keys and values
+  of GQA heads, MLA's latent (kv_lora + rope), DSA's top-k latent entries, DeepSeek-V4's window entries and
+  compressed blocks (``kv_cache_bytes`` each);
+- ``kv_write``: the new token's entry (no K/V for KV-shared layers), and a compressed block when one completes;
+- ``index_read`` / ``index_write``: the DSA and CSA indexer's keys (``index_cache_bytes``): every cached key of a
+  layer that computes its own top-k is scored;
+- ``state``: the gated delta net's recurrent state and conv window, read and written (``state_bytes``).
+
+Activations that stay in on-chip memory are not HBM traffic and are left out. The widths follow the hardware view
+(exact knobs), as the kernels run. The figures are for one device holding the whole model, like the FLOPs: divide
+the weights by your model-parallel degree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping, Sequence
+
+from . import masks, terms
+from .plan import COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind
+
+# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
+WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "indexer_proj", "compressor",
+                            "layer_up_proj", "per_layer_emb", "engram_proj"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Traffic:
+    """Compulsory HBM bytes of one decode step, per device, by component (Python ints)."""
+
+    model_name: str
+    sequences: int
+    components: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.components.values())
+
+    def to_dict(self) -> dict:
+        return {"model_name": self.model_name, "sequences": self.sequences, "total": self.total,
+                "components": dict(self.components)}
+
+
+def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Traffic:
+    """HBM bytes of one decode step of ``config`` (see the module doc). ``segment_lengths`` gives each sequence's
+    KV-cache length, as in ``count``; without it, ``per_device_batch_size`` sequences of ``decode_kv_length``."""
+    from .account import _from_foreign, _key, _plan_of, _planned, _with_overrides, hardware_view
+    from .sequences import Packed, Uniform, as_lengths, batch
+
+    if not isinstance(getattr(config, "_fields", None), dict):
+        config = _from_foreign(config)
+    key = _key(config)
+    given = {**overrides, "mode": "decode"}
+    c, _ = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in given.items())))
+    hw = hardware_view(c)
+    plan = _plan_of(hw)
+    seqs = Packed(as_lengths(segment_lengths, hw)) if segment_lengths is not None else \
+        Uniform(hw["decode_kv_length"], batch(hw))
+    out = dict.fromkeys(("weights", "kv_read", "kv_write", "index_read", "index_write", "state"), 0)
+    for kind, rows in zip(plan.kinds, plan.multiplicity):
+        for name, value in _layer(kind, hw, seqs).items():
+            out[name] += value * rows
+    d, wb = hw["emb_dim"], hw["weight_bytes"]
+    out["weights"] += terms.logits(d, terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"],
+                                                         hw["tensor_parallel_size"])) // 2 * wb
+    if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
+        out["weights"] += terms.mhc_head(hw["mhc_expansion_rate"], d) // 2 * wb
+    if hw["per_layer_input_dim"]:
+        out["weights"] += terms.ple_global(d, hw["num_decoder_layers"], hw["per_layer_input_dim"]) // 2 * wb
+    out["embeddings"] = seqs.count * d * wb  # the new tokens' rows of the embedding table
+    return Traffic(hw["model_name"], int(seqs.count), {k: int(v) for k, v in out.items()})
+
+
+def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
+    """One layer of this kind, for the whole batch."""
+    from .account import price_forward
+    from .sequences import Uniform
+
+    one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
+    fwd = price_forward(kind, c, one, decode=True, hardware=True).out
+    wb, kb, ib = c["weight_bytes"], c["kv_cache_bytes"], c["index_cache_bytes"]
+    weights = sum(v for k, v in fwd.items() if k in WEIGHT_MATMULS) // 2
+    if "moe_routed" in fwd:
+        E, k = c["num_experts"], c["num_experts_per_tok"]
+        reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
+        gated = len(c["mlp_activations"]) == 2
+        weights += terms.mlp(_ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+    out = {"weights": weights * wb}
+    if kind.projection == "gdn":
+        nk, nv, dk, dv, K = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
+                             c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
+        channels = terms.gdn_conv_channels(nk, nv, dk, dv)
+        out["weights"] += channels * K * wb
+        # the state S [dk, dv] per value head and the conv's last K - 1 inputs, read and written
+        out["state"] = 2 * (nv * dk * dv + (K - 1) * channels) * c["state_bytes"] * seqs.count
+        return out
+    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # the two mixings' projections G*D -> 2G + G^2
+        G = c["mhc_expansion_rate"]
+        out["weights"] += 2 * G * c["emb_dim"] * (2 * G + G * G) * wb
+    entry, write = _entry_bytes(kind, c)
+    if kind.mixer in COMPRESSED:
+        m, W, hd = kind.ratio, c["sliding_window_size"], c["head_dim"]
+        window = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, W, kv))
+        blocks = seqs.sum(lambda kv: masks.new_token_blocks(kv, m, kind.span))
+        out["kv_read"] = (window + blocks) * entry * kb
+        completes = seqs.sum(lambda kv: (kv + 1) % m == 0)  # a block closes at this token
+        out["kv_write"] = (seqs.count + completes) * write * kb
+        if kind.computes_index and kind.mixer == CSA:
+            hd_i = c["index_head_dim"]
+            out["index_read"] = seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0)) * hd_i * ib
+            out["index_write"] = completes * hd_i * ib
+        return out
+    out["kv_read"] = seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb
+    out["kv_write"] = seqs.count * write * kb
+    if kind.mixer == DSA and kind.computes_index:  # every cached index key is scored, the new one too
+        hd_i = c["index_head_dim"]
+        out["index_read"] = seqs.sum(lambda kv: kv + 1) * hd_i * ib
+        out["index_write"] = seqs.count * hd_i * ib
+    return out
+
+
+def _entry_bytes(kind: LayerKind, c: Mapping[str, Any]) -> tuple[int, int]:
+    """(elements read per attended cache entry, elements written per new entry) of a layer."""
+    if kind.projection == "mla":
+        latent = c["kv_lora_rank"] + c["qk_rope_head_dim"]
+        return latent, latent
+    if kind.projection == "compressed":  # one vector per entry is both key and value
+        n = c["num_kv_heads"] * c["head_dim"]
+        return n, 0 if kind.kv_shared else n
+    hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
+    if kind.mixer == GLOBAL:
+        hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
+        shared = c["share_kv_projections"]
+    n = (1 if shared else 2) * n_kv * hd
+    return n, 0 if kind.kv_shared else n
+
+
+def _ffn_width(c) -> int:
+    from .account import _ffn_width as width
+
+    return width(c)
+
+
+__all__ = ["Traffic", "decode_traffic"]
