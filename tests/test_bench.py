@@ -42,6 +42,13 @@ def test_quick_cpu_run_counts_equal_xla(tmp_path):
     skipped = {r["kernel"]: r["note"] for r in result["rows"] if r["status"] == "skipped"}
     assert all("needs" in note for note in skipped.values())  # only kernels for other backends
     assert "train step: llama3.1-8b" in p.stdout and "% peak" in p.stdout
+    for r in ran:  # bytes and the roofline: the larger of the FLOP time and the byte time, over the measured time
+        assert r["hbm_bytes"] > 0 and r["bound"] in ("memory", "compute"), r
+        flop_t, byte_t = r["hardware_flops"] / result["peak_flops"], r["hbm_bytes"] / result["peak_bytes_per_s"]
+        assert r["pct_of_roofline"] == pytest.approx(100 * max(flop_t, byte_t) / r["seconds"], rel=1e-9)
+    decode = [r for r in ran if r["kernel"].startswith("decode attention")]
+    assert len(decode) == 1 and decode[0]["engine_bytes_equal"] is True  # the engine's KV read == the cache arrays
+    assert "measured" in result["peak_bandwidth_source"] and "GB/s" in p.stdout
     header = (tmp_path / "out.csv").read_text().splitlines()[0]
     assert "hardware_tflops_per_s" in header and "device_kind" in header
 
@@ -75,6 +82,17 @@ def test_bad_mesh_is_one_line_and_exit_2():
 def test_peak_table_matches_device_kinds(kind, name, tflops):
     found = peaks.lookup(kind)
     assert found[0] == name and found[1] == pytest.approx(tflops * 1e12, rel=1e-12) and found[2] == "bfloat16"
+
+
+@pytest.mark.parametrize("kind,gbps", [
+    ("TPU v4", 1200), ("TPU v5 lite", 819), ("TPU v5p", 2765), ("TPU v6 lite", 1640), ("TPU7x", 7370),
+    ("NVIDIA A100-SXM4-40GB", 1555), ("NVIDIA A100-SXM4-80GB", 2039), ("NVIDIA H100 80GB HBM3", 3350),
+    ("NVIDIA H100 PCIe", 2000), ("NVIDIA H200", 4800), ("NVIDIA B200", 8000), ("NVIDIA GB200", 8000),
+    ("AMD Instinct MI300X", 5300), ("AMD Instinct MI355X", 8000),
+])
+def test_bandwidth_table_matches_device_kinds(kind, gbps):
+    assert peaks.bandwidth(kind) == gbps * 1e9
+    assert peaks.bandwidth("cpu") is None
 
 
 def test_unknown_device_has_no_peak():

@@ -40,13 +40,18 @@ class Case:
     module: str = "optimized"  # which XLA module the equality is checked on
     why: str = ""
     only: tuple = ()  # backends this kernel needs ('tpu',): skipped elsewhere
+    # (the engine's HBM bytes for what this kernel streams, the bytes of the arrays it streams), from the run's
+    # arguments: the engine's bytes view checked against the kernel's own arrays
+    engine_bytes: Callable | None = None
+
+
+_ENGINE_BASE = dict(num_decoder_layers=1, emb_dim=16, vocab_size=32, mlp_dim=24)
 
 
 def _engine(mode="prefill", **kw):
     import maxflops
 
-    base = dict(num_decoder_layers=1, emb_dim=16, vocab_size=32, mlp_dim=24, mode=mode)
-    return maxflops.count(maxflops.model_config(**{**base, **kw}))
+    return maxflops.count(maxflops.model_config(**{**_ENGINE_BASE, "mode": mode, **kw}))
 
 
 def _component(b, name):
@@ -124,6 +129,28 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
                     f"B={B} L={L} H={H}/{Hkv} d={d}", run, analytic, module="none" if implementation != "xla"
                     else "optimized", why=why, only=("gpu",) if implementation == "cudnn" else ())
 
+    # Decode: one new token per sequence against a KV cache (memory-bound: the cache is read once).
+    S = p.get("decode_kv", 4 * L)
+
+    def decode_run(mesh):
+        args, div = sharded(mesh, [arr(B, 1, H, d), arr(B, S, Hkv, d), arr(B, S, Hkv, d)])
+        return jax.jit(lambda q, k, v: K.attention_decode(q, k, v)), args, div
+
+    def decode_cfg():
+        return dict(mode="decode", decode_kv_length=S - 1, per_device_batch_size=B, num_query_heads=H,
+                    num_kv_heads=Hkv, head_dim=d, kv_cache_bytes=jnp.dtype(dtype).itemsize)
+
+    def decode_analytic():
+        return _component(_engine(**decode_cfg()), "core_attention")
+
+    def decode_bytes(args):
+        import maxflops
+
+        t = maxflops.decode_traffic(maxflops.model_config(**_ENGINE_BASE, **decode_cfg()))
+        return t.components["kv_read"], args[1].nbytes + args[2].nbytes
+
+    cases.append(Case(f"decode attention, GQA, KV cache {S} (reference kernel)", f"B={B} S={S} H={H}/{Hkv} d={d}",
+                      decode_run, decode_analytic, engine_bytes=decode_bytes))
     cases.append(dpa_case("xla"))
     cases.append(dpa_case("cudnn"))
     cases.append(attention_case("global", 0, "blocked"))

@@ -19,6 +19,7 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default="llama3.1-8b", help="config for the train-step row")
     ap.add_argument("--repeats", type=int, default=None, help="timed repeats after warm-up")
     ap.add_argument("--peak-tflops", type=float, default=None, help="override the peak (TFLOP/s per device)")
+    ap.add_argument("--peak-gbps", type=float, default=None, help="override the HBM bandwidth (GB/s per device)")
     ap.add_argument("--mesh", default=None, help="shard over local devices, e.g. data=4,model=2")
     ap.add_argument("--distributed", action="store_true", help="jax.distributed.initialize() (multi-host TPU)")
     ap.add_argument("--json", dest="json_path", help="write every figure as JSON")
@@ -32,6 +33,8 @@ def main(argv=None) -> int:
         ap.error("--repeats must be >= 1")
     if args.peak_tflops is not None and not args.peak_tflops > 0:
         ap.error(f"--peak-tflops must be positive, got {args.peak_tflops}")
+    if args.peak_gbps is not None and not args.peak_gbps > 0:
+        ap.error(f"--peak-gbps must be positive, got {args.peak_gbps}")
     for path in (args.json_path, args.csv_path):
         if path:
             try:
@@ -55,11 +58,14 @@ def main(argv=None) -> int:
         write_csv(result, args.csv_path)
     failed = [r["kernel"] for r in result["rows"] if r["status"] == "failed"]
     unequal = [r["kernel"] for r in result["rows"] if r["status"] == "ok" and r["xla_equal"] is False]
+    bytes_off = [r["kernel"] for r in result["rows"] if r["status"] == "ok" and r.get("engine_bytes_equal") is False]
     for name in failed:
         print(f"maxflops.bench: error: kernel {name!r} failed", file=sys.stderr)
     for name in unequal:
         print(f"maxflops.bench: error: kernel {name!r}: hardware FLOPs != XLA's count", file=sys.stderr)
-    return 1 if failed or unequal else 0
+    for name in bytes_off:
+        print(f"maxflops.bench: error: kernel {name!r}: the engine's HBM bytes != its arrays'", file=sys.stderr)
+    return 1 if failed or unequal or bytes_off else 0
 
 
 

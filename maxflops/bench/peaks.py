@@ -1,6 +1,8 @@
-"""Dense peak FLOP/s per chip and dtype (no structured sparsity), matched from ``jax.devices()[0].device_kind``.
+"""Dense peak FLOP/s per chip and dtype (no structured sparsity), and peak HBM bandwidth, matched from
+``jax.devices()[0].device_kind``.
 
 Figures are per chip (a TPU chip, one GPU). Where a vendor quotes only the sparse figure, the dense one is half.
+Bandwidths are the vendors' HBM figures in bytes/s (decimal: 1 TB/s = 1e12 B/s).
 """
 
 from __future__ import annotations
@@ -36,6 +38,43 @@ PEAKS = [
     # AMD Instinct MI300X datasheet: bf16 1,307.4 TFLOPS dense, fp8 2,614.9.
     (r"mi300x", "AMD MI300X", {"bfloat16": 1307.4 * T, "float8": 2614.9 * T}),
 ]
+
+
+G = 1e9
+
+# (pattern over the lower-cased device_kind, HBM bytes/s); first match wins, so specific names first.
+BANDWIDTHS = [
+    # Google Cloud TPU docs, system architecture pages: v4 1,200 GBps, v5e 819 GBps, v5p 2,765 GBps, v6e 1,640 GBps.
+    (r"tpu v4", 1200 * G),
+    (r"tpu v5 ?lite|tpu v5e", 819 * G),
+    (r"tpu v5p|tpu v5$", 2765 * G),
+    (r"tpu v6|trillium", 1640 * G),
+    # Google Cloud Next 2025, Ironwood: 7.37 TB/s of HBM bandwidth per chip.
+    (r"tpu7|tpu v7|ironwood", 7370 * G),
+    # NVIDIA A100 datasheet: 1,555 GB/s (40GB), 2,039 GB/s (80GB SXM).
+    (r"a100.*40gb", 1555 * G),
+    (r"a100", 2039 * G),
+    # NVIDIA H200 datasheet (SXM): 4.8 TB/s.
+    (r"h200", 4800 * G),
+    # NVIDIA H100 datasheet: 3.35 TB/s (SXM), 2 TB/s (PCIe).
+    (r"h100.*pcie", 2000 * G),
+    (r"h100", 3350 * G),
+    # NVIDIA GB200 NVL72 datasheet: 576 TB/s per 72 GPUs -> 8 TB/s; HGX B200: 8 TB/s per GPU.
+    (r"gb200", 8000 * G),
+    (r"b200", 8000 * G),
+    # AMD Instinct MI355X: 8 TB/s; MI300X datasheet: 5.3 TB/s.
+    (r"mi355", 8000 * G),
+    (r"mi300x", 5300 * G),
+]
+
+
+def bandwidth(device_kind: str) -> float | None:
+    """Peak HBM bytes/s of a device kind, or None when the chip is not in the table."""
+    kind = device_kind.lower().strip()
+    for pattern, bytes_per_s in BANDWIDTHS:
+        if re.search(pattern, kind):
+            return bytes_per_s
+    return None
 
 
 def lookup(device_kind: str, dtype: str = "bfloat16"):

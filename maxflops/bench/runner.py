@@ -40,6 +40,31 @@ def _time(compiled, args, repeats: int) -> float:
     return statistics.median(times)
 
 
+def measured_bandwidth(megabytes: int = 256, repeats: int = 5) -> float:
+    """Bytes/s of reading one large array once (a sum): the reference where no peak is known (a new output array
+    per call would time the allocator, not the memory)."""
+    import jax
+    import jax.numpy as jnp
+
+    a = jnp.ones((megabytes * 2 ** 20 // 4,), jnp.float32)
+    f = jax.jit(lambda x: jnp.sum(x))
+    return a.nbytes / _time(f.lower(a).compile(), [a], repeats)
+
+
+def hbm_bytes(fn, args, div: int) -> int:
+    """The row's compulsory HBM bytes per device: its arguments read once and its results written once (a lower
+    bound: intermediates that do not stay on chip are extra). Sharded arguments count their shard."""
+    import jax
+
+    def shard_bytes(x):
+        shards = getattr(x, "addressable_shards", None)
+        return shards[0].data.nbytes if shards else x.nbytes
+
+    read = sum(shard_bytes(x) for x in jax.tree_util.tree_leaves(args))
+    written = sum(o.size * o.dtype.itemsize for o in jax.tree_util.tree_leaves(jax.eval_shape(fn, *args)))
+    return read + written // div
+
+
 def measured_matmul_rate(dtype, n: int = 2048, repeats: int = 5) -> float:
     """FLOP/s of one large square matmul: the reference where no peak is known (CPUs, unknown chips)."""
     import jax
@@ -93,6 +118,13 @@ def run_bench(args) -> dict:
         else:
             peak = measured_matmul_rate(dtype, 1024 if args.quick else 2048)
             peak_src = f"measured {dtype_name} matmul rate on {kind or backend} (no table entry)"
+    if args.peak_gbps:
+        bw, bw_src = args.peak_gbps * 1e9, "--peak-gbps"
+    elif peaks.bandwidth(kind) and backend != "cpu":
+        bw, bw_src = peaks.bandwidth(kind), "HBM peak (table)"
+    else:
+        bw = measured_bandwidth(64 if args.quick else 256)
+        bw_src = f"measured read bandwidth on {kind or backend} (no table entry)"
     log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if not args.silent else (lambda *a: None)
     log(f"maxflops.bench: backend {backend}, device {kind!r} x {jax.device_count()}, preset {preset_name}"
         f"{' (quick)' if args.quick else ''}, peak {peak / 1e12:.1f} TFLOP/s ({peak_src})")
@@ -109,11 +141,19 @@ def run_bench(args) -> dict:
             fn, fargs, div = case.run(mesh)
             compiled, xla = _count(fn, fargs, case.module, div)
             seconds = _time(compiled, fargs, args.repeats)
+            nbytes = hbm_bytes(fn, fargs, div)
+            flop_time, byte_time = hardware / div / peak, nbytes / bw
             row.update(model_flops=model // div, hardware_flops=hardware // div, xla_matmul_flops=xla,
                        xla_equal=None if xla is None else xla == hardware // div, seconds=seconds,
                        model_tflops_per_s=model / div / seconds / 1e12,
                        hardware_tflops_per_s=hardware / div / seconds / 1e12,
-                       pct_of_peak=100 * hardware / div / seconds / peak, devices_sharing=div)
+                       pct_of_peak=100 * hardware / div / seconds / peak, devices_sharing=div,
+                       hbm_bytes=nbytes, gbytes_per_s=nbytes / seconds / 1e9, pct_of_bandwidth=100 * byte_time / seconds,
+                       bound="memory" if byte_time > flop_time else "compute",
+                       pct_of_roofline=100 * max(flop_time, byte_time) / seconds)
+            if case.engine_bytes is not None:
+                engine, arrays = case.engine_bytes(fargs)
+                row.update(engine_bytes=engine, engine_bytes_equal=engine == arrays)
             # Global: the work split over `div` devices, or (multi-host, no mesh) one copy per process.
             copies = jax.process_count() if div == 1 else 1
             row["global_model_flops"], row["global_hardware_flops"] = model * copies, hardware * copies
@@ -128,6 +168,7 @@ def run_bench(args) -> dict:
     return {"jax": jax.__version__, "jaxlib": _jaxlib_version(), "backend": backend, "device_kind": kind,
             "device_count": jax.device_count(), "process_count": jax.process_count(), "preset": preset_name,
             "quick": args.quick, "dtype": dtype_name, "peak_flops": peak, "peak_source": peak_src,
+            "peak_bytes_per_s": bw, "peak_bandwidth_source": bw_src,
             "mesh": args.mesh, "command": " ".join(sys.argv), "python": platform.python_version(), "rows": rows}
 
 
