@@ -154,3 +154,17 @@ def test_device_check_script_runs_checks_and_records(tmp_path):
     assert {"bench.json", "bench.csv", "bench.log", "RESULTS.md"} <= {f.name for f in (tmp_path / "out").iterdir()}
     assert "## Kernels (CPU" in results.read_text()
     assert (repo / "benchmarks" / "RESULTS.md").read_text() == before
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_TOKAMAX_PYTHON"),
+                    reason="opt-in: MAXFLOPS_TOKAMAX_PYTHON=/path/to/python of a venv with tokamax (Python >= 3.12) "
+                           "runs the bench's tokamax rows")
+def test_tokamax_rows_equal_xla_where_tokamax_installs(tmp_path):
+    out = tmp_path / "tk.json"
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT))
+    p = subprocess.run([os.environ["MAXFLOPS_TOKAMAX_PYTHON"], "-m", "maxflops.bench", "--quick", "--json", str(out)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = [r for r in json.loads(out.read_text())["rows"] if "tokamax" in r["kernel"]]
+    assert len(rows) == 5 and all(r["status"] == "ok" for r in rows), rows
+    assert all(r["xla_matmul_flops"] == r["hardware_flops"] for r in rows)

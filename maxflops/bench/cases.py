@@ -307,16 +307,52 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
     cases.append(Case("MoE layer, capacity 1.25 (reference kernel)", f"T={B * L} D={D} E={E} top-{k_} F={F}",
                       capacity_run, capacity_analytic))
 
-    # 6. A full train step of a named config, shrunk to fit.
+    # 6. tokamax: its attention and ragged-dot ops, each implementation it offers on this backend.
+    for impl in TOKAMAX_ATTENTION.get(backend, ()):
+        for window in (0, p["W"]):
+            cases.append(_tokamax_attention_case(impl, window, p, arr, attn_cfg, sharded))
+    for impl in TOKAMAX_RAGGED.get(backend, ()):
+        cases.append(_tokamax_moe_case(impl, p, arr, moe_cfg, backend))
+
+    # 7. MaxText's DSA composition (attention_mla.py with attention='dot_product', rebuilt here with the same ops):
+    # the indexer over the full square, top-k, its mask, and MLA attention over the full masked square.
+    def maxtext_dsa_run(mesh):
+        prm = {"idx_wq": arr(ql, n * hd), "idx_wk": arr(D, hd), "idx_w": arr(D, n)}
+
+        def composition(prm, x, q_lat, q, k, vv):
+            scores = K.indexer_scores(prm, x, q_lat, n, hd, "dense")
+            kth = jax.lax.top_k(scores, p["K"])[0][..., -1:]
+            keep = (scores >= kth) & jnp.tril(jnp.ones((L, L), bool))  # MaxText re-applies the causal mask
+            logits = jnp.einsum("bqhd,bkhd->bhqk", q, k)
+            probs = jax.nn.softmax(jnp.where(keep[:, None], logits, -1e30), -1)
+            return jnp.einsum("bhqk,bkhd->bqhd", probs, vv)
+
+        return jax.jit(composition), [prm, arr(B, L, D), arr(B, L, ql), arr(B, L, H, nope + rope),
+                                      arr(B, L, H, nope + rope), arr(B, L, H, v)], 1
+
+    def maxtext_dsa_analytic():
+        b = _engine(use_sparse_indexer=True, index_n_heads=n, index_head_dim=hd, index_topk=p["K"], dsa_impl="dense",
+                    attention_impl="dense", indexer_skip_short=True, **mla_cfg)
+        parts = [_component(b, c) for c in ("indexer_proj", "indexer_score", "core_attention")]
+        return sum(m for m, _ in parts), sum(h for _, h in parts)
+
+    cases.append(Case(f"MaxText DSA (dot_product): indexer, top-{p['K']}, masked MLA attention (rebuilt)",
+                      f"B={B} L={L} H={H} d={nope + rope}/{v} idx {n}x{hd}", maxtext_dsa_run, maxtext_dsa_analytic,
+                      module="lowered", why="the optimizer rewrites the indexer's head weighting (a matrix-vector "
+                                            "product) as multiply+reduce"))
+
+    # 8. A full train step of a named config, shrunk to fit.
     cases.append(_train_case(model_name, p, backend))
     return cases
 
 
-def _ragged_moe(prm, x, E, k):
-    """Top-k MoE with tokens sorted by expert and three grouped matmuls (lax.ragged_dot)."""
+def _ragged_moe(prm, x, E, k, ragged=None):
+    """Top-k MoE with tokens sorted by expert and three grouped matmuls (``ragged``: lax.ragged_dot, or another
+    implementation with its signature)."""
     import jax
     import jax.numpy as jnp
 
+    ragged = ragged or jax.lax.ragged_dot
     T, D = x.shape
     logits = x @ prm["router"]
     w, idx = jax.lax.top_k(logits, k)
@@ -326,10 +362,84 @@ def _ragged_moe(prm, x, E, k):
     tok = jnp.repeat(jnp.arange(T), k)[order]
     xs = x[tok]
     sizes = jnp.bincount(flat, length=E).astype(jnp.int32)
-    h = jax.nn.silu(jax.lax.ragged_dot(xs, prm["gate"], sizes)) * jax.lax.ragged_dot(xs, prm["up"], sizes)
-    y = jax.lax.ragged_dot(h, prm["down"], sizes)
+    h = jax.nn.silu(ragged(xs, prm["gate"], sizes)) * ragged(xs, prm["up"], sizes)
+    y = ragged(h, prm["down"], sizes)
     out = jnp.zeros_like(x).at[tok].add(y * w.reshape(-1)[order][:, None])
     return out
+
+
+# tokamax's implementations per backend: XLA's own everywhere; its kernels where the hardware has them.
+TOKAMAX_ATTENTION = {"cpu": ("xla", "xla_chunked"), "gpu": ("xla", "cudnn", "triton", "mosaic_gpu"),
+                     "tpu": ("xla", "mosaic_tpu")}
+TOKAMAX_RAGGED = {"cpu": ("xla",), "gpu": ("xla", "mosaic_gpu"), "tpu": ("xla", "mosaic_tpu")}
+# Tiles assumed for tokamax's attention kernels (their defaults; unverified until an accelerator run).
+TOKAMAX_TILE = {"cudnn": 128, "triton": 128, "mosaic_gpu": 128, "mosaic_tpu": 512}
+
+
+def _tokamax():
+    try:
+        import tokamax
+    except ImportError as e:
+        raise Skip("needs tokamax (pip install tokamax; Python >= 3.12)") from e
+    return tokamax
+
+
+class Skip(Exception):
+    """This environment cannot run this kernel: the row is skipped with the reason."""
+
+
+def _tokamax_attention_case(impl, window, p, arr, attn_cfg, sharded):
+    B, L, H, Hkv, d = p["B"], p["L"], p["H"], p["Hkv"], p["d"]
+    kernel = impl not in ("xla", "xla_chunked")
+
+    def run(mesh):
+        import jax
+
+        tokamax = _tokamax()
+        args, div = sharded(mesh, [arr(B, L, H, d), arr(B, L, Hkv, d), arr(B, L, Hkv, d)])
+        local = (window - 1, 0) if window else None
+        fn = jax.jit(lambda q, k, v: tokamax.dot_product_attention(q, k, v, is_causal=True, local_window_size=local,
+                                                                   implementation=impl))
+        return fn, args, div
+
+    def analytic():
+        tile = TOKAMAX_TILE.get(impl, 1)
+        b = _engine(attention_layer_pattern="L" if window else "G", sliding_window_size=window,
+                    attention_impl="blocked" if kernel else "dense", attention_block_q=tile, attention_block_kv=tile,
+                    **attn_cfg)
+        return _component(b, "core_attention")
+
+    label = f"sliding window {window}" if window else "causal"
+    why = (f"a {impl} kernel XLA cannot count; hardware assumes {TOKAMAX_TILE[impl]} x {TOKAMAX_TILE[impl]} tiles "
+           "(XLA's cost analysis, which holds the kernel's own estimate, is recorded)") if kernel else ""
+    return Case(f"tokamax attention {label} ({impl})", f"B={B} L={L} H={H}/{Hkv} d={d}", run, analytic,
+                module="none" if kernel else "optimized", why=why)
+
+
+def _tokamax_moe_case(impl, p, arr, moe_cfg, backend):
+    B, L, D, E, k, F = p["B"], p["L"], p["D"], p["E"], p["k"], p["F"]
+    expands = backend == "cpu"  # XLA-CPU lowers a ragged dot to every row against every group
+
+    def run(mesh):
+        import jax
+
+        tokamax = _tokamax()
+        prm = {"router": arr(D, E), "up": arr(E, D, F), "gate": arr(E, D, F), "down": arr(E, F, D)}
+
+        def ragged(x, w, sizes):
+            return tokamax.ragged_dot(x, w, sizes, implementation=impl)
+
+        return jax.jit(lambda prm, x: _ragged_moe(prm, x, E, k, ragged)), [prm, arr(B * L, D)], 1
+
+    def analytic():
+        b = _engine(**moe_cfg, moe_impl="ragged_dense" if expands else "ideal")
+        m1, h1 = _component(b, "moe_router")
+        m2, h2 = _component(b, "moe_routed")
+        return m1 + m2, h1 + h2
+
+    return Case(f"MoE layer, tokamax ragged_dot ({impl})", f"T={B * L} D={D} E={E} top-{k} F={F}", run, analytic,
+                module="optimized" if expands else "none",
+                why="" if expands else "a grouped matmul XLA's text does not count (cost analysis recorded)")
 
 
 def make_splash(mask_name: str, L: int, H: int, span: int, block: int, interpret: bool = False):

@@ -136,7 +136,7 @@ def run_bench(args) -> dict:
         log(f"[{i}/{len(cases)}] {case.name} ...")
         try:
             if case.only and backend not in case.only:
-                raise _Skip(f"needs {'/'.join(case.only).upper()}")
+                raise _cases.Skip(f"needs {'/'.join(case.only).upper()}")
             model, hardware = case.analytic()
             fn, fargs, div = case.run(mesh)
             compiled, xla = _count(fn, fargs, case.module, div)
@@ -151,13 +151,17 @@ def run_bench(args) -> dict:
                        hbm_bytes=nbytes, gbytes_per_s=nbytes / seconds / 1e9, pct_of_bandwidth=100 * byte_time / seconds,
                        bound="memory" if byte_time > flop_time else "compute",
                        pct_of_roofline=100 * max(flop_time, byte_time) / seconds)
+            if case.module == "none":  # no matmul count: keep XLA's cost analysis (a Pallas kernel's own estimate)
+                from ..xla.hlo import _cost_flops
+
+                row["xla_cost_analysis_flops"] = _cost_flops(compiled)
             if case.engine_bytes is not None:
                 engine, arrays = case.engine_bytes(fargs)
                 row.update(engine_bytes=engine, engine_bytes_equal=engine == arrays)
             # Global: the work split over `div` devices, or (multi-host, no mesh) one copy per process.
             copies = jax.process_count() if div == 1 else 1
             row["global_model_flops"], row["global_hardware_flops"] = model * copies, hardware * copies
-        except _Skip as e:  # this backend cannot run this kernel
+        except _cases.Skip as e:  # this backend (or environment) cannot run this kernel
             row.update(status="skipped", note=str(e))
         except Exception as e:  # a kernel that should run and did not: the run goes on, then exits non-zero
             row.update(status="failed", note=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
@@ -170,10 +174,6 @@ def run_bench(args) -> dict:
             "quick": args.quick, "dtype": dtype_name, "peak_flops": peak, "peak_source": peak_src,
             "peak_bytes_per_s": bw, "peak_bandwidth_source": bw_src,
             "mesh": args.mesh, "command": " ".join(sys.argv), "python": platform.python_version(), "rows": rows}
-
-
-class _Skip(Exception):
-    pass
 
 
 def _jaxlib_version():
