@@ -58,6 +58,11 @@ def main() -> None:
     t = median_time(lambda: maxflops.count(v4), repeats=30, inner=200)
     rows.append(("count(), deepseek4-284b at 1M (window, CSA, HCA layers, mHC)", t, TARGETS["count"]))
 
+    dec = maxflops.load_config("deepseek3.2-671b", mode="decode", per_device_batch_size=64, decode_kv_length=32768)
+    t = median_time(lambda: maxflops.decode_traffic(dec), repeats=20, inner=50)
+    rows.append(("decode_traffic(), deepseek3.2-671b, batch 64 x 32K (HBM bytes of a decode step)", t,
+                 TARGETS["count"]))
+
     # MaxText's config object as its trainer has it (856 keys, from the committed MaxText 0.2.5 fixture).
     import json
 
