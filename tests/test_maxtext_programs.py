@@ -11,6 +11,7 @@ does not price the program's code path yet.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import pytest
@@ -144,3 +145,27 @@ def test_a_scanned_cycle_that_does_not_hold_the_pattern_is_refused():
     with pytest.raises(ValueError, match="inhomogeneous_layer_cycle_interval.*interleave_moe_layer_step=2"):
         from_maxtext(keys)
     assert from_maxtext({**keys, "scan_layers": False}).interleave_moe_layer_step == 2
+
+
+LIVE = ["dense_remat_minimal", "moe_capacity", "dsa_warmup_kl_loss", "qwen3_next_remat_save_qkv_proj", "llama4"]
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
+                    "of a venv with maxtext 0.2.5 recompiles some of these programs and compares")
+def test_live_maxtext_programs_reproduce_the_fixture(tmp_path):
+    """Rebuilds five of the recorded programs with MaxText itself (about a minute) into a copy of the fixture."""
+    import shutil
+    import subprocess
+
+    here = FIXTURES / "maxtext_programs"
+    work = tmp_path / "maxtext_programs"
+    shutil.copytree(here, work)
+    (tmp_path / "maxtext_real").mkdir()
+    shutil.copy(FIXTURES / "maxtext_real" / "maxtext_base_keys.json", tmp_path / "maxtext_real")
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES.parent.parent), JAX_PLATFORMS="cpu")
+    subprocess.run([os.environ["MAXFLOPS_LIVE_MAXTEXT"], str(work / "generate.py"), *LIVE], check=True,
+                   capture_output=True, timeout=1200, env=env)
+    live = json.loads((work / "programs.json").read_text())["cases"]
+    for name in LIVE:
+        for key in ("train_step_matmul_flops", "eval_step_matmul_flops"):
+            assert live[name][key] == CASES[name][key], (name, key)
