@@ -96,7 +96,7 @@ def test_the_knobs_matter():
     checks += [("qwen3_next_remat_save_qkv_proj", dict(qkv_norms="none"))]
     checks += [("llama4", dict(moe_router_scale="output")), ("llama4", dict(remat_block_layers=1)),
                ("envy", dict(remat_block_layers=1)), ("olmo3", dict(post_ffn_norm=False)),
-               ("olmo3_qk_norm_save_qkv_proj", dict(qkv_norms="none"))]
+               ("olmo3_qk_norm_save_qkv_proj", dict(qkv_norms="none")), ("gemma4_save_qkv_proj", dict(qkv_norms="qk"))]
     prefill = {"qwen3_next": dict(gdn_impl="recurrent")}
     for name, undo in checks:
         assert breakdown(name, **undo).hardware_flops != CASES[name]["train_step_matmul_flops"], name
