@@ -239,8 +239,11 @@ def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -
         gate = c["attention_output_gate"] and c["gate_projections"]
         p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
         d_qk = d_v = hd
-        if hardware and (gate or c["qkv_norms"] != "none"):
-            p.unnamed["qkv_proj"] = _renamed_projections(c["qkv_norms"], d, h, n_kv, hd, gate, shared_kv) * tokens
+        norms = c["qkv_norms"]
+        if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
+            norms = "none" if kind.mixer == GLOBAL else "qk"
+        if hardware and (gate or norms != "none"):
+            p.unnamed["qkv_proj"] = _renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv) * tokens
         p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
     if kind.mixer in COMPRESSED:
         pairs = _compressed(p, kind, c, seqs, decode, tokens, hardware)
@@ -350,7 +353,12 @@ def _hardware_indexer(p: _Priced, kind: LayerKind, c, seqs, decode, kl_per_pair)
     attention's scores over the same pairs (the loss's detached target) as ``indexer_kl``."""
     run = seqs.longer_than(kind.span) if c["indexer_skip_short"] and not decode else seqs
     idx_tokens = 0 if run is None else (run.count if decode else run.tokens)
-    scored = 0 if run is None else _impl_pairs(GLOBAL, 0, run, c, decode)
+    if run is None:
+        scored = 0
+    elif c["indexer_impl"] == "dense":  # plain einsums over the full square, whatever kernel runs the attention
+        scored = _dense_pairs(run, decode)
+    else:
+        scored = _impl_pairs(GLOBAL, 0, run, c, decode)
     if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
         p.out["indexer_kl"] = kl_per_pair * scored
     return idx_tokens, scored
@@ -445,7 +453,7 @@ def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> N
             p.single["mhc"] = 2 * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
         # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
-        for k in ("mlp", "moe_shared", "moe_combine", "moe_weighted_sum"):
+        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum"):
             p.tail.pop(k, None)
         p.tail["mhc"] = 2 * G * G * d * tokens
     if kind.mtp:
@@ -548,7 +556,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
             total += p.grad_extra[k]
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute):
             total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
-        if k == "core_attention" and c["flash_backward_recompute"]:
+        if k == "core_attention" and c["flash_backward_recompute"] and train_factor(k, c) == 3:
             total += qk
         out[k] = _to_int(total * steps)
     return out
@@ -751,6 +759,8 @@ def _vision(c, mode: str, steps: int) -> dict:
     projector = stages("vision_projector")
     encoder_passes = 3 if mode == "train" and not c["vision_frozen"] else 1
     projector_passes = 3 if mode == "train" else 1
+    if warmup(c):  # the warm-up stage trains the indexer alone: the rest runs forward, or not at all
+        encoder_passes = projector_passes = train_factor("vision_encoder", c)
     images = Fraction(c["per_device_batch_size"]).limit_denominator(1 << 20) * c["vision_images"] * steps
     return {"vision_encoder": _to_int(encoder * encoder_passes * images),
             "vision_attention": _to_int(layers * attention * encoder_passes * images),

@@ -260,7 +260,12 @@ SCHEMA: dict[str, Field] = {
                                  "q, k and v ('qkv': Gemma 4) before the names a remat policy saves: the norms' "
                                  "backward needs the projections' outputs, so those projections are recomputed "
                                  "even when q, k and v are saved (a q projection fused with an output gate is, "
-                                 "always).", choices=("none", "qk", "qkv")),
+                                 "always); 'qk_rope' q and k on the RoPE layers only (Llama 4's NoPE layers skip "
+                                 "the norm).", choices=("none", "qk", "qkv", "qk_rope")),
+    "indexer_impl": _f("attention", str, "Hardware: the (query, key) pairs the DSA indexer scores, and the indexer "
+                                         "KL loss's target covers: as attention_impl runs them ('attention'), or the "
+                                         "full L x L square ('dense': MaxText computes both as plain einsums, "
+                                         "whatever kernel runs the attention).", choices=("attention", "dense")),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
     "packed_kernel": _f("varlen", str, "Hardware for packed documents (segment_lengths): 'varlen' kernels run each "
@@ -625,6 +630,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["use_sparse_indexer"] and c["attention_type"] == "global":
         err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla' (or 'compressed', whose 'S' "
                                   "layers pick blocks with the indexer)")
+    n = c["num_decoder_layers"]
+    if c["remat_skip_layers"] > n:
+        err("remat_skip_layers", f"{c['remat_skip_layers']} exceeds num_decoder_layers={n}")
+    if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
+        err("remat_block_layers", f"{c['remat_block_layers']} exceeds the {n - c['remat_skip_layers']} rematerialized "
+                                  f"layers (num_decoder_layers={n}, remat_skip_layers={c['remat_skip_layers']})")
     if c["indexer_stage"] == "warmup" and not c["use_sparse_indexer"]:
         err("indexer_stage", "'warmup' trains the DSA indexer alone; it needs use_sparse_indexer=True")
     if c["use_sparse_indexer"] and not c["causal"]:

@@ -16,7 +16,8 @@ written once (``decode_traffic``):
 - ``state``: the gated delta net's recurrent state and conv window, read and written (``state_bytes``).
 
 Activations that stay in on-chip memory are not HBM traffic and are left out. The widths follow the hardware view
-(exact knobs), as the kernels run. The figures are for one device holding the whole model, like the FLOPs: divide
+(exact knobs); the cache entries are the ones each token attends, whatever kernel reads them (a dense or tiled
+kernel that reads more moves more). Per-layer embedding and Engram table rows are not counted. The figures are for one device holding the whole model, like the FLOPs: divide
 the weights by your model-parallel degree.
 """
 
@@ -29,7 +30,8 @@ from . import masks, terms
 from .plan import COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind
 
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
-WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "indexer_proj", "compressor",
+WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "indexer_proj",
+                            "indexer_proj_attn", "compressor",
                             "layer_up_proj", "per_layer_emb", "engram_proj"})
 
 
@@ -59,7 +61,7 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
     if not isinstance(getattr(config, "_fields", None), dict):
         config = _from_foreign(config)
     key = _key(config)
-    given = {**overrides, "mode": "decode"}
+    given = {**overrides, "mode": "decode", "convention": "exact"}  # hardware: no peer's reporting convention
     c, _ = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in given.items())))
     hw = hardware_view(c)
     plan = _plan_of(hw)

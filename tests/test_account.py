@@ -257,3 +257,19 @@ def test_normed_projections_are_recomputed_even_when_saved():
         saved + 4 * (q + 2 * kv)
     assert maxflops.count(cfg, remat_policy="full", qkv_norms="qkv").hardware_flops == \
         maxflops.count(cfg, remat_policy="full").hardware_flops
+
+
+def test_warmup_edges_and_remat_unit_checks():
+    """The warm-up stage's frozen attention has no backward, so flash's recompute of QK^T does not run; the remat
+    keys are checked against the layer count."""
+    base = dict(MLA_DSA, mtp_num_layers=0, max_target_length=20, indexer_stage="warmup")
+    kl = count("mla_dsa", **base, indexer_loss_scaling_factor=0.1, flash_backward_recompute=True)
+    fwd = count("mla_dsa", **{**base, "mode": "prefill"})
+    assert kl.hardware_components["core_attention"] == fwd.hardware_components["core_attention"]
+    assert count("mla_dsa", **base, flash_backward_recompute=True).hardware_flops == 0
+    with pytest.raises(ValueError, match="remat_skip_layers.*exceeds"):
+        count("dense", remat_skip_layers=5)
+    with pytest.raises(ValueError, match="remat_block_layers.*exceeds"):
+        count("dense", remat_skip_layers=1, remat_block_layers=4)
+    traffic = maxflops.decode_traffic(maxflops.model_config(**SMALL), convention="maxtext")
+    assert traffic.total == maxflops.decode_traffic(maxflops.model_config(**SMALL)).total

@@ -169,3 +169,24 @@ def test_live_maxtext_programs_reproduce_the_fixture(tmp_path):
     for name in LIVE:
         for key in ("train_step_matmul_flops", "eval_step_matmul_flops"):
             assert live[name][key] == CASES[name][key], (name, key)
+
+
+def test_review_fixes_on_maxtext_keys():
+    """Found by review: the indexer and its KL target stay full squares under attention='flash' (MaxText computes them
+    as plain einsums); a sparse-stage program gets no warm-up note; llama4's NoPE layers skip the q/k norm."""
+    keys = {**BASE, **CASES["dsa_sparse_kl_loss"]["keys"], "max_target_length": 64}
+    dense = maxflops.count(from_maxtext(keys)).hardware_components
+    flash = maxflops.count(from_maxtext({**keys, "attention": "flash", "sa_block_q": 16,
+                                         "sa_block_kv": 16})).hardware_components
+    assert (flash["indexer_score"], flash["indexer_kl"]) == (dense["indexer_score"], dense["indexer_kl"])
+    sparse = from_maxtext({**BASE, **CASES["dsa_sparse_kl_loss"]["keys"], "num_decoder_layers": 3,
+                           "base_num_decoder_layers": 3, "first_num_dense_layers": 1})
+    assert not any("warm-up" in p for p in maxflops.count(sparse).not_priced)
+    l4 = {**BASE, **CASES["llama4"]["keys"], "use_qk_norm": True, "remat_policy": "save_qkv_proj"}
+    b = maxflops.count(from_maxtext(l4))
+    assert from_maxtext(l4).qkv_norms == "qk_rope"
+    none = maxflops.count(from_maxtext(l4), remat_policy="none")  # the engine's: MaxText's 'none' is full remat
+    rows = {r.name: r.hardware_components["qkv_proj"] for r in b.layers if r.group == "decoder"}
+    rows_none = {r.name: r.hardware_components["qkv_proj"] for r in none.layers if r.group == "decoder"}
+    assert rows["layer 1"] == rows_none["layer 1"]  # the NoPE (global) layer saves q, k, v: nothing recomputed
+    assert rows["layer 0"] > rows_none["layer 0"]  # the RoPE layer recomputes its normed q and k

@@ -40,7 +40,8 @@ class Block:
     pattern_by_model: tuple = ()  # (model_name, pattern): the model code picks the pattern by name
     vision: str = ""  # the vision encoder MaxText's function counts with use_multimodal (VISION)
     post_ffn_norm: str = ""  # "always" (the model code norms the FFN output), "key" (use_post_ffw_norm decides)
-    qkv_norms: str = ""  # norms on the projected q, k (v): "qk", "qkv", "key" (use_qk_norm decides: "qk" or none)
+    qkv_norms: str = ""  # norms on the projected q, k (v): "qk", "qkv", "key" (use_qk_norm decides: "qk" or none),
+    # "key_rope" (use_qk_norm decides: q/k of the RoPE layers, llama4)
     cycle_remat: bool = False  # a scanned block of inhomogeneous_layer_cycle_interval layers is one remat unit, its
     # layers' kinds (MoE, NoPE) set by their place in the block
     router_on_input: bool = False  # the router's weights scale the routed experts' input (llama4)
@@ -64,7 +65,7 @@ BLOCKS: dict[str, Block] = {
     "gpt_oss": Block("LG"),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
     "olmo3": Block("LLLG", qkv_norms="key", post_ffn_norm="always", maxtext_quirks=(("window_pairs", "global"),)),
-    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key",
+    "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key_rope",
                     cycle_remat=True, router_on_input=True),
     "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk"),
     "qwen3_5": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk",
@@ -495,8 +496,9 @@ def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
 def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
     base = K.BASE
-    if spec.qkv_norms == "key":
-        o["qkv_norms"] = "qk" if r.bool("use_qk_norm", base["use_qk_norm"], record=False) else "none"
+    if spec.qkv_norms in ("key", "key_rope"):
+        normed = r.bool("use_qk_norm", base["use_qk_norm"], record=False)
+        o["qkv_norms"] = ("qk" if spec.qkv_norms == "key" else "qk_rope") if normed else "none"
     elif spec.qkv_norms:
         o["qkv_norms"] = spec.qkv_norms
     if spec.post_ffn_norm == "always":
@@ -517,7 +519,8 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
             # tokamax's dynamic-mask splash over the top-k mask: the tiles holding a selected key
             o["dsa_impl"] = "blocked"
             not_priced.append("hardware: the DSA top-k mask's splash tiles are priced as every causally visible tile "
-                              "(an upper bound: the kernel skips tiles where no query of the tile selected a key)")
+                              "(an upper bound on the attention: the kernel skips tiles where no query of the tile "
+                              "selected a key)")
         elif o.get("use_sparse_indexer"):
             not_priced.append("hardware: attention='flash' with compressed attention's top-k mask (priced as the "
                               "ideal attended blocks)")
@@ -577,6 +580,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
     if o.get("use_sparse_indexer"):
         if o["attention_type"] == "mla":
             o["indexer_skip_short"] = True  # attention_mla: no indexer when the keys fit in the top-k
+            o["indexer_impl"] = "dense"  # its scores and the KL loss's target: einsums over the full square
         if not r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
             # train.py: the dense warm-up stage drops the LM loss and the output head and trains only the indexer
             # through its KL loss. base.yml's default (no KL loss) trains nothing: the compiled step has no matmul.
@@ -591,7 +595,7 @@ def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
                 not_priced.append("hardware: MTP modules in the DSA warm-up stage (MaxText still adds their loss, so "
                                   "the whole model gets gradients; priced as the warm-up's frozen model)")
             first = o.get("first_num_dense_layers", 0)
-            if o.get("indexer_stage") == "warmup" and not scanned or 1 in (first, o["num_decoder_layers"] - first):
+            if o.get("indexer_stage") == "warmup" and (not scanned or 1 in (first, o["num_decoder_layers"] - first)):
                 not_priced.append("hardware: the DSA warm-up stage without scanned groups of two or more layers "
                                   "(XLA then drops the last layer's unread work and merges its recompute; "
                                   "priced as a scanned program)")
