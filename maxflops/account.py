@@ -169,8 +169,6 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
         taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
     channels = terms.gdn_conv_channels(nk, nv, dk, dv)
     p.out["gdn_conv"] = 2 * channels * taps
-    if hardware:  # no remat policy name covers the gated delta net's projections
-        p.unnamed["qkv_proj"], p.unnamed["out_proj"] = proj_in * tokens, proj_out * tokens
     if hardware and c["mode"] == "train":
         _hardware_conv_grads(p, c, channels, K * tokens)
     if hardware and c["gdn_impl"] != "recurrent" and not decode:
@@ -181,9 +179,9 @@ def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
     else:
         p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
         p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
-    if hardware:  # nor its core's output ('context' is attention's)
-        p.unnamed["core_attention"] = p.out["core_attention"]
     p.out["out_proj"] = proj_out * tokens
+    if hardware:  # no remat policy name covers the gated delta net's projections or core ('context' is attention's)
+        p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
 
 
 def _hardware_conv_grads(p: _Priced, c, channels: int, all_taps) -> None:
@@ -382,8 +380,7 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
     else:
         p.out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
     if hardware and c["moe_router_scale"] == "input" and not post_norm:  # the experts' outputs are only summed
-        p.tail["moe_routed"] = Fraction(p.out["moe_routed"]) * terms.mlp_down(d_ffn, c["moe_mlp_dim"]) / \
-            per_expert_token
+        p.tail["moe_routed"] = p.out["moe_routed"] * Fraction(terms.mlp_down(d_ffn, c["moe_mlp_dim"]), per_expert_token)
     if c["shared_experts"]:
         gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["shared_expert_gate_flops"] else 0
         width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
@@ -674,6 +671,22 @@ def _to_int(x) -> int:
     return x if isinstance(x, int) else round(x)
 
 
+def resolve_call(config, overrides: dict) -> tuple:
+    """(resolved config, plan) of a call's config (a ConfigDict, MaxText's object or a MaxText-keyed mapping) and
+    its overrides, cached per config key."""
+    if not isinstance(getattr(config, "_fields", None), dict):
+        config = _from_foreign(config)  # MaxText's config object or MaxText-keyed mapping/object
+    key = _key(config)
+    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
+        return _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
+    return _planned(key)
+
+
+def _passes(c, steps: int) -> int:
+    """How many times the output head runs per step: 3 in training (0 in the warm-up stage, which skips it), 1 else."""
+    return (0 if warmup(c) else 3 if c["mode"] == "train" else 1) * steps
+
+
 def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Breakdown:
     """Exact per-device per-step FLOPs of ``config``.
 
@@ -683,13 +696,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     KV-cache length instead of ``decode_kv_length``. ``overrides`` replace config keys for this count only
     (validated; e.g. ``count(cfg, max_target_length=L)`` in a sweep).
     """
-    if not isinstance(getattr(config, "_fields", None), dict):
-        config = _from_foreign(config)  # MaxText's config object or MaxText-keyed mapping/object
-    key = _key(config)
-    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
-        c, plan = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
-    else:
-        c, plan = _planned(key)
+    c, plan = resolve_call(config, overrides)
     mode = c["mode"]
     decode = mode == "decode"
     if segment_lengths is not None:
@@ -711,8 +718,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
             fwd = {k: v * steps for k, v in fwd.items()}
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    passes = (0 if warm else 3 if train else 1) * steps  # the warm-up stage skips the output head
-    head = _head(c, tokens * passes)
+    head = _head(c, tokens * _passes(c, steps))
     head.update(_vision(c, mode, steps))
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
@@ -722,8 +728,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         if segment_lengths is not None and not decode and hw["packed_kernel"] == "row":
             hw_seqs = Uniform(hw["max_target_length"], batch(hw))  # the program runs whole rows, padding too
             hw_tokens = hw_seqs.tokens
-        hw_passes = (0 if warmup(hw) else 3 if train else 1) * steps
-        hw_head = _head(hw, hw_tokens * hw_passes, hardware=True)
+        hw_head = _head(hw, hw_tokens * _passes(hw, steps), hardware=True)
         hw_head.update(_vision(hw, mode, steps))
         return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 

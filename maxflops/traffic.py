@@ -55,14 +55,11 @@ class Traffic:
 def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Traffic:
     """HBM bytes of one decode step of ``config`` (see the module doc). ``segment_lengths`` gives each sequence's
     KV-cache length, as in ``count``; without it, ``per_device_batch_size`` sequences of ``decode_kv_length``."""
-    from .account import _from_foreign, _key, _plan_of, _planned, _with_overrides, hardware_view
+    from .account import _plan_of, hardware_view, resolve_call
     from .sequences import Packed, Uniform, as_lengths, batch
 
-    if not isinstance(getattr(config, "_fields", None), dict):
-        config = _from_foreign(config)
-    key = _key(config)
-    given = {**overrides, "mode": "decode", "convention": "exact"}  # hardware: no peer's reporting convention
-    c, _ = _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in given.items())))
+    # hardware: no peer's reporting convention
+    c, _ = resolve_call(config, {**overrides, "mode": "decode", "convention": "exact"})
     hw = hardware_view(c)
     plan = _plan_of(hw)
     seqs = Packed(as_lengths(segment_lengths, hw)) if segment_lengths is not None else \
@@ -84,7 +81,7 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
 
 def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
     """One layer of this kind, for the whole batch."""
-    from .account import price_forward
+    from .account import _ffn_width, price_forward
     from .sequences import Uniform
 
     one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
@@ -144,12 +141,6 @@ def _entry_bytes(kind: LayerKind, c: Mapping[str, Any]) -> tuple[int, int]:
         shared = c["share_kv_projections"]
     n = (1 if shared else 2) * n_kv * hd
     return n, 0 if kind.kv_shared else n
-
-
-def _ffn_width(c) -> int:
-    from .account import _ffn_width as width
-
-    return width(c)
 
 
 __all__ = ["Traffic", "decode_traffic"]
