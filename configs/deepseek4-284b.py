@@ -11,8 +11,8 @@ FFN, collapsed by a hyper head before the output norm. Vocabulary 129280, untied
 
 Multi-token prediction: the checkpoint has one MTP module (compress ratio 0: a window-only layer, the 44th entry of
 compress_ratios), but MaxText's YAML drops it (its deepseek4 block refuses mtp_num_layers > 0) and transformers does
-not build it, so mtp_num_layers stays 0 here, as for deepseek3.2-671b. To count it:
-    --config.mtp_num_layers=1 --config.attention_layer_pattern=LLSHSH...SL (44 letters, the last 'L').
+not build it, so mtp_num_layers stays 0 here, as for deepseek3.2-671b. To count it: --config.mtp_num_layers=1
+(its mixer is mtp_layer_pattern='L', set here).
 
 Sources: MaxText 0.2.5 src/maxtext/configs/models/deepseek4-284b.yml; the DeepSeek-V4-Flash config.json
 (hidden_size 4096, num_hidden_layers 43, num_attention_heads 64, num_key_value_heads 1, head_dim 512, q_lora_rank
@@ -43,6 +43,7 @@ def get_config():
         o_groups=8,  # maxtext o_groups; HF o_groups 8
         o_lora_rank=1024,  # maxtext o_lora_rank; HF o_lora_rank 1024
         attention_layer_pattern=PATTERN,  # maxtext compress_ratios; HF compress_ratios[:43]
+        mtp_layer_pattern="L",  # HF compress_ratios[43] = 0: the MTP module attends its window only
         sliding_window_size=128,  # maxtext sliding_window_size; HF sliding_window 128
         # csa_compress_ratio=4, hca_compress_ratio=128 (defaults): HF compress_rates; maxtext's ratios 4 and 128
         use_sparse_indexer=True,  # maxtext use_indexer true; HF index_* (the CSA layers' indexer)

@@ -58,7 +58,7 @@ def main(argv) -> None:
         params, state, loss = step(params, state, tokens)
         jax.block_until_ready(loss)
         stats = reporter.step(time.perf_counter() - t, segment_ids=segment_ids)
-        reporter.log(i, stats)
+        reporter.log(i, stats, emit=logging.info)
         logging.info("  loss %.4f", float(loss))
 
 

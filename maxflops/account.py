@@ -29,7 +29,7 @@ def _pairs(mixer: str, span: int, seqs, c, decode: bool):
     if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global" or mixer == DSA and c["dsa_pairs"] == "global":
         mixer, span = GLOBAL, 0
     if mixer == GLOBAL and c["window_scope"] == "all_layers":  # the model's chunk, else its window, everywhere
-        pattern = c["attention_layer_pattern"]
+        pattern = c["attention_layer_pattern"][:c["num_decoder_layers"]]
         if "C" in pattern:
             mixer, span = CHUNK, c["chunk_attn_window_size"]
         elif "L" in pattern:
@@ -606,8 +606,8 @@ PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", 
              "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
              "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
              "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
-             "engram_layers", "mtp_layer_numbering", "csa_compress_ratio", "hca_compress_ratio", "remat_skip_layers",
-             "remat_block_layers")
+             "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "csa_compress_ratio", "hca_compress_ratio",
+             "remat_skip_layers", "remat_block_layers")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -779,9 +779,14 @@ def _from_foreign(config):
 
 
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:
-    """``count`` at each value of one config key (e.g. ``sweep(cfg, "max_target_length", lengths)``)."""
+    """``count`` at each value of one config key (e.g. ``sweep(cfg, "max_target_length", lengths)``). In decode
+    mode the length is ``decode_kv_length`` (the tokens already cached): sweeping ``max_target_length`` there is
+    an error, since decode does not read it."""
     if not isinstance(getattr(config, "_fields", None), dict):
         config = _from_foreign(config)
+    if key == "max_target_length" and resolve_call(config, overrides)[0]["mode"] == "decode":
+        raise ValueError("config key 'max_target_length': a decode step does not read it (it counts one new token "
+                         "after decode_kv_length cached ones): sweep 'decode_kv_length' instead")
     return [count(config, segment_lengths, **{**overrides, key: v}) for v in values]
 
 

@@ -52,9 +52,22 @@ def _rewrite_model(argv: list[str]) -> list[str]:
             out.append(_check_override(a))
         i += 1
     has_config = any(a == "--config" or a.startswith("--config=") for a in out)
-    for a in out:
-        if a.startswith("--config=") and not pathlib.Path(a.split("=", 1)[1]).is_file():
-            raise UsageError(f"--config: file {a.split('=', 1)[1]!r} does not exist")
+    for a in list(out):
+        if not a.startswith("--config="):
+            continue
+        given = a.split("=", 1)[1]
+        if not pathlib.Path(given).is_file():
+            raise UsageError(f"--config: file {given!r} does not exist")
+        suffix = pathlib.Path(given).suffix.lower()
+        if suffix in (".yml", ".yaml", ".json"):  # a MaxText YAML or an HF config.json: as --model=PATH
+            if model is not None:
+                raise UsageError("give --model or --config, not both")
+            out.remove(a)
+            model, has_config = given, False
+        elif suffix != ".py":
+            raise UsageError(f"--config: {given!r}: expected an ml_collections config file (.py with get_config()), "
+                             "a MaxText model YAML (.yml, .yaml) or a Hugging Face config.json (.json), got the "
+                             f"extension {suffix or '(none)'!r}")
     if model is not None and has_config:
         raise UsageError("give --model or --config, not both")
     if model is not None and model.lower().endswith((".yml", ".yaml", ".json")):
@@ -125,6 +138,10 @@ def _parse(argv: list[str]):
         rest = fv(argv)
     except flags.Error as e:
         raise UsageError(str(_root_cause(e)).splitlines()[0]) from None
+    except (AttributeError, NameError, SyntaxError, ImportError) as e:  # the config file itself does not load
+        path = next((a.split("=", 1)[1] for a in argv if a.startswith("--config=")), "the config file")
+        raise UsageError(f"--config: {path}: cannot load it ({type(e).__name__}: {e}); it must be Python "
+                         "defining get_config()") from None
     if len(rest) > 1:
         raise UsageError(f"unexpected argument {rest[1]!r}")
     return fv
@@ -165,7 +182,7 @@ def _assignments(text: str, flag: str) -> dict:
 
 def _sweep(argv: list[str]) -> int:
     from .account import sweep
-    from .config import SCHEMA, _coerce, validate
+    from .config import SCHEMA, _closest, _coerce, validate
     from .report import sweep_table
 
     lengths, argv = _pop(argv, "lengths")
@@ -173,17 +190,20 @@ def _sweep(argv: list[str]) -> int:
     values, argv = _pop(argv, "values")
     compare, argv = _pop(argv, "compare")
     plot, argv = _pop(argv, "plot")
-    key = vary or "max_target_length"
+    if vary and lengths:
+        raise UsageError("sweep: give --lengths or --vary=KEY --values=..., not both")
     raw = values if vary else lengths
-    if key not in SCHEMA:
-        raise UsageError(f"--vary: unknown config key {key!r}")
+    if vary and vary not in SCHEMA:
+        raise UsageError(f"--vary: unknown config key {vary!r}{_closest(vary)}")
     if not raw:
         raise UsageError("--vary needs --values=V1,V2,..." if vary else
                          "sweep needs --lengths=L1,L2,... (or --vary=KEY --values=V1,V2,...)")
-    vals = [_coerce(key, v) for v in raw.split(",") if v]
     argv = _rewrite_model(argv)
     fv = _parse(argv)
     cfg = validate(fv.config, given=given_keys(argv))
+    # --lengths: the prompt length, or in decode the tokens already cached (decode does not read the other)
+    key = vary or ("decode_kv_length" if cfg["mode"] == "decode" else "max_target_length")
+    vals = [_coerce(key, v) for v in raw.split(",") if v]
     runs = [sweep(cfg, key, vals)]
     labels = [cfg["convention"]]
     if compare and all("=" in part for part in compare.split(",") if part):  # a variant of this config

@@ -33,6 +33,10 @@ class Field:
     minimum: float | None = None  # inclusive lower bound for numbers
 
 
+INT_MAX = 2 ** 62  # the largest size or length a config may give (int64 indices; keeps every per-token figure
+#                   within a float's range)
+
+
 def _f(default, kind, doc, choices=(), minimum=None):
     return Field(default, kind, doc, tuple(choices), minimum)
 
@@ -98,9 +102,14 @@ SCHEMA: dict[str, Field] = {
                                             "D gated-delta-net linear attention; with attention_type='compressed' "
                                             "S compressed sparse attention (window + the top-k compressed blocks "
                                             "an indexer picks) and H heavily compressed attention (window + every "
-                                            "compressed block). A per-layer list is a pattern of "
-                                            "num_decoder_layers letters; num_decoder_layers + mtp_num_layers "
-                                            "letters give the MTP modules their own mixers."),
+                                            "compressed block). Any length: a per-layer list is a pattern of "
+                                            "num_decoder_layers letters, and letters past the last layer are "
+                                            "not used (the MTP modules' mixers are mtp_layer_pattern)."),
+    "mtp_layer_pattern": _f("", str, "Mixers of the MTP modules, cyclic: module k (1-based) uses "
+                                     "pattern[(k-1) % len], letters as attention_layer_pattern. '' (default): "
+                                     "each module copies the last decoder layer's mixer (after_decoder "
+                                     "numbering: it continues attention_layer_pattern's cycle). DeepSeek-V4's "
+                                     "MTP module is window-only: 'L'."),
     "sliding_window_size": _f(0, int, "Window W of 'L' layers: query i sees keys max(0, i-W+1)..i.",
                               minimum=0),
     "chunk_attn_window_size": _f(0, int, "Chunk C of 'C' layers: query i sees earlier keys of its chunk.",
@@ -546,6 +555,9 @@ def _check_value(key: str, value: Any) -> None:
     if field.minimum is not None and value < field.minimum:
         what = "must be positive" if field.minimum == 1 else f"must be >= {field.minimum}"
         raise ValueError(f"config key {key!r}: {what}, got {value!r}")
+    if field.kind in (int, float) and not isinstance(value, bool) and abs(value) > INT_MAX:
+        raise ValueError(f"config key {key!r}: must be at most 2**62 (the int64 range kernels index with), got "
+                         f"{value!r}")
 
 
 def _check_relations(c: Mapping[str, Any]) -> None:
@@ -567,16 +579,21 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     pattern = c["attention_layer_pattern"]
     if not pattern:
         err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
-    for ch in pattern:
-        if ch not in _PATTERN_LETTERS:
-            err("attention_layer_pattern", f"{pattern!r} has unknown letter {ch!r}; letters are G (global), "
-                                           "L (sliding window), C (chunked), D (gated delta net), S and H "
-                                           "(compressed sparse and heavily compressed attention)")
+    for key in ("attention_layer_pattern", "mtp_layer_pattern"):
+        for ch in c[key]:
+            if ch not in _PATTERN_LETTERS:
+                err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are G (global), L (sliding window), C "
+                         "(chunked), D (gated delta net), S and H (compressed sparse and heavily compressed "
+                         "attention)")
     n_layers, n_mtp = c["num_decoder_layers"], c["mtp_num_layers"]
-    if len(pattern) > n_layers and len(pattern) != n_layers + n_mtp:
-        err("attention_layer_pattern", f"{len(pattern)} letters for num_decoder_layers={n_layers} and "
-                                       f"mtp_num_layers={n_mtp}: give at most one letter per decoder layer (a "
-                                       f"cycle), or exactly {n_layers + n_mtp} (every layer, then every MTP module)")
+    # the letters in use: the decoder's (a cycle of any length) and the MTP modules' (built in train mode, checked
+    # in every mode so that one config serves all three)
+    used = pattern[:n_layers] if len(pattern) >= n_layers else pattern
+    if n_mtp:
+        used += c["mtp_layer_pattern"][:n_mtp] if c["mtp_layer_pattern"] else ""
+        if not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "after_decoder":
+            used += "".join(pattern[(n_layers + k) % len(pattern)] for k in range(min(n_mtp, len(pattern))))
+    pattern = used
     compressed = c["attention_type"] == "compressed"
     if ("S" in pattern or "H" in pattern) and not compressed:
         err("attention_layer_pattern", f"{pattern!r}: 'S' and 'H' layers are compressed attention; set "
@@ -654,6 +671,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["mode"] == "decode" and not float(b).is_integer():
         err("per_device_batch_size", f"{b!r}: decode adds one token per sequence, so it must be a whole number")
     exact_batch = Fraction(b).limit_denominator(1 << 20)
+    if exact_batch == 0 or abs(exact_batch - Fraction(b)) > Fraction(b) / 10**9:
+        err("per_device_batch_size", f"{b!r} is not a fraction of a sequence with denominator up to 2^20 (the "
+                                     "batch is counted exactly as such a fraction)")
     if c["mode"] != "decode" and (exact_batch * c["max_target_length"]).denominator != 1:
         err("per_device_batch_size", f"{b!r} x max_target_length={c['max_target_length']} must be a whole number "
                                      "of tokens")

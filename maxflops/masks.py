@@ -207,53 +207,118 @@ def _maximum(a, b):
     return np.maximum(a, b)
 
 
+# Row blocks up to which the tiled counts enumerate every row block (vectorized); above, one length at a time is
+# folded by the period of its tile pattern (``_fold``), so memory and time no longer grow with L / block_q.
+ENUMERATE_ROWS = 1 << 20
+
+
 def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
     """Pairs a tiled (flash/splash) kernel computes for a sequence of length L (an int, or an int64 array of
     document lengths, one result each): every (block_q x block_kv) tile that holds at least one visible pair,
     counted whole (the last tiles of a row or column are partial).
 
     Row block [a0, a1) sees keys from ``_visible_from(a0)`` to a1-1 (to L-1 when bidirectional) as one
-    contiguous range for every mask here, so its touched key blocks run from lo // bkv to hi // bkv.
+    contiguous range for every mask here, so its touched key blocks run from lo // bkv to hi // bkv: its width
+    is ``min((hi // bkv + 1) * bkv, L) - (lo // bkv) * bkv``.
     """
-    import numpy as np
+    def cols(a0, a1, Lr):
+        hi = Lr - 1 if mixer == "bidirectional" else a1 - 1
+        lo = _visible_from(mixer, span, a0)
+        return _minimum((hi // block_kv + 1) * block_kv, Lr) - (lo // block_kv) * block_kv
 
-    lengths = np.atleast_1d(np.asarray(L)).astype(np.int64)
-    blocks = -(-lengths // block_q)  # row blocks per sequence
-    start = np.cumsum(blocks) - blocks
-    seq = np.repeat(np.arange(len(lengths)), blocks)
-    Lr = lengths[seq]
-    a0 = (np.arange(int(blocks.sum()), dtype=np.int64) - start[seq]) * block_q
-    a1 = np.minimum(a0 + block_q, Lr)
-    hi = Lr - 1 if mixer == "bidirectional" else a1 - 1
-    lo = _visible_from(mixer, span, a0)
-    cols = np.minimum((hi // block_kv + 1) * block_kv, Lr) - (lo // block_kv) * block_kv
-    tiles = (a1 - a0) * cols  # each at most block_q * L: fits int64; their sum may not
-    if int(lengths.max()) ** 2 * len(lengths) >= 1 << 62:
-        tiles = tiles.astype(object)  # exact Python ints for the sums
-    per_seq = np.add.reduceat(tiles, start)
-    return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
+    def moves(a0, a1, L):  # (left edge moves with a0, right edge below L) for a full-height row block
+        left = mixer == "chunk" or mixer == "window" and a0 >= span - 1  # the window's left edge, past 0
+        right = mixer != "bidirectional" and ((a1 - 1) // block_kv + 1) * block_kv < L
+        return left, right
+
+    return _tiled(L, block_q, block_kv * (span if mixer == "chunk" else 1), 1, cols, moves)
 
 
 def blocked_compressed(L, m, block_q: int, block_kv: int):
     """Compressed keys a tiled kernel computes for a sequence of length L (an int or an int64 array): the L // m
     blocks form their own key axis, tiled by block_kv; row block [a0, a1) touches the tiles up to its last
     visible block, (a1 // m) - 1 (a top-k kernel with a dynamic mask is assumed to touch them all)."""
+    def cols(a0, a1, Lr):
+        return _minimum(-(-(a1 // m) // block_kv) * block_kv, Lr // m)
+
+    def moves(a0, a1, L):
+        return False, -(-(a1 // m) // block_kv) * block_kv < L // m
+
+    return _tiled(L, block_q, m * block_kv, m, cols, moves)
+
+
+def _tiled(L, block_q, period, scale, cols, moves):
+    """sum over the row blocks [a0, a1) of each length of (a1 - a0) * cols(a0, a1, L)."""
     import numpy as np
 
     lengths = np.atleast_1d(np.asarray(L)).astype(np.int64)
-    blocks = -(-lengths // block_q)
+    blocks = -(-lengths // block_q)  # row blocks per sequence
+    if int(blocks.sum()) > ENUMERATE_ROWS:
+        values, inverse = np.unique(lengths, return_inverse=True)
+        one = [_fold(int(v), block_q, period, scale, cols, moves) for v in values]
+        per_seq = np.array(one, dtype=object)[inverse]
+        return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
     start = np.cumsum(blocks) - blocks
     seq = np.repeat(np.arange(len(lengths)), blocks)
     Lr = lengths[seq]
     a0 = (np.arange(int(blocks.sum()), dtype=np.int64) - start[seq]) * block_q
     a1 = np.minimum(a0 + block_q, Lr)
-    visible = a1 // m
-    cols = np.minimum(-(-visible // block_kv) * block_kv, Lr // m)
-    tiles = (a1 - a0) * cols
+    tiles = (a1 - a0) * cols(a0, a1, Lr)  # each at most block_q * L: fits int64; their sum may not
     if int(lengths.max()) ** 2 * len(lengths) >= 1 << 62:
-        tiles = tiles.astype(object)
+        tiles = tiles.astype(object)  # exact Python ints for the sums
     per_seq = np.add.reduceat(tiles, start)
     return int(per_seq[0]) if np.ndim(L) == 0 else per_seq
+
+
+def _fold(L: int, block_q: int, period: int, scale: int, cols, moves) -> int:
+    """The tiled sum of one length L in O(P) row blocks, P = lcm(block_q, period) / block_q.
+
+    Every row block but the last is block_q high. Its width is a right tile edge minus a left one; moving the row
+    by P moves the rows' start by P * block_q, a multiple of ``period`` (the tile, and the chunk, or the
+    compressed ratio times the tile), so each edge moves by exactly P * block_q / scale, unless it is pinned:
+    the right edge at the last key once it reaches it, the left edge at 0 (always for global and bidirectional
+    masks, before the first slide for a window). ``moves(a0, a1, L)`` says which edges move at a row; each flips
+    once at most, so the rows split into at most three runs at breakpoints found by bisection. On a run [a, b)
+    the width steps by delta = P * block_q / scale * (right moves - left moves) per period, and the run sums
+    residue by residue: sum_j n_j * w(a + j) + delta * n_j (n_j - 1) / 2. Checked against enumeration
+    (tests/test_hardware.py, tests/test_compressed.py)."""
+    import math
+
+    R = -(-L // block_q)
+    P = math.lcm(block_q, period) // block_q
+    shift = P * block_q // scale
+
+    def width(r):
+        a0 = r * block_q
+        return int(cols(a0, min(a0 + block_q, L), L))
+
+    def regime(r):
+        a0 = r * block_q
+        return moves(a0, a0 + block_q, L)
+
+    n = R - 1  # full-height rows 0 .. R-2; the last row may be partial
+    total = (L - n * block_q) * width(n)
+    cuts = {0, n}
+    for part in (0, 1):  # each edge's flip point: the first row whose regime differs from row 0's
+        first = regime(0)[part]
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if regime(mid)[part] == first:
+                lo = mid + 1
+            else:
+                hi = mid
+        cuts.add(lo)
+    bounds = sorted(c for c in cuts if 0 <= c <= n)
+    for a, b in zip(bounds, bounds[1:]):
+        left, right = regime(a)
+        delta = shift * (int(right) - int(left))
+        run = 0
+        for j in range(min(P, b - a)):
+            k = -(-(b - a - j) // P)  # rows a + j, a + j + P, ... below b
+            run += k * width(a + j) + delta * (k * (k - 1) // 2)
+        total += block_q * run
+    return total
 
 
 def blocked_decode(mixer: str, span: int, kv: int, block_kv: int) -> int:

@@ -4,7 +4,8 @@ A plan is a tuple of rows ``(name, LayerKind)``, one per decoder layer and (in t
 ``LayerKind`` says what a layer is made of; identical kinds are priced once by the account.
 
 Patterns handled here and nowhere else:
-- mixers: ``attention_layer_pattern`` is cyclic (a per-layer list is a pattern of num_decoder_layers letters);
+- mixers: ``attention_layer_pattern`` is cyclic, of any length (a per-layer list is a pattern of num_decoder_layers
+  letters; letters past the last layer are not used);
   'G' layers become DSA sparse layers when ``use_sparse_indexer`` is on with MLA, and a DSA layer computes its own
   top-k index iff the GLM-5 reuse rule says so; 'S' and 'H' are DeepSeek-V4's compressed layers (ratio
   ``csa_compress_ratio`` / ``hca_compress_ratio``), an 'S' layer with the indexer always computing its own;
@@ -13,8 +14,8 @@ Patterns handled here and nowhere else:
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
   ``remat_block_layers``;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
-  index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both); a
-  pattern of num_decoder_layers + mtp_num_layers letters gives module k the letter after the decoder's.
+  index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both);
+  ``mtp_layer_pattern`` gives the modules their own mixers (a cycle over k).
 """
 
 from __future__ import annotations
@@ -116,9 +117,11 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":
         after = c["mtp_layer_numbering"] == "after_decoder"
-        own_letters = len(pattern) > n  # the pattern lists every layer, then every MTP module
+        own = c["mtp_layer_pattern"]
         for k in range(1, c["mtp_num_layers"] + 1):
-            if after or own_letters:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the pattern
+            if own:  # the MTP modules' own mixers
+                letter = own[(k - 1) % len(own)]
+            elif after:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the pattern
                 letter = pattern[(n + k - 1) % len(pattern)]
             mixer, span, index = mixer_of(letter, n + k if after else k, c)
             projection = "gdn" if mixer == LINEAR else attn_projection

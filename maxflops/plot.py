@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 
+def axis(values) -> tuple[list, bool]:
+    """(x positions, log scale) of a sweep's values: positive numbers spanning a wide range (lengths, batches) on
+    a log axis; anything else (booleans, names, lists, zeros, a narrow range) as evenly spaced categories labelled
+    with the values, so that no point is dropped."""
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    log = numeric and min(values) > 0 and max(values) >= 4 * min(values)
+    return (list(values) if log else list(range(len(values)))), log
+
+
 def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") -> None:
     try:
         import matplotlib
@@ -11,13 +20,17 @@ def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") 
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("--plot needs matplotlib: pip install matplotlib (or the 'plot' extra)") from None
+    x, log = axis(values)
     names = list(dict.fromkeys(n for run in runs for b in run for n in b.components))
     fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs), 4.5), sharey=True, squeeze=False)
     colors = plt.get_cmap("tab20").colors
     for ax, run, label in zip(axes[0], runs, labels):
         stacks = [[b.components.get(n, 0) / b.tokens / 1e9 for b in run] for n in names]
-        ax.stackplot(values, stacks, labels=names, colors=colors[: len(names)])
-        ax.set_xscale("log", base=2)
+        ax.stackplot(x, stacks, labels=names, colors=colors[: len(names)])
+        if log:
+            ax.set_xscale("log", base=2)
+        else:
+            ax.set_xticks(x, [str(v) for v in values])
         ax.set_xlabel(key)
         name = run[0].model_name
         ax.set_title(name if label == name else f"{name}: {label}")

@@ -230,11 +230,46 @@ _ACTIVATIONS = {
 }
 
 
-def _validate(path, overrides: Mapping[str, Any]) -> None:
-    """The overrides must make a valid maxflops config on their own (schema defaults for the rest)."""
+UNKNOWN_CHOICES = ("error", "report")
+
+
+def _refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], known, unknown: str) -> None:
+    """The loader contract: every key of a file is read, known to have no FLOPs effect, or an error. A key the
+    loader does not understand is a ValueError naming it and its value (with the closest known key), unless
+    ``unknown='report'`` asks to list it in ``Loaded.ignored`` instead."""
+    if unknown not in UNKNOWN_CHOICES:
+        raise ValueError(f"unknown={unknown!r} is not one of {', '.join(map(repr, UNKNOWN_CHOICES))}")
+    strange = [k for k, why in ignored.items() if why == NOT_UNDERSTOOD]
+    if not strange or unknown == "report":
+        return
+    import difflib
+
+    parts = []
+    for name in strange:
+        head, _, leaf = name.rpartition(".")
+        value = data.get(head, {}).get(leaf) if head and isinstance(data.get(head), dict) else data.get(name)
+        match = difflib.get_close_matches(leaf, known, n=1, cutoff=0.75)
+        hint = f" (did you mean {match[0]!r}?)" if match else ""
+        parts.append(f"{name!r} = {value!r}{hint}")
+    raise ValueError(f"{path}: key{'s' if len(parts) > 1 else ''} not understood: {'; '.join(parts)}. A key "
+                     "that could change FLOPs is never dropped silently: fix its name, or pass "
+                     "unknown='report' to count without it")
+
+
+def _validate(path, overrides: Mapping[str, Any], source_of: Callable[[str], str] | None = None) -> None:
+    """The overrides must make a valid maxflops config on their own (schema defaults for the rest). An error names
+    the key of the source (``source_of(schema_key)``) beside the schema key it sets."""
     try:
         _config.resolve(overrides)
     except ValueError as e:
-        raise ValueError(f"{path}: the file gives an invalid maxflops config: {e}") from None
+        msg = str(e)
+        prefix = "config key "
+        if source_of is not None and msg.startswith(prefix):
+            key = msg[len(prefix):].split(":", 1)[0].strip("'\"")
+            source = source_of(key)
+            if source and source != key:
+                msg = f"key {source!r} (maxflops' {key!r}):{msg.split(':', 1)[1]}"
+        where = "the file gives" if isinstance(path, pathlib.Path) else "the keys given make"
+        raise ValueError(f"{path}: {where} an invalid model: {msg}") from None
 
 

@@ -3,7 +3,7 @@
     reporter = maxflops.StepReporter(config, peak_tflops=989)        # once
     ...
     stats = reporter.step(step_seconds, segment_ids=batch["inputs_segmentation"])   # every step
-    reporter.log(step, stats)                                         # absl logging, one line
+    reporter.log(step, stats)                                         # one line on stdout (or emit=logging.info)
 
 Without document information every step costs the padded batch of the config; with ``segment_lengths`` (the
 documents of the step's micro-batch) or ``segment_ids`` (MaxText's [batch, length] ids, 0 = padding) the count
@@ -14,6 +14,9 @@ execute under the config's implementation knobs.
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
+from typing import Callable
 
 from .account import count
 from .config import as_dict, validate
@@ -57,8 +60,9 @@ class StepReporter:
     """Constructed once from a config and the device peak; ``step()`` per training step."""
 
     def __init__(self, config, peak_tflops: float, **overrides):
-        if not peak_tflops or peak_tflops <= 0:
-            raise ValueError(f"peak_tflops: must be positive, got {peak_tflops!r}")
+        if not _positive(peak_tflops):
+            raise ValueError(f"peak_tflops: must be a positive finite number (the device's dense peak in TFLOP/s), "
+                             f"got {peak_tflops!r}")
         from .maxtext import from_maxtext, is_maxtext_config
 
         self.config = from_maxtext(config) if is_maxtext_config(config) else config
@@ -75,7 +79,11 @@ class StepReporter:
         step: with gradient accumulation, every micro-batch's rows (counted once each, not one micro-batch
         multiplied)."""
         if segment_ids is not None:
+            if segment_lengths is not None:
+                raise ValueError("segment_ids and segment_lengths: give one of them, not both")
             segment_lengths = segment_lengths_from_ids(segment_ids)
+            if not len(segment_lengths):
+                raise ValueError("segment_ids: every id is 0 (padding): the step holds no document to count")
         if segment_lengths is None:
             return self._padded
         steps = self._steps
@@ -85,8 +93,8 @@ class StepReporter:
                                                       "per_device_batch_size": self._batch * steps})
 
     def step(self, seconds: float, segment_lengths=None, segment_ids=None) -> StepStats:
-        if not seconds or seconds <= 0:
-            raise ValueError(f"seconds: step time must be positive, got {seconds!r}")
+        if not _positive(seconds):
+            raise ValueError(f"seconds: step time must be a positive finite number, got {seconds!r}")
         b = self.breakdown(segment_lengths, segment_ids)
         model, hardware = b.total, b.hardware_flops
         return StepStats(seconds, b.tokens, model, hardware, model / seconds / 1e12, hardware / seconds / 1e12,
@@ -97,7 +105,17 @@ class StepReporter:
         return (f"step {step}: {s.seconds:.3f} s, {s.tokens} tokens, {s.model_tflops_per_s:.3g} TFLOP/s/device, "
                 f"model MFU {100 * s.model_mfu:.2f}%, hardware MFU {100 * s.hardware_mfu:.2f}%")
 
-    def log(self, step: int, stats: StepStats) -> None:
-        from absl import logging
+    def log(self, step: int, stats: StepStats, emit: Callable[[str], object] | None = None) -> str:
+        """Write the step's line and return it. ``emit``: where it goes; by default printed to stdout (flushed), as
+        MaxText's trainer prints its own step lines; pass ``absl.logging.info`` (or any logger's method) to log it
+        instead (absl shows INFO only when told to, e.g. ``--alsologtostderr``)."""
+        line = self.format(step, stats)
+        if emit is None:
+            print(line, flush=True)
+        else:
+            emit(line)
+        return line
 
-        logging.info(self.format(step, stats))
+
+def _positive(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x) and x > 0

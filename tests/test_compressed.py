@@ -189,7 +189,8 @@ def test_hardware_forms():
 
 
 def test_mtp_module_takes_its_own_letter_and_the_hyper_head():
-    cfg = maxflops.model_config(**{**TINY, "mode": "train", "mtp_num_layers": 1, "attention_layer_pattern": "LSHSL"})
+    cfg = maxflops.model_config(**{**TINY, "mode": "train", "mtp_num_layers": 1, "attention_layer_pattern": "LSHS",
+                                  "mtp_layer_pattern": "L"})
     b = maxflops.count(cfg)
     assert [r.mixer for r in b.layers] == ["window", "csa", "hca", "csa", "window", ""]
     mtp = b.layers[4]
@@ -222,7 +223,8 @@ def test_convention_maxtext_formulas():
     (dict(index_topk=0), r"'index_topk': must be positive, got 0"),
     (dict(csa_compress_ratio=0), r"'csa_compress_ratio': must be positive, got 0"),
     (dict(sliding_window_size=0), r"'sliding_window_size': must be >= 1 when attention_layer_pattern='LSHS' has"),
-    (dict(attention_layer_pattern="LSHSL"), r"5 letters for num_decoder_layers=4 and mtp_num_layers=0"),
+    (dict(mtp_layer_pattern="X"), r"'mtp_layer_pattern': 'X' has unknown letter 'X'"),
+    (dict(mtp_num_layers=1, mtp_layer_pattern="D"), r"'D' layers are not built with attention_type='compressed'"),
     (dict(attention_layer_pattern="LSDS"), r"'D' layers are not built with attention_type='compressed'"),
     (dict(causal=False), r"'causal': False: compressed attention"),
 ])
@@ -245,12 +247,14 @@ def test_transformers_class_defaults_load_with_their_own_layer_types():
     loaded = loaders.load_hf_config(FIXTURES / "hf_transformers" / "class_defaults" / "deepseek_v4.json")
     assert NOT_UNDERSTOOD not in loaded.ignored.values()
     o = loaded.overrides
-    assert o["attention_layer_pattern"] == "HH" + "".join("S" if i % 2 else "H" for i in range(41)) + "L"
+    assert o["attention_layer_pattern"] == "HH" + "".join("S" if i % 2 else "H" for i in range(41))
+    assert o["mtp_layer_pattern"] == "L"
     assert o["mtp_num_layers"] == 1 and o["csa_compress_ratio"] == 4 and o["hca_compress_ratio"] == 128
     shipped = maxflops.load_config("deepseek4-284b")
     mine = maxflops.model_config(**{**o, "model_name": "deepseek4-284b"})
     want = maxflops.model_config(**{**shipped.to_dict(), "attention_layer_pattern": o["attention_layer_pattern"],
                                      "mtp_num_layers": 1, "convention_knobs_from": "exact"})
+    assert [r.mixer for r in maxflops.count(mine).layers][-2:] == ["window", ""]  # the MTP module, then the head
     assert maxflops.count(mine).total == maxflops.count(want).total
 
 
@@ -276,10 +280,11 @@ def test_hf_bad_compress_ratios_are_one_clear_line(tmp_path):
         loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 16] + [4] * 42))
     # as DeepseekV4Config does: the legacy list names the layer kinds, compress_rates gives their ratios
     o = loaders.load_hf_config(_write_json(tmp_path, compress_rates={"compressed_sparse_attention": 8})).overrides
-    assert o["csa_compress_ratio"] == 8 and o["attention_layer_pattern"] == "LL" + "SH" * 20 + "S" + "L"
+    assert o["csa_compress_ratio"] == 8 and o["attention_layer_pattern"] == "LL" + "SH" * 20 + "S"
+    assert o["mtp_layer_pattern"] == "L"
     # the MTP module's letter comes from the checkpoint's list; the maxtext convention's quirks come with the file
     o = loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 0] + [4, 128] * 20 + [4, 4])).overrides
-    assert o["attention_layer_pattern"].endswith("SS") and len(o["attention_layer_pattern"]) == 44
+    assert o["attention_layer_pattern"] == "LL" + "SH" * 20 + "S" and o["mtp_layer_pattern"] == "S"
     assert "maxtext:window_pairs=unclamped" in o["convention_quirks"]
     with pytest.raises(ValueError, match=r"key 'compress_ratios' = .*has 3 entries for num_hidden_layers=43"):
         loaders.load_hf_config(_write_json(tmp_path, compress_ratios=[0, 4, 128]))

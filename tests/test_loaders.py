@@ -31,7 +31,7 @@ HF_DIFFERENCES = {
     "deepseek3-671b": {"mtp_num_layers": 0},
     "deepseek3.2-671b": {"mtp_num_layers": 0},
     # The checkpoint has one MTP module (its 44th compress ratio, a window-only layer); MaxText drops it.
-    "deepseek4-284b": {"mtp_num_layers": 0, "attention_layer_pattern": "LL" + "SH" * 20 + "S"},
+    "deepseek4-284b": {"mtp_num_layers": 0},
 }
 
 SETTINGS = [
@@ -53,6 +53,19 @@ def assert_same_counts(overrides, name, settings):
     assert via_file.learnable_weight == shipped.learnable_weight
     assert dict(via_file.components) == dict(shipped.components)
     assert rows(via_file) == rows(shipped)
+
+
+STEP_KEYS = ("mtp_num_layers", "per_device_batch_size", "max_target_length", "gradient_accumulation_steps")
+
+
+def model_only(loaded):
+    """A MaxText YAML's overrides without the step keys it took from base.yml (checked here: the step MaxText would
+    run the file with), so that the model itself can be compared under each of SETTINGS."""
+    base = loaders.MAXTEXT_BASE_DEFAULTS
+    for key in STEP_KEYS:
+        if key in loaded.defaults:
+            assert loaded.overrides[key] == base[key] == loaded.defaults[key], key
+    return {k: v for k, v in loaded.overrides.items() if k not in STEP_KEYS or k not in loaded.defaults}
 
 
 def write(tmp_path, name, text):
@@ -95,7 +108,7 @@ def test_a_model_not_shipped_counts_the_same_by_both_files():
     yml = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / "qwen3-8b.yml")
     hf = loaders.load_hf_config(FIXTURES / "hf" / "qwen3-8b.json")
     for settings in SETTINGS:
-        a = maxflops.count(maxflops.model_config(**yml.overrides, **settings))
+        a = maxflops.count(maxflops.model_config(**model_only(yml), **settings))
         b = maxflops.count(maxflops.model_config(**hf.overrides, **settings))
         assert a.total == b.total and rows(a) == rows(b)
 
@@ -105,7 +118,7 @@ def test_maxtext_yaml_counts_like_the_shipped_config(name):
     loaded = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / f"{name}.yml")
     assert loaded.source == "maxtext-yaml"
     for settings in SETTINGS:
-        assert_same_counts(loaded.overrides, name, settings)
+        assert_same_counts(model_only(loaded), name, settings)
 
 
 @pytest.mark.parametrize("name", HF)
@@ -146,10 +159,15 @@ def test_maxtext_ignored_keys_are_reported_with_a_reason(tmp_path):
     loaded = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / "llama3.1-8b.yml")
     assert loaded.ignored == {"enable_dropout": NO_EFFECT, "logits_via_embedding": NO_EFFECT,
                               "normalization_layer_epsilon": NO_EFFECT, "rope_max_timescale": NO_EFFECT}
-    assert loaded.defaults == {}
+    # the file sets no step: MaxText runs it with base.yml's (so does the loader, and says so)
+    assert loaded.defaults == {"mtp_num_layers": 0, "per_device_batch_size": 12.0, "max_target_length": 2048,
+                               "gradient_accumulation_steps": 1}
     text = (FIXTURES / "maxtext" / "llama3.1-8b.yml").read_text()
     p = write(tmp_path, "x.yml", text + "frobnicate_level: 3\nq_lora_rank: 64\n")
-    ignored = loaders.load_maxtext_yaml(p).ignored
+    with pytest.raises(ValueError, match=r"x\.yml: key not understood: 'frobnicate_level' = 3\. A key that could "
+                                         r"change FLOPs is never dropped silently"):
+        loaders.load_maxtext_yaml(p)
+    ignored = loaders.load_maxtext_yaml(p, unknown="report").ignored
     assert ignored["frobnicate_level"] == NOT_UNDERSTOOD
     assert ignored["q_lora_rank"].startswith("unused")
 
@@ -162,7 +180,9 @@ def test_hf_ignored_keys_are_reported_with_a_reason(tmp_path):
     assert loaded.ignored == {k: NO_EFFECT for k in json.loads(path.read_text()) if k not in used}
     assert loaded.defaults == {"head_dim": 128}  # absent: hidden_size // num_attention_heads
     p = hf_variant(tmp_path, "gemma3-27b", text_config__frobnicate=1, wibble=2)
-    ignored = loaders.load_hf_config(p).ignored
+    with pytest.raises(ValueError, match=r"keys not understood: 'text_config\.frobnicate' = 1; 'wibble' = 2\."):
+        loaders.load_hf_config(p)
+    ignored = loaders.load_hf_config(p, unknown="report").ignored
     assert ignored["text_config.frobnicate"] == NOT_UNDERSTOOD
     assert ignored["wibble"] == NOT_UNDERSTOOD
     assert ignored["vision_config"].startswith("not counted")
@@ -174,7 +194,8 @@ def test_defaults_of_absent_keys_are_reported():
     assert gemma.defaults == {"text_config.vocab_size": 262208, "text_config.hidden_activation": "gelu_pytorch_tanh",
                               "text_config.sliding_window_pattern": 6}
     qwen = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / "qwen3-next-80b-a3b.yml")
-    assert qwen.defaults == {"mlp_activations": ["silu", "linear"]}  # MaxText base.yml
+    assert qwen.defaults == {"mlp_activations": ["silu", "linear"], "mtp_num_layers": 0,  # MaxText base.yml
+                             "per_device_batch_size": 12.0, "max_target_length": 2048, "gradient_accumulation_steps": 1}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -426,8 +447,11 @@ def test_wrong_types(tmp_path):
 
 
 def test_missing_keys_and_impossible_models(tmp_path):
-    p = hf_variant(tmp_path, "llama3.1-8b", hidden_size=DROP)
-    with pytest.raises(ValueError, match="key 'hidden_size' = <absent>: required key is missing"):
+    # absent: LlamaConfig's default (and the post-init head_dim from it); DeepseekV2Config's default top-k is null
+    assert loaders.load_hf_config(hf_variant(tmp_path, "llama3.1-8b", hidden_size=DROP)).defaults == {
+        "hidden_size": 4096, "head_dim": 128}
+    p = hf_variant(tmp_path, "deepseek2-16b", num_experts_per_tok=DROP)
+    with pytest.raises(ValueError, match="key 'num_experts_per_tok' = <absent>: required key is missing"):
         loaders.load_hf_config(p)
     p = hf_variant(tmp_path, "gpt-oss-120b", sliding_window=None)  # sliding layers, a null window
     with pytest.raises(ValueError, match="key 'sliding_window' = None: the layers include sliding-window"):
@@ -444,8 +468,8 @@ def test_missing_keys_and_impossible_models(tmp_path):
         loaders.load_maxtext_yaml(write(tmp_path, "g.yml", "global_parameter_scale: 3\n"))
     # a file whose numbers make no valid config: the schema's own message, with the file
     p = hf_variant(tmp_path, "llama3.1-8b", num_key_value_heads=5)
-    with pytest.raises(ValueError, match=r"variant\.json: the file gives an invalid maxflops config: config key "
-                                         "'num_kv_heads': 5 does not divide num_query_heads=32"):
+    with pytest.raises(ValueError, match=r"variant\.json: the file gives an invalid model: key 'num_key_value_heads' "
+                                         r"\(maxflops' 'num_kv_heads'\): 5 does not divide num_query_heads=32"):
         loaders.load_hf_config(p)
 
 

@@ -17,7 +17,8 @@ reason, never silently dropped. Reasons start with one of:
 - ``"superseded"``: the file says the same thing twice and the other key wins (as it does in the model's code);
 - ``"not counted"``: the key belongs to a part maxflops does not count (the vision encoder of a multimodal model);
 - ``"not modelled"``: the key has a FLOPs effect maxflops has no knob for;
-- ``"not understood"``: the loader does not know the key.
+- ``"not understood"``: the loader does not know the key. Only with ``unknown='report'``: by default such a key
+  is a ValueError naming it and its value (a misspelled key must not let a default stand in for it).
 
 One used key is reported too, because the schema expresses it another way: a Qwen shared expert wider than
 ``moe_intermediate_size`` (``"used as k shared experts ..."``).
@@ -50,12 +51,12 @@ from .hf import HF_MODEL_TYPES, load_hf_config
 __all__ = ["Loaded", "load_maxtext_yaml", "load_hf_config", "detect_and_load", "NO_EFFECT", "NOT_UNDERSTOOD",
            "MAXTEXT_BASE_DEFAULTS", "MAXTEXT_DECODER_BLOCKS", "HF_MODEL_TYPES"]
 
-def detect_and_load(path) -> Loaded:
+def detect_and_load(path, *, unknown: str = "error") -> Loaded:
     """By extension: ``.yml`` / ``.yaml`` -> load_maxtext_yaml, ``.json`` -> load_hf_config."""
     suffix = pathlib.Path(path).suffix.lower()
     if suffix in (".yml", ".yaml"):
-        return load_maxtext_yaml(path)
+        return load_maxtext_yaml(path, unknown=unknown)
     if suffix == ".json":
-        return load_hf_config(path)
+        return load_hf_config(path, unknown=unknown)
     raise ValueError(f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}: use .yml or "
                      ".yaml for a MaxText model YAML, .json for a Hugging Face config.json")

@@ -7,18 +7,33 @@ from typing import Any
 
 from ..maxtext.mapping import maxtext_quirks
 from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, _ACTIVATIONS, _VISION, _MISSING, Loaded, _Reader, _fit_ffn,
-                     _fit_index, _fit_pattern, _read, _validate)
+                     _fit_index, _fit_pattern, _read, _refuse_unknown, _validate)
 
 # ------------------------------------------------------------------------------------------------------------
 # Hugging Face config.json
 # ------------------------------------------------------------------------------------------------------------
 
-# Transformers config-class defaults (read from the transformers sources) for the keys this loader reads. A key
-# absent from the file takes its model type's default from here (the text_config of a multimodal checkpoint is
-# saved as a diff against its class defaults, so Gemma 3's lacks vocab_size, for one); a key not listed here is
-# required, except the post-init rules every class has: head_dim = hidden_size // num_attention_heads and
-# num_key_value_heads = num_attention_heads when absent or null.
+# Transformers config-class defaults (transformers 5.24; tests/test_hf_defaults.py checks each against the class) for
+# the keys this loader reads. A key absent from the file takes its model type's default from here (the text_config of
+# a multimodal checkpoint is saved as a diff against its class defaults, so Gemma 3's lacks vocab_size, for one); a
+# key not listed here is required, except the post-init rules of the classes whose field is null by default (so not
+# listed): head_dim = hidden_size // num_attention_heads and num_key_value_heads = num_attention_heads when absent or
+# null. A class default that no model could run with (DeepseekV2Config's num_experts_per_tok: null) is not listed.
 _HF_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {  # LlamaConfig (num_key_value_heads, head_dim: post-init rules)
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "hidden_act": "silu",
+    },
+    "qwen3": {  # Qwen3Config
+        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "hidden_act": "silu",
+        "sliding_window": 4096, "max_window_layers": 28,
+    },
+    "qwen3_moe": {  # Qwen3MoeConfig (no head_dim field: the model uses hidden_size // num_attention_heads)
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
+        "num_attention_heads": 32, "num_key_value_heads": 4, "hidden_act": "silu", "moe_intermediate_size": 768,
+        "num_experts_per_tok": 8, "num_experts": 128, "sliding_window": 4096,
+    },
     "gemma3_text": {  # Gemma3TextConfig
         "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
@@ -43,8 +58,35 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 10,
         "num_experts": 512, "full_attention_interval": 4,
     },
-    "mistral": {"sliding_window": 4096},  # MistralConfig: a window on every layer unless null
-    "mixtral": {"sliding_window": None},  # MixtralConfig
+    "mistral": {  # MistralConfig (head_dim: post-init rule); a window on every layer unless null
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "sliding_window": 4096,
+    },
+    "mixtral": {  # MixtralConfig (head_dim: null, the model uses hidden_size // num_attention_heads)
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "num_local_experts": 8,
+        "num_experts_per_tok": 2, "sliding_window": None,
+    },
+    "deepseek_v2": {  # DeepseekV2Config (num_key_value_heads: post-init rule; num_experts_per_tok: null, required)
+        "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 11008, "moe_intermediate_size": 1407,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu", "first_k_dense_replace": 0,
+        "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 64, "n_shared_experts": 2,
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    },
+    "deepseek_v3": {  # DeepseekV3Config (num_nextn_predict_layers: its field num_mtp_layers)
+        "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+        "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "hidden_act": "silu",
+        "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 256,
+        "n_shared_experts": 1, "num_experts_per_tok": 8, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "v_head_dim": 128, "num_nextn_predict_layers": 1,
+    },
+    "deepseek_v32": {  # DeepseekV32Config (no MTP key)
+        "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+        "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "hidden_act": "silu",
+        "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 256,
+        "n_shared_experts": 1, "num_experts_per_tok": 8, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "v_head_dim": 128, "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64,
+    },
     "glm_moe_dsa": {  # GlmMoeDsaConfig
         "vocab_size": 154880, "hidden_size": 6144, "intermediate_size": 12288, "moe_intermediate_size": 2048,
         "num_hidden_layers": 78, "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1,
@@ -108,6 +150,15 @@ _LETTERS = {
 }
 
 
+def _given(r: _Reader, key: str) -> bool:
+    """``key`` is present and not null. A null is read here (not reported as not understood): the config class's
+    __post_init__ derives such a key (a per-layer list, compress_rates) as when it is absent."""
+    if r.has(key) and r.data[key] is None:
+        r.raw(key, none_ok=True, record=False)
+        return False
+    return r.has(key)
+
+
 def _layer_letters(types: list, r: _Reader, key: str, allowed: set) -> list:
     letters = []
     for t in types:
@@ -118,12 +169,23 @@ def _layer_letters(types: list, r: _Reader, key: str, allowed: set) -> list:
     return letters
 
 
-def load_hf_config(path) -> Loaded:
+# schema key -> the config.json key that usually sets it (named in errors about the schema key)
+_HF_SOURCES = {
+    "num_decoder_layers": "num_hidden_layers", "emb_dim": "hidden_size", "num_query_heads": "num_attention_heads",
+    "num_kv_heads": "num_key_value_heads", "mlp_dim": "intermediate_size", "moe_mlp_dim": "moe_intermediate_size",
+    "sliding_window_size": "sliding_window", "chunk_attn_window_size": "attention_chunk_size",
+    "mtp_num_layers": "num_nextn_predict_layers", "shared_experts": "n_shared_experts",
+    "mhc_expansion_rate": "hc_mult", "num_experts": "num_experts / n_routed_experts / num_local_experts",
+}
+
+
+def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     """A Hugging Face ``config.json`` -> schema overrides.
 
     Model types: see ``HF_MODEL_TYPES`` (gemma3 and llama4 read their ``text_config``). Keys absent from the
     file that the model type's transformers config class gives a default for take that default (listed in
-    ``Loaded.defaults``); other absent keys the loader needs are a ValueError.
+    ``Loaded.defaults``); other absent keys the loader needs are a ValueError. A key the loader does not know is a
+    ValueError naming it (``unknown='report'`` lists it in ``Loaded.ignored`` instead).
     """
     path = pathlib.Path(path)
     top = _Reader(_read(path, "json"), path)
@@ -156,17 +218,16 @@ def load_hf_config(path) -> Loaded:
         top.ignored.update(r.ignored)
         top.defaults.update(r.defaults)
     top.finish(_hf_classify)
-    _validate(path, o)
+    known = set(_HF_NO_EFFECT) | set(_HF_VISION) | {k for table in _HF_DEFAULTS.values() for k in table}
+    _refuse_unknown(path, top.data, top.ignored, known, unknown)
+    _validate(path, o, lambda key: _HF_SOURCES.get(key, key))
     return Loaded(overrides=o, source="hf-config", ignored=top.ignored, defaults=top.defaults)
 
 
 def _hf_activation(r: _Reader, text_type: str, d) -> tuple:
-    if text_type == "gemma3_text":  # Gemma 3 reads hidden_activation; hidden_act is the legacy name
-        if r.has("hidden_activation") or not r.has("hidden_act"):
-            act = r.str("hidden_activation", d("hidden_activation"))
-            r.ignore("hidden_act", "superseded by hidden_activation (what Gemma 3 reads)")
-        else:
-            act = r.str("hidden_act")
+    if text_type == "gemma3_text":  # Gemma3TextConfig reads hidden_activation only (absent: its default)
+        act = r.str("hidden_activation", d("hidden_activation"))
+        r.ignore("hidden_act", "not read by Gemma3TextConfig (hidden_activation is what Gemma 3 uses)")
     else:
         act = r.str("hidden_act", d("hidden_act"))
     # Every supported model type has a gated (GLU) FFN: act(gate) * up.
@@ -271,7 +332,7 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
     o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
     o["shared_experts"] = 1
     r.ignore("n_shared_experts", "unused: DeepseekV4SparseMoeBlock always has one shared expert")
-    if r.has("mlp_layer_types") and r.data["mlp_layer_types"] is not None:
+    if _given(r, "mlp_layer_types"):
         types = r.list("mlp_layer_types", str)
         if len(types) != n or any(t not in ("moe", "hash_moe") for t in types):
             raise r.fail("mlp_layer_types", f"expected {n} entries, each 'moe' or 'hash_moe'")
@@ -279,7 +340,7 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
                                                 "matmul (its scores weigh the experts)")
     r.ignore("num_hash_layers", NO_EFFECT + ": hash-routed layers still run the router matmul")
     rates = {"S": 4, "H": 128}
-    if r.has("compress_rates") and r.data["compress_rates"] is not None:
+    if _given(r, "compress_rates"):
         given = r.mapping("compress_rates")
         for name, letter in (("compressed_sparse_attention", "S"), ("heavily_compressed_attention", "H")):
             value = given.get(name, rates[letter])
@@ -316,9 +377,10 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
                                     "compress_ratios); DeepseekV4Config's own default matches no published model")
     if mtp:
         o["mtp_num_layers"] = mtp
-        given = mtp_letters[:mtp]
-        letters += given + "L" * (mtp - len(given))  # window-only unless the checkpoint's ratios say
+    # the MTP modules' mixers: window-only unless the checkpoint's ratios say (kept when the count is overridden)
+    o["mtp_layer_pattern"] = mtp_letters or "L"
     o["attention_layer_pattern"] = letters
+    letters += mtp_letters
     if "S" in letters:
         o["csa_compress_ratio"] = rates["S"]
     if "H" in letters:
@@ -378,14 +440,14 @@ def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
 def _hf_index_schedule(r: _Reader, n: int):
     """Per-layer 'runs its own indexer' list, as GlmMoeDsaConfig builds it: indexer_types, else
     index_topk_pattern ('F'/'S'), else full iff max(i - offset + 1, 0) % freq == 0 (offset default 2)."""
-    if r.has("indexer_types") and r.data["indexer_types"] is not None:
+    if _given(r, "indexer_types"):
         types = r.list("indexer_types", str)
         if len(types) != n or any(t not in ("full", "shared") for t in types):
             raise r.fail("indexer_types", f"expected {n} entries, each 'full' or 'shared'")
         for k in ("index_topk_freq", "index_skip_topk_offset", "index_topk_pattern"):
             r.ignore(k, "superseded by indexer_types")
         return [t == "full" for t in types], "indexer_types", None
-    if r.has("index_topk_pattern") and r.data["index_topk_pattern"] is not None:
+    if _given(r, "index_topk_pattern"):
         pat = r.str("index_topk_pattern")
         if len(pat) != n or set(pat) - set("FS"):
             raise r.fail("index_topk_pattern", f"expected {n} letters, each F (full) or S (shared)")
@@ -472,9 +534,9 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
     o["num_experts"] = r.int("n_routed_experts", d("n_routed_experts"), minimum=1)
     o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
     o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
-    o["shared_experts"] = r.int("n_shared_experts", d("n_shared_experts") if d("n_shared_experts") is not _MISSING
-                                else 0, none_ok=True) or 0
-    if r.has("mlp_layer_types") and r.data["mlp_layer_types"] is not None:
+    # absent: the class default (DeepseekV2Config 2, V3/V32/GlmMoeDsa 1); null: none (DeepSeek's own modeling code)
+    o["shared_experts"] = r.int("n_shared_experts", d("n_shared_experts"), none_ok=True) or 0
+    if _given(r, "mlp_layer_types"):
         types = r.list("mlp_layer_types", str)
         if len(types) != n or any(t not in ("dense", "sparse") for t in types):
             raise r.fail("mlp_layer_types", f"expected {n} entries, each 'dense' or 'sparse'")
@@ -500,7 +562,7 @@ def _qwen_moe_layers(r: _Reader, n: int):
 def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
     """Per-layer attention letters by the model type's rule; returns (letters, key that decided them)."""
     def given(key):
-        return r.has(key) and r.data[key] is not None
+        return _given(r, key)
 
     def from_types(allowed):
         types = r.list("layer_types", str)
@@ -574,7 +636,7 @@ def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
                 r.ignore("max_window_layers", "unused: Qwen3-MoE applies the window to every layer")
                 return ["L"] * n, "use_sliding_window"
             # Qwen3Config: sliding iff sliding_window is set and layer >= max_window_layers
-            start = r.int("max_window_layers")
+            start = r.int("max_window_layers", d("max_window_layers"))
             return ["L" if i >= start else "G" for i in range(n)], "max_window_layers"
         r.ignore("use_sliding_window", NO_EFFECT + " (false)")
         r.ignore("max_window_layers", "unused: use_sliding_window is false")

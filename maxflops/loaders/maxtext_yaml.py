@@ -18,9 +18,12 @@ MAXTEXT_BASE_DEFAULTS = _keys.BASE
 MAXTEXT_DECODER_BLOCKS = {name: spec.pattern for name, spec in BLOCKS.items()}
 
 
-def load_maxtext_yaml(path) -> Loaded:
-    """A MaxText model YAML (``maxtext/configs/models/*.yml`` style) -> schema overrides."""
+def load_maxtext_yaml(path, *, unknown: str = "error") -> Loaded:
+    """A MaxText model YAML (``maxtext/configs/models/*.yml`` style) -> schema overrides. Keys the file does not
+    set take MaxText 0.2.5's ``base.yml`` values, the step's too (``per_device_batch_size`` 12,
+    ``max_target_length`` 2048), as MaxText runs the file; they are listed in ``Loaded.defaults``. A key MaxText
+    does not have is a ValueError (``unknown='report'`` lists it in ``Loaded.ignored`` instead)."""
     path = pathlib.Path(path)
     # MaxText names a model by its file (model_name=<stem>); some model code reads the name (gemma4_small).
-    loaded = map_keys(_read(path, "yaml"), path, derive=True, name_hint=path.stem)
+    loaded = map_keys(_read(path, "yaml"), path, derive=True, name_hint=path.stem, unknown=unknown)
     return dataclasses.replace(loaded, source="maxtext-yaml")

@@ -170,7 +170,15 @@ def install(convention: str = "exact", per_step: bool = True, **overrides) -> No
 
     from ..account import count
 
-    utils = sys.modules.get("maxtext.utils.maxtext_utils") or importlib.import_module("maxtext.utils.maxtext_utils")
+    utils = sys.modules.get("maxtext.utils.maxtext_utils")
+    if utils is None:
+        try:
+            utils = importlib.import_module("maxtext.utils.maxtext_utils")
+        except ImportError as e:
+            raise ImportError(f"maxflops.maxtext.install(): MaxText is not importable here ({e}); install() patches "
+                              f"a running MaxText {keys.MAXTEXT_VERSION} trainer (pip install maxtext=="
+                              f"{keys.MAXTEXT_VERSION}). Without MaxText, count its config with "
+                              "maxflops.count(maxflops.from_maxtext(config))") from None
     current = utils.calculate_tflops_training_per_device
     original = _SAVED.setdefault("original", current)  # installing twice keeps MaxText's own function
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, _VISION, Loaded, _Reader, _validate
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, _VISION, Loaded, _Reader, _refuse_unknown, _validate
 from . import keys as K
 from ..config import SCHEMA
 
@@ -152,10 +152,24 @@ def _scales(r: _Reader) -> tuple[int, int, int, int]:
     return base + int(rem > 1), heads, heads, base
 
 
-def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True, name_hint: str = "") -> Loaded:
+def source_key(schema_key: str) -> str:
+    """The MaxText key that sets a schema key (``base_emb_dim`` for ``emb_dim``, ``indexer_topk`` for
+    ``index_topk``); the schema key itself where MaxText uses the same name."""
+    for schema, base, _ in DERIVED:
+        if schema == schema_key:
+            return base
+    for name, _, schema in INDEXER:
+        if schema == schema_key:
+            return name
+    return schema_key
+
+
+def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True, name_hint: str = "",
+             unknown: str = "error") -> Loaded:
     """MaxText keys -> schema overrides (see the module docstring). ``report=False`` skips classifying the keys
     not read (``Loaded.ignored`` is then partial; ``from_maxtext`` has checked every key already). ``name_hint``:
-    the model name when ``data`` has none (a YAML is named by its file)."""
+    the model name when ``data`` has none (a YAML is named by its file). ``unknown``: 'error' (a key MaxText
+    does not have is a ValueError naming it) or 'report' (listed in ``Loaded.ignored`` as not understood)."""
     r = _Reader(data, label)
     base = K.BASE
     o: dict[str, Any] = {}
@@ -350,14 +364,12 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         _refuse_on(r, key, f"{key} (qwen3_custom_moe widths)", lambda v: isinstance(v, int) and v > 0)
 
     # --- MTP and the step ---------------------------------------------------------------------------------------
-    o["mtp_num_layers"] = r.int("mtp_num_layers", base["mtp_num_layers"], record=False)
-    o["per_device_batch_size"] = r.float("per_device_batch_size", base["per_device_batch_size"], record=False)
+    # A model YAML runs with base.yml's step (as MaxText would run it): the absent step keys take base.yml's
+    # values, listed in Loaded.defaults; a trainer's object carries every key.
+    o["mtp_num_layers"] = r.int("mtp_num_layers", base["mtp_num_layers"], record=derive)
+    o["per_device_batch_size"] = r.float("per_device_batch_size", base["per_device_batch_size"], record=derive)
     for key in ("max_target_length", "gradient_accumulation_steps"):
-        o[key] = r.int(key, base[key], minimum=1, record=False)
-    if derive:  # a model YAML: the step keys are the run's, not the model's; keep only what the file sets
-        for key in ("mtp_num_layers", "per_device_batch_size", "max_target_length", "gradient_accumulation_steps"):
-            if not r.has(key):
-                del o[key]
+        o[key] = r.int(key, base[key], minimum=1, record=derive)
 
     # --- the program: implementation keys -> hardware knobs -----------------------------------------------------
     _implementation(r, o, not_priced, spec)
@@ -366,7 +378,8 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
 
     if report:
         r.finish(classify)
-    _validate(label, o)
+        _refuse_unknown(label, data, r.ignored, K.MODEL_KEYS | K.IMPLEMENTATION_KEYS | K.NO_EFFECT, unknown)
+    _validate(label, o, source_key)
     return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
 
 

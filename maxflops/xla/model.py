@@ -76,14 +76,13 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
         out["chunk_attn_window_size"] = min(c["chunk_attn_window_size"], 6)
     pattern = c["attention_layer_pattern"]
     n = c["num_decoder_layers"]
-    mtp_letters = pattern[n:n + out["mtp_num_layers"]] if len(pattern) > n else ""
     if len(pattern) >= n:  # a per-layer list: each kind of layer once, in order of first appearance (runs up to 2)
         pattern = "".join(ch * min(pattern[:n].count(ch), 2) for ch in dict.fromkeys(pattern[:n]))
     pattern = _short_pattern(pattern)
     dense_prefix = min(c["first_num_dense_layers"], 1)
     layers = max(dense_prefix + 2 * max(len(pattern), c["interleave_moe_layer_step"]), 4)
-    if mtp_letters:  # the MTP modules keep their own letters: the pattern becomes the explicit per-layer list
-        pattern = "".join(pattern[i % len(pattern)] for i in range(layers)) + mtp_letters
+    if c["mtp_num_layers"] and not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "own":
+        out["mtp_layer_pattern"] = c["attention_layer_pattern"][(n - 1) % len(c["attention_layer_pattern"])]
     out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)
     out.update(overrides)
     return resolve(out)
