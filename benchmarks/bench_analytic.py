@@ -1,4 +1,4 @@
-"""Speed of the analytic engine, written to benchmarks/RESULTS.md.
+"""Speed of the analytic engine, written to benchmarks/RESULTS.md (``--out PATH`` writes elsewhere).
 
     python benchmarks/bench_analytic.py            # prints and rewrites the "Analytic engine" section
 
@@ -127,7 +127,8 @@ def main() -> None:
         lines.append(f"| {name} | {_fmt(t)} | {tgt} | {met} |")
     section = "\n".join(lines) + "\n"
     print(section)
-    _write_section(HERE / "RESULTS.md", "## Analytic engine", section)
+    out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv else HERE / "RESULTS.md"
+    _write_section(out, "## Analytic engine", section)
 
 
 def _fmt(t: float) -> str:

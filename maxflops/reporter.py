@@ -102,7 +102,7 @@ class StepReporter:
 
     @staticmethod
     def format(step: int, s: StepStats) -> str:
-        return (f"step {step}: {s.seconds:.3f} s, {s.tokens} tokens, {s.model_tflops_per_s:.3g} TFLOP/s/device, "
+        return (f"step {step}: {s.seconds:.3f} s, {s.tokens} tokens, {s.model_tflops_per_s:,.1f} TFLOP/s/device, "
                 f"model MFU {100 * s.model_mfu:.2f}%, hardware MFU {100 * s.hardware_mfu:.2f}%")
 
     def log(self, step: int, stats: StepStats, emit: Callable[[str], object] | None = None) -> str:

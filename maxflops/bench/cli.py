@@ -11,7 +11,7 @@ from .output import table, write_csv
 from .runner import run_bench
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m maxflops.bench",
                                  description="Time jitted kernels on TPU, GPU or CPU; analytic vs XLA vs measured.")
     ap.add_argument("--preset", choices=sorted(PRESETS), help="sizes (default: from the backend)")
@@ -26,6 +26,11 @@ def main(argv=None) -> int:
     ap.add_argument("--csv", dest="csv_path", help="write every figure as CSV")
     ap.add_argument("--silent", action="store_true", help="no progress on stderr")
     ap.add_argument("--verbose", action="store_true", help="tracebacks of failed kernels")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.repeats is None:
         args.repeats = 3 if args.quick else 10
