@@ -1,9 +1,5 @@
-"""Plan + terms + masks -> a Breakdown: the mode, the train multipliers, gradient accumulation, conventions.
-
-Train multipliers (forward + backward): a matmul whose two inputs both need gradients costs 3x its forward
-(forward, input gradient, weight gradient). The DSA indexer reads detached inputs: its projections cost 2x
-(forward + weight gradient) and its scoring 3x (both operands come from trained indexer weights); with
-``indexer_loss_scaling_factor == 0`` nothing reaches it and it costs 1x. ``indexer_train_factor`` overrides.
+"""Plan + terms + masks -> a Breakdown: each layer kind priced (model and hardware), the mode, gradient
+accumulation, conventions. The train multipliers are ``maxflops.training``'s; resolution is ``maxflops.resolve``'s.
 """
 
 from __future__ import annotations
@@ -16,8 +12,11 @@ from typing import Any, Sequence
 from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
-from .config import CONVENTIONS, SCHEMA, apply_overrides, as_dict, quirks, resolve, _explicit
-from .plan import BIDIRECTIONAL, CHUNK, COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind, build_plan
+from .config import SCHEMA
+from .plan import BIDIRECTIONAL, CHUNK, COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind
+from .resolve import from_source, hardware_view, plan_of, resolve_call
+from .training import (REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes, recomputed, train_factor,
+                       warmup)
 
 
 # --- pricing one layer kind -------------------------------------------------------------------------------
@@ -148,7 +147,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     return p
 
 
-def _ffn_width(c) -> int:
+def ffn_width(c) -> int:
     """The attention output's and the FFN's width (emb_dim unless attention_output_dim says otherwise)."""
     return c["attention_output_dim"] or c["emb_dim"]
 
@@ -203,7 +202,7 @@ def _hardware_gdn_chunked(c, seqs, nv, dk, dv):
 
 
 def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
-    d, h, d_out = c["emb_dim"], c["num_query_heads"], _ffn_width(c)
+    d, h, d_out = c["emb_dim"], c["num_query_heads"], ffn_width(c)
     if kind.projection == "mla":
         q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                           c["qk_rope_head_dim"], c["v_head_dim"])
@@ -363,7 +362,7 @@ def _hardware_indexer(p: _Priced, kind: LayerKind, c, seqs, decode, kl_per_pair)
 
 
 def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
-    d_ffn = _ffn_width(c)
+    d_ffn = ffn_width(c)
     gated = len(c["mlp_activations"]) == 2
     post_norm = c["post_ffn_norm"]  # a norm on the FFN output needs the last matmul's output back: no tail
     if kind.ffn != "moe":
@@ -423,7 +422,7 @@ def _hardware_moe(p: _Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) 
 def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
     """What a layer adds around attention and the FFN: the up-projection of a latent FFN, per-layer embeddings,
     Engram, mHC mixing, and an MTP module's own matmuls."""
-    d, d_ffn = c["emb_dim"], _ffn_width(c)
+    d, d_ffn = c["emb_dim"], ffn_width(c)
     if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no other tail)
         p.out["layer_up_proj"] = 2 * d_ffn * d * tokens
         p.tail = {"layer_up_proj": p.out["layer_up_proj"]}
@@ -484,43 +483,6 @@ def _vocab(c, hardware: bool = False) -> int:
     return V
 
 
-_INDEXER = frozenset({"indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl"})
-
-
-def hardware_train_flops(component: str, forward, single, c):
-    """Hardware forward + backward FLOPs of a component: ``train_factor`` times its forward, less one backward
-    matmul of its ``single`` part (see ``price_forward``) when ``outer_product_grads='elementwise'`` and the
-    factor is the gradient rule's 3."""
-    factor = train_factor(component, c)
-    if factor == 3 and single and c["outer_product_grads"] == "elementwise":
-        return forward * 3 - single
-    return forward * factor
-
-
-def warmup(c) -> bool:
-    """The DSA dense warm-up stage (``indexer_stage``) in training: only the indexer trains."""
-    return c["indexer_stage"] == "warmup" and c["mode"] == "train" and c["indexer_stage_in_model"]
-
-
-def train_factor(component: str, c) -> int:
-    """Forward + backward cost of a component as a multiple of its forward. In the warm-up stage the frozen model
-    runs forward only (1x) and the indexer keeps its rule; with no KL loss nothing trains (0x)."""
-    if warmup(c):
-        if c["indexer_loss_scaling_factor"] == 0:
-            return 0
-        if component not in _INDEXER:
-            return 1
-    if component in _INDEXER:
-        if component == "indexer_kl":  # a detached target: forward only
-            return 1
-        if c["indexer_train_factor"]:
-            return c["indexer_train_factor"]
-        if c["indexer_loss_scaling_factor"] == 0:
-            return 1
-        return 2 if component in ("indexer_proj", "indexer_proj_attn") else 3
-    return 3
-
-
 # Components of an MTP row outside its transformer layer (not recomputed by layer remat).
 _OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits", "mhc_head"})
 
@@ -542,8 +504,8 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     wi_share = Fraction(2, 3) if len(c["mlp_activations"]) == 2 else Fraction(1, 2)
     if kind.mtp and not c["remat_mtp"] or kind.no_remat:
         saved = None
-    # Warm-up: the backward pass recomputes only what the indexer's gradient needs (see _WARMUP_REMAT).
-    recompute = _WARMUP_REMAT if warmup(c) else None
+    # Warm-up: the backward pass recomputes only what the indexer's gradient needs (see WARMUP_REMAT).
+    recompute = WARMUP_REMAT if warmup(c) else None
     if recompute is not None and (not kind.computes_index or c["indexer_loss_scaling_factor"] == 0):
         saved = None
     out = {}
@@ -552,139 +514,17 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
         if k in p.grad_extra and train_factor(k, c) == 3:
             total += p.grad_extra[k]
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute):
-            total += _recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
+            total += recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"] and train_factor(k, c) == 3:
             total += qk
         out[k] = _to_int(total * steps)
     return out
 
 
-# In the warm-up stage the only gradient is the indexer's: a rematerialized layer recomputes its indexer, the
-# KL loss's target (the main scores) and what feeds them (the q/k projections; a compressed layer's compressor).
-_WARMUP_REMAT = _INDEXER | {"qkv_proj", "compressor"}
-
-
-# What each remat policy saves (MaxText's checkpoint names, grouped): 'qkv' the q/k/v projections, 'out' the
-# output projection, 'context' the attention output, 'mlpwi' the MLP up/gate projections, 'mlpwo' its down one.
-REMAT_SAVES = {
-    "full": frozenset(),
-    "minimal": frozenset({"qkv", "out", "mlpwi", "mlpwo"}),
-    "minimal_offloaded": frozenset({"qkv", "out", "mlpwi", "mlpwo"}),
-    "minimal_with_context": frozenset({"qkv", "out", "mlpwi", "mlpwo", "context"}),
-    "save_dot_with_context_except_mlp": frozenset({"qkv", "context", "out"}),
-    "save_dot_except_mlpwi": frozenset({"qkv", "out", "mlpwo"}),
-    "save_dot_except_mlp": frozenset({"qkv", "out"}),
-    "save_qkv_proj": frozenset({"qkv"}),
-    "qkv_proj_offloaded": frozenset({"qkv"}),
-    "save_out_proj": frozenset({"out"}),
-}
-
-
-def _recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fraction(2, 3), unnamed=0):
-    """The forward FLOPs of one component the backward pass recomputes under a remat policy saving ``saved``.
-    The MLP and the experts (routed and shared, which carry the MLP's names): ``wi_share`` of their matmuls are the
-    up (and gate) projections ('mlpwi'), the rest the down projection ('mlpwo'), of which ``tail`` is never
-    recomputed. ``unnamed``: the part of the component no
-    policy name covers (MLA's q and kv down projections: its saved names are the up-projected q, k and v)."""
-    if component == "qkv_proj" and "qkv" in saved:
-        return unnamed
-    if component == "out_proj" and "out" in saved:
-        return unnamed
-    if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
-        return qk + unnamed
-    if component in ("mlp", "moe_routed", "moe_shared") and saved & {"mlpwi", "mlpwo"}:
-        named = forward - unnamed
-        wi = named * wi_share
-        return unnamed + (0 if "mlpwi" in saved else wi) + (0 if "mlpwo" in saved else named - wi - tail)
-    return forward - tail
-
-
 # --- the count --------------------------------------------------------------------------------------------
-
-# Keys the plan depends on; sweeps over anything else (lengths, batch, conventions' pair rules) reuse it.
-PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", "causal", "use_sparse_indexer",
-             "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
-             "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
-             "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
-             "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "csa_compress_ratio", "hca_compress_ratio",
-             "remat_skip_layers", "remat_block_layers")
-
-
-@functools.lru_cache(maxsize=1024)
-def _plan(plan_items: tuple):
-    return build_plan(dict(plan_items))
-
-
-@functools.lru_cache(maxsize=256)
-def _resolved(items: tuple) -> dict:
-    return resolve(_explicit(dict(items)))
-
-
-def _plan_of(c: dict):
-    return _plan(tuple((k, c[k]) for k in PLAN_KEYS))
-
-
-@functools.lru_cache(maxsize=256)
-def _planned(items: tuple) -> tuple:
-    """(resolved config, its plan) of a config key: the per-step path resolves and plans once."""
-    c = _resolved(items)
-    return c, _plan_of(c)
-
-
-@functools.lru_cache(maxsize=4096)
-def _with_overrides(items: tuple, typed_overrides: tuple) -> tuple:
-    """(resolved config, its plan) with ``typed_overrides`` applied."""
-    given = {k: v for k, _, v in typed_overrides}
-    if "convention" in given:
-        c = resolve(_explicit({**dict(items), **given}, given=given))
-    else:
-        c = apply_overrides(_resolved(items), given)
-    return c, _plan_of(c)
-
-
-_CONVENTION_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle)
-
-
-def hardware_view(c) -> dict:
-    """The resolved config with every convention knob at its exact value: hardware FLOPs are what the kernels
-    execute, whatever a peer's reporting convention says. The plan of this view is the one kernels (and
-    ``maxflops.xla.model``) run. A model's convention quirks are undone too, and its 'exact:' ones applied."""
-    entries = c["convention_quirks"]
-    reset = _CONVENTION_KNOBS | (quirks(entries, c["convention"]).keys() if entries else set())
-    return {**c, **{k: SCHEMA[k].default for k in reset}, **(quirks(entries, "exact") if entries else {}),
-            "convention": "exact", "convention_knobs_from": "exact"}
-
-
-def _key(config) -> tuple:
-    """A hashable snapshot of the config's values (cheap for a ConfigDict)."""
-    fields = getattr(config, "_fields", None)  # ConfigDict's own storage: 30x faster than to_dict()
-    if isinstance(fields, dict) and set(map(type, fields.values())) <= _PLAIN:
-        return tuple(fields.items())
-    d = as_dict(config)
-    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items())
-
-
-_PLAIN = {int, float, str, bool, tuple}
-
 
 def _to_int(x) -> int:
     return x if isinstance(x, int) else round(x)
-
-
-def resolve_call(config, overrides: dict) -> tuple:
-    """(resolved config, plan) of a call's config (a ConfigDict, MaxText's object or a MaxText-keyed mapping) and
-    its overrides, cached per config key."""
-    if not isinstance(getattr(config, "_fields", None), dict):
-        config = _from_foreign(config)  # MaxText's config object or MaxText-keyed mapping/object
-    key = _key(config)
-    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
-        return _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
-    return _planned(key)
-
-
-def _passes(c, steps: int) -> int:
-    """How many times the output head runs per step: 3 in training (0 in the warm-up stage, which skips it), 1 else."""
-    return (0 if warmup(c) else 3 if c["mode"] == "train" else 1) * steps
 
 
 def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Breakdown:
@@ -709,26 +549,25 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     train = mode == "train"
 
     priced = []
-    warm = warmup(c)
     for kind in plan.kinds:
         fwd = price_forward(kind, c, seqs, decode).out
-        if train:  # 3x but for the indexer's components and the warm-up stage (see train_factor)
-            fwd = {k: v * (train_factor(k, c) if warm or k in _INDEXER else 3) * steps for k, v in fwd.items()}
+        if train:
+            fwd = {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
         elif steps != 1:
             fwd = {k: v * steps for k, v in fwd.items()}
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    head = _head(c, tokens * _passes(c, steps))
+    head = _head(c, tokens * head_passes(c, steps))
     head.update(_vision(c, mode, steps))
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
         hw = hardware_view(c)
-        hw_plan = _plan_of(hw)
+        hw_plan = plan_of(hw)
         hw_seqs, hw_tokens = seqs, tokens
         if segment_lengths is not None and not decode and hw["packed_kernel"] == "row":
             hw_seqs = Uniform(hw["max_target_length"], batch(hw))  # the program runs whole rows, padding too
             hw_tokens = hw_seqs.tokens
-        hw_head = _head(hw, hw_tokens * _passes(hw, steps), hardware=True)
+        hw_head = _head(hw, hw_tokens * head_passes(hw, steps), hardware=True)
         hw_head.update(_vision(hw, mode, steps))
         return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
@@ -772,49 +611,12 @@ def _vision(c, mode: str, steps: int) -> dict:
             "vision_projector": _to_int(projector * projector_passes * images)}
 
 
-def _from_foreign(config):
-    from .maxtext import is_maxtext_config, overrides_of
-
-    return overrides_of(config) if is_maxtext_config(config) else config
-
-
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:
     """``count`` at each value of one config key (e.g. ``sweep(cfg, "max_target_length", lengths)``). In decode
     mode the length is ``decode_kv_length`` (the tokens already cached): sweeping ``max_target_length`` there is
     an error, since decode does not read it."""
-    if not isinstance(getattr(config, "_fields", None), dict):
-        config = _from_foreign(config)
+    config = from_source(config)
     if key == "max_target_length" and resolve_call(config, overrides)[0]["mode"] == "decode":
         raise ValueError("config key 'max_target_length': a decode step does not read it (it counts one new token "
                          "after decode_kv_length cached ones): sweep 'decode_kv_length' instead")
     return [count(config, segment_lengths, **{**overrides, key: v}) for v in values]
-
-
-_NOT_CAUSES = frozenset({"model_name", "convention", "convention_knobs_from"})
-
-
-def keys_behind(ca: dict, cb: dict) -> dict[str, list[str]]:
-    """Which differing config keys move each component: config A recounted with one key set to B's value at a
-    time (the conventions' knobs are compared one by one, so 'convention' itself is not a cause). A key that
-    cannot change alone (the result would be an invalid config) is listed, as '<key> (with others)', for every
-    component that no single key explains."""
-    base = dict(count(ca).components)
-    out: dict[str, list[str]] = {}
-    joint = []
-    for k in sorted(SCHEMA):
-        if k in _NOT_CAUSES or ca.get(k) == cb.get(k):
-            continue
-        try:
-            moved = count({**ca, k: cb[k]}).components
-        except ValueError:
-            joint.append(k)
-            continue
-        for comp in base.keys() | moved.keys():
-            if base.get(comp, 0) != moved.get(comp, 0):
-                out.setdefault(comp, []).append(k)
-    if joint:
-        b_kinds = count(cb).components
-        for comp in base.keys() | b_kinds.keys():
-            if base.get(comp, 0) != b_kinds.get(comp, 0) and comp not in out:
-                out[comp] = [f"{k} (with others)" for k in joint]
-    return out

@@ -236,7 +236,8 @@ def _sweep(argv: list[str]) -> int:
 
 
 def _compare(argv: list[str]) -> int:
-    from .account import count, keys_behind
+    from .account import count
+    from .compare import keys_behind
     from .config import validate
     from .load import load_config
     from .report import compare_table

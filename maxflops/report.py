@@ -152,7 +152,7 @@ def sweep_table(key: str, values, runs, labels) -> str:
 
 def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str:
     """Two breakdowns side by side per component (GFLOPs per token), with the difference and the config keys
-    behind it (``reasons``: component -> keys, from ``maxflops.account.keys_behind``)."""
+    behind it (``reasons``: component -> keys, from ``maxflops.compare.keys_behind``)."""
     reasons = reasons or {}
     names = list(dict.fromkeys(list(a.components) + list(b.components)))
     head = ["component", label_a, label_b, "B - A", "B / A", "where it comes from"]

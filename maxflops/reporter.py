@@ -20,6 +20,10 @@ from typing import Callable
 
 from .account import count
 from .config import as_dict, validate
+from .resolve import from_source
+from .sequences import segment_lengths_from_ids
+
+__all__ = ["StepReporter", "StepStats", "segment_lengths_from_ids"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,25 +41,6 @@ class StepStats:
         return dataclasses.asdict(self)
 
 
-def segment_lengths_from_ids(segment_ids):
-    """Document lengths from MaxText segment ids [batch, length] (0 = padding): the runs of equal non-zero ids
-    within each row, in order. Vectorized: about 1 ms for a million tokens."""
-    import numpy as np
-
-    ids = np.asarray(segment_ids)
-    if ids.ndim == 1:
-        ids = ids[None, :]
-    if ids.ndim != 2:
-        raise ValueError(f"segment_ids: expected [batch, length], got shape {ids.shape}")
-    rows, length = ids.shape
-    start = np.ones(ids.shape, bool)
-    start[:, 1:] = ids[:, 1:] != ids[:, :-1]
-    flat_start = np.flatnonzero(start.reshape(-1))
-    run_len = np.diff(np.append(flat_start, rows * length))
-    keep = ids.reshape(-1)[flat_start] != 0
-    return run_len[keep]
-
-
 class StepReporter:
     """Constructed once from a config and the device peak; ``step()`` per training step."""
 
@@ -63,9 +48,7 @@ class StepReporter:
         if not _positive(peak_tflops):
             raise ValueError(f"peak_tflops: must be a positive finite number (the device's dense peak in TFLOP/s), "
                              f"got {peak_tflops!r}")
-        from .maxtext import from_maxtext, is_maxtext_config
-
-        self.config = from_maxtext(config) if is_maxtext_config(config) else config
+        self.config = from_source(config)  # MaxText's object as it is, like count()
         self.overrides = overrides
         self.peak = peak_tflops * 1e12
         self._padded = count(self.config, **overrides)

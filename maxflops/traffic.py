@@ -27,7 +27,10 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from . import masks, terms
+from .account import ffn_width, price_forward
 from .plan import COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind
+from .resolve import hardware_view, plan_of, resolve_call
+from .sequences import Packed, Uniform, as_lengths, batch
 
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "indexer_proj",
@@ -55,13 +58,11 @@ class Traffic:
 def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Traffic:
     """HBM bytes of one decode step of ``config`` (see the module doc). ``segment_lengths`` gives each sequence's
     KV-cache length, as in ``count``; without it, ``per_device_batch_size`` sequences of ``decode_kv_length``."""
-    from .account import _plan_of, hardware_view, resolve_call
-    from .sequences import Packed, Uniform, as_lengths, batch
 
     # hardware: no peer's reporting convention
     c, _ = resolve_call(config, {**overrides, "mode": "decode", "convention": "exact"})
     hw = hardware_view(c)
-    plan = _plan_of(hw)
+    plan = plan_of(hw)
     seqs = Packed(as_lengths(segment_lengths, hw)) if segment_lengths is not None else \
         Uniform(hw["decode_kv_length"], batch(hw))
     out = dict.fromkeys(("weights", "kv_read", "kv_write", "index_read", "index_write", "state"), 0)
@@ -81,8 +82,6 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
 
 def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
     """One layer of this kind, for the whole batch."""
-    from .account import _ffn_width, price_forward
-    from .sequences import Uniform
 
     one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
     fwd = price_forward(kind, c, one, decode=True, hardware=True).out
@@ -92,7 +91,7 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
         E, k = c["num_experts"], c["num_experts_per_tok"]
         reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2
-        weights += terms.mlp(_ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+        weights += terms.mlp(ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
     out = {"weights": weights * wb}
     if kind.projection == "gdn":
         nk, nv, dk, dv, K = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],

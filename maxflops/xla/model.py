@@ -29,7 +29,7 @@ import numpy as np
 import jax.numpy as jnp
 import optax
 
-from ..account import hardware_view
+from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..plan import COMPRESSED, CSA, DSA, build_plan
 from . import kernels as K

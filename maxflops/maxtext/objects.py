@@ -1,0 +1,109 @@
+"""MaxText's config object (or a MaxText-keyed mapping or attribute object) -> maxflops schema overrides."""
+
+from __future__ import annotations
+
+import enum
+import functools
+from typing import Any, Mapping
+
+from ..config import SCHEMA, model_config
+from . import keys
+from .mapping import OLD_NAMES, is_maxtext_key, map_keys
+
+__all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "overrides_of"]
+
+
+def maxtext_keys(config: Any) -> dict[str, Any]:
+    """The key -> value dict of a MaxText config object, mapping or attribute object (enums as their values)."""
+    if hasattr(config, "get_keys") and callable(config.get_keys):  # MaxText's HyperParameters
+        data = config.get_keys()
+    elif isinstance(config, Mapping):
+        data = config
+    elif hasattr(config, "to_dict") and callable(config.to_dict):  # ml_collections / OmegaConf-like
+        data = config.to_dict()
+    elif hasattr(config, "__dict__"):
+        data = vars(config)
+    else:
+        raise ValueError(f"cannot read the keys of a {type(config).__name__}: pass MaxText's config object, a "
+                         "mapping, or an object whose attributes are the keys")
+    return data
+
+
+def _plain(v):
+    return v.value if isinstance(v, enum.Enum) else v
+
+
+@functools.lru_cache(maxsize=64)
+def _split(names: frozenset) -> tuple:
+    """(keys the mapping reads, maxflops-only schema keys, unknown keys) of one key set (cached: a trainer's
+    config object has the same 856 keys every time)."""
+    read, own, strange = [], [], []
+    for k in sorted(names):
+        if is_maxtext_key(k):
+            if k in keys.MODEL_KEYS or k in keys.IMPLEMENTATION_KEYS or k in keys.UNPRICED or k in OLD_NAMES:
+                read.append(k)
+        elif k in SCHEMA:
+            own.append(k)
+        else:
+            strange.append(k)
+    return tuple(read), tuple(own), tuple(strange)
+
+
+def is_maxtext_config(config: Any) -> bool:
+    """True for MaxText's config object, or a mapping/attribute object with a MaxText key outside maxflops'
+    schema (``decoder_block``, ``base_emb_dim``, ``use_indexer``, ...)."""
+    if isinstance(getattr(config, "_fields", None), dict):  # an ml_collections ConfigDict: maxflops' own
+        return any(k not in SCHEMA and is_maxtext_key(k) for k in config._fields)
+    if hasattr(config, "get_keys") and callable(config.get_keys):
+        return True
+    try:
+        names = config.keys() if isinstance(config, Mapping) else vars(config).keys()
+    except TypeError:
+        return False
+    return any(k not in SCHEMA and is_maxtext_key(k) for k in names)
+
+
+def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
+    """A maxflops config (locked ConfigDict) from MaxText's config object or MaxText-keyed mapping/object.
+
+    ``overrides`` are maxflops schema keys (``convention='maxtext'``, ``mode='decode'``, ...), applied last.
+    ``unknown``: 'error' (default) or 'warn' for keys neither MaxText 0.2.5 nor maxflops knows.
+    """
+    if unknown not in ("error", "warn"):
+        raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
+    return model_config(**{**overrides_of(config, unknown), **overrides})
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(map(_hashable, v))
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+_CACHE: dict = {}
+
+
+def overrides_of(config: Any, unknown: str = "error") -> dict:
+    """The schema overrides of a MaxText object as a plain dict (fresh; cached on the values of the keys read).
+    ``count`` uses it directly: no ConfigDict is built on that path."""
+    data = maxtext_keys(config)
+    read, own_keys, strange = _split(frozenset(data))
+    if strange:
+        msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} {', '.join(map(repr, strange))} "
+               f"(maxflops knows MaxText {keys.MAXTEXT_VERSION}'s keys and its own schema)")
+        if unknown == "error":
+            raise ValueError(msg + "; pass unknown='warn' to count without them")
+        import warnings
+
+        warnings.warn(msg + ": not counted", stacklevel=3)
+    snapshot = (read, own_keys, tuple(_hashable(_plain(data[k])) for k in read + own_keys))
+    out = _CACHE.get(snapshot)
+    if out is None:
+        loaded = map_keys({k: _plain(data[k]) for k in read}, "MaxText config", derive=False, report=False)
+        out = {**loaded.overrides, **{k: _plain(data[k]) for k in own_keys}}
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[snapshot] = out
+    return dict(out)
