@@ -1,5 +1,11 @@
-"""The plumbing the loaders and the MaxText mapping share: reading a file, typed access to its keys that
-remembers what was used, and fitting per-layer lists to the schema's knobs."""
+"""The interface every loader shares (the MaxText mapping, the MaxText YAML and Hugging Face loaders): reading a
+file (``read_file``), typed access to its keys that remembers what was used (``Reader``), fitting per-layer lists
+to the schema's cyclic knobs (``fit_pattern``, ``fit_ffn``, ``fit_index``), and the loader contract
+(``refuse_unknown``: a key not understood is an error; ``validate_overrides``: the result is a valid model, its
+errors naming the file's keys). A new loader reads through a ``Reader`` and returns a ``Loaded``.
+
+Where to look: ``maxflops.load.load_config`` is the entry point (a name, a .py, a YAML or a JSON file);
+``maxflops.loaders`` holds the file formats; this module is what they have in common."""
 
 from __future__ import annotations
 
@@ -9,10 +15,13 @@ from typing import Any, Callable, Mapping
 
 from . import config as _config
 
+__all__ = ["Loaded", "Reader", "read_file", "fail", "fit_pattern", "fit_ffn", "fit_index", "refuse_unknown",
+           "validate_overrides", "NO_EFFECT", "NOT_UNDERSTOOD", "VISION", "MISSING", "ACTIVATIONS"]
+
 NO_EFFECT = "no FLOPs effect"
 NOT_UNDERSTOOD = "not understood"
-_VISION = "not counted: vision/multimodal part (maxflops counts the text decoder only)"
-_MISSING = object()
+VISION = "not counted: vision/multimodal part (maxflops counts the text decoder only)"
+MISSING = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,14 +39,14 @@ class Loaded:
 # ------------------------------------------------------------------------------------------------------------
 
 
-def _fail(path, key, value, msg) -> ValueError:
+def fail(path, key, value, msg) -> ValueError:
     if key is None:
         return ValueError(f"{path}: {msg}")
-    shown = "<absent>" if value is _MISSING else repr(value)
+    shown = "<absent>" if value is MISSING else repr(value)
     return ValueError(f"{path}: key {key!r} = {shown}: {msg}")
 
 
-def _read(path, kind: str) -> dict:
+def read_file(path, kind: str) -> dict:
     """Parse a YAML or JSON file into a dict; every failure is a ValueError naming the file."""
     p = pathlib.Path(path)
     if not p.is_file():
@@ -64,11 +73,11 @@ def _read(path, kind: str) -> dict:
         raise ValueError(f"{p}: expected a mapping of keys at the top level, got {type(data).__name__}")
     for k in data:
         if not isinstance(k, str):
-            raise _fail(p, k, data[k], "keys must be strings")
+            raise fail(p, k, data[k], "keys must be strings")
     return data
 
 
-class _Reader:
+class Reader:
     """Typed access to one mapping of a config file, remembering which keys were read or reported."""
 
     def __init__(self, data: Mapping[str, Any], path, prefix: str = ""):
@@ -85,24 +94,24 @@ class _Reader:
     def has(self, key: str) -> bool:
         return key in self.data
 
-    def fail(self, key, msg, value=_MISSING) -> ValueError:
-        if value is _MISSING and key is not None and key in self.data:
+    def fail(self, key, msg, value=MISSING) -> ValueError:
+        if value is MISSING and key is not None and key in self.data:
             value = self.data[key]
-        return _fail(self.path, None if key is None else self.name(key), value, msg)
+        return fail(self.path, None if key is None else self.name(key), value, msg)
 
-    def raw(self, key: str, default=_MISSING, *, none_ok: bool = False, record: bool = True):
+    def raw(self, key: str, default=MISSING, *, none_ok: bool = False, record: bool = True):
         """The value of ``key`` (marked used); ``default`` if absent (recorded in ``defaults``)."""
         if key in self.data:
             self.used.add(key)
             value = self.data[key]
             if value is None and not none_ok:
-                if default is _MISSING:
+                if default is MISSING:
                     raise self.fail(key, "must not be null")
                 if record:
                     self.defaults[self.name(key)] = default
                 return default
             return value
-        if default is _MISSING:
+        if default is MISSING:
             raise self.fail(key, "required key is missing")
         if isinstance(default, list):
             default = list(default)  # never hand out the module's constants
@@ -110,7 +119,7 @@ class _Reader:
             self.defaults[self.name(key)] = default
         return default
 
-    def int(self, key: str, default=_MISSING, *, minimum: int | None = 0, none_ok: bool = False,
+    def int(self, key: str, default=MISSING, *, minimum: int | None = 0, none_ok: bool = False,
             record: bool = True):
         value = self.raw(key, default, none_ok=none_ok, record=record)
         if value is None and none_ok:
@@ -125,25 +134,25 @@ class _Reader:
             raise self.fail(key, f"must be >= {minimum}", value)
         return value
 
-    def float(self, key: str, default=_MISSING, *, record: bool = True):
+    def float(self, key: str, default=MISSING, *, record: bool = True):
         value = self.raw(key, default, record=record)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(key, f"expected a number, got {type(value).__name__}", value)
         return float(value)
 
-    def bool(self, key: str, default=_MISSING, *, record: bool = True):
+    def bool(self, key: str, default=MISSING, *, record: bool = True):
         value = self.raw(key, default, record=record)
         if not isinstance(value, bool):
             raise self.fail(key, f"expected true or false, got {type(value).__name__}", value)
         return value
 
-    def str(self, key: str, default=_MISSING, *, record: bool = True):
+    def str(self, key: str, default=MISSING, *, record: bool = True):
         value = self.raw(key, default, record=record)
         if not isinstance(value, str):
             raise self.fail(key, f"expected a string, got {type(value).__name__}", value)
         return value
 
-    def list(self, key: str, item: type, default=_MISSING, *, none_ok: bool = False, record: bool = True):
+    def list(self, key: str, item: type, default=MISSING, *, none_ok: bool = False, record: bool = True):
         value = self.raw(key, default, none_ok=none_ok, record=record)
         if value is None and none_ok:
             return None
@@ -182,13 +191,13 @@ def _period(seq) -> int:
     return max(n, 1)
 
 
-def _fit_pattern(letters: list, reader: _Reader, key: str) -> str:
+def fit_pattern(letters: list, reader: Reader, key: str) -> str:
     """The shortest cyclic pattern that reproduces ``letters`` (one per layer) exactly; a list with no shorter
     period is its own pattern (one letter per layer)."""
     return "".join(letters[:_period(letters)])
 
 
-def _fit_ffn(is_moe: list, reader: _Reader, key: str) -> tuple[int, int]:
+def fit_ffn(is_moe: list, reader: Reader, key: str) -> tuple[int, int]:
     """(first_num_dense_layers k, interleave_moe_layer_step s) with layer l MoE iff l >= k and (l+1) % s == 0."""
     n = len(is_moe)
     if not any(is_moe):
@@ -208,7 +217,7 @@ def _index_rule(i: int, freq: int, offset: int) -> bool:
     return max(i + 1 - max(offset, 1), 0) % freq == 0
 
 
-def _fit_index(full: list, reader: _Reader, key: str, prefer: tuple[int, int] | None) -> tuple[int, int]:
+def fit_index(full: list, reader: Reader, key: str, prefer: tuple[int, int] | None) -> tuple[int, int]:
     """(index_topk_freq, index_skip_offset) reproducing ``full`` (True: the layer runs its own indexer)."""
     n = len(full)
     candidates = [prefer] if prefer else []
@@ -222,7 +231,7 @@ def _fit_index(full: list, reader: _Reader, key: str, prefer: tuple[int, int] | 
                            "freq == 0)")
 
 
-_ACTIVATIONS = {
+ACTIVATIONS = {
     "silu": "silu", "swish": "silu", "swiglu": "silu",
     "gelu": "gelu", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu", "gelu_python": "gelu",
     "gelu_tanh": "gelu", "gelu_accurate": "gelu", "geglu": "gelu",
@@ -233,7 +242,7 @@ _ACTIVATIONS = {
 UNKNOWN_CHOICES = ("error", "report")
 
 
-def _refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], known, unknown: str) -> None:
+def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], known, unknown: str) -> None:
     """The loader contract: every key of a file is read, known to have no FLOPs effect, or an error. A key the
     loader does not understand is a ValueError naming it and its value (with the closest known key), unless
     ``unknown='report'`` asks to list it in ``Loaded.ignored`` instead."""
@@ -256,7 +265,7 @@ def _refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], k
                      "unknown='report' to count without it")
 
 
-def _validate(path, overrides: Mapping[str, Any], source_of: Callable[[str], str] | None = None) -> None:
+def validate_overrides(path, overrides: Mapping[str, Any], source_of: Callable[[str], str] | None = None) -> None:
     """The overrides must make a valid maxflops config on their own (schema defaults for the rest). An error names
     the key of the source (``source_of(schema_key)``) beside the schema key it sets."""
     try:

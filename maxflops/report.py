@@ -1,4 +1,5 @@
-"""Formatting of a Breakdown as text (reports only format; they compute nothing new)."""
+"""Formatting of a Breakdown as text (reports only format; they compute nothing new). The per-step trainer
+report (TFLOP/s, MFU) is ``maxflops.reporter``."""
 
 from __future__ import annotations
 

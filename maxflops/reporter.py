@@ -1,4 +1,4 @@
-"""Per-step TFLOP/s and MFU for a MaxText-style training loop.
+"""Per-step TFLOP/s and MFU for a MaxText-style training loop (the text of a count is ``maxflops.report``).
 
     reporter = maxflops.StepReporter(config, peak_tflops=989)        # once
     ...

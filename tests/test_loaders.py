@@ -145,7 +145,7 @@ def test_every_key_of_the_real_files_is_understood(path):
     loaded = loaders.detect_and_load(path)
     assert NOT_UNDERSTOOD not in loaded.ignored.values(), {k: v for k, v in loaded.ignored.items()
                                                           if v == NOT_UNDERSTOOD}
-    data = loaders._read(path, "yaml" if path.suffix == ".yml" else "json")
+    data = loaders.read_file(path, "yaml" if path.suffix == ".yml" else "json")
     keys = set(data) | {f"text_config.{k}" for k in data.get("text_config", {})}
     assert set(loaded.ignored) <= keys  # reports only keys of the file
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import pathlib
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, _read  # noqa: F401 (_read: used by the tests)
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
 from .maxtext_yaml import MAXTEXT_BASE_DEFAULTS, MAXTEXT_DECODER_BLOCKS, load_maxtext_yaml
 from .hf import HF_MODEL_TYPES, load_hf_config
 

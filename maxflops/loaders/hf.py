@@ -6,8 +6,8 @@ import pathlib
 from typing import Any
 
 from ..maxtext.mapping import maxtext_quirks
-from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, _ACTIVATIONS, _VISION, _MISSING, Loaded, _Reader, _fit_ffn,
-                     _fit_index, _fit_pattern, _read, _refuse_unknown, _validate)
+from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, ACTIVATIONS, VISION, MISSING, Loaded, Reader, fit_ffn,
+                     fit_index, fit_pattern, read_file, refuse_unknown, validate_overrides)
 
 # ------------------------------------------------------------------------------------------------------------
 # Hugging Face config.json
@@ -138,7 +138,7 @@ def _hf_classify(key: str) -> str:
     if key in _HF_NO_EFFECT:
         return NO_EFFECT
     if key in _HF_VISION:
-        return _VISION
+        return VISION
     return NOT_UNDERSTOOD
 
 
@@ -150,7 +150,7 @@ _LETTERS = {
 }
 
 
-def _given(r: _Reader, key: str) -> bool:
+def _given(r: Reader, key: str) -> bool:
     """``key`` is present and not null. A null is read here (not reported as not understood): the config class's
     __post_init__ derives such a key (a per-layer list, compress_rates) as when it is absent."""
     if r.has(key) and r.data[key] is None:
@@ -159,7 +159,7 @@ def _given(r: _Reader, key: str) -> bool:
     return r.has(key)
 
 
-def _layer_letters(types: list, r: _Reader, key: str, allowed: set) -> list:
+def _layer_letters(types: list, r: Reader, key: str, allowed: set) -> list:
     letters = []
     for t in types:
         letter = "D" if t in ("linear_attention", "linear") and "D" in allowed else _LETTERS.get(t)
@@ -188,17 +188,17 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     ValueError naming it (``unknown='report'`` lists it in ``Loaded.ignored`` instead).
     """
     path = pathlib.Path(path)
-    top = _Reader(_read(path, "json"), path)
+    top = Reader(read_file(path, "json"), path)
     model_type = top.str("model_type")
     if model_type in _WRAPPERS:
         text_type = _WRAPPERS[model_type]
         text = top.mapping("text_config")
-        r = _Reader(text, path, prefix="text_config.")
+        r = Reader(text, path, prefix="text_config.")
         inner = r.raw("model_type", text_type, record=False)
         if inner != text_type:
             raise r.fail("model_type", f"expected {text_type!r} inside a {model_type!r} config", inner)
         # top-level keys of the wrapper: the vision tower and multimodal plumbing
-        top.ignore("vision_config", _VISION)
+        top.ignore("vision_config", VISION)
         if top.has("tie_word_embeddings"):
             top.ignore("tie_word_embeddings", NO_EFFECT)
     elif model_type in _FAMILY:
@@ -209,7 +209,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     defaults = _HF_DEFAULTS.get(text_type, {})
 
     def d(key):
-        return defaults.get(key, _MISSING)
+        return defaults.get(key, MISSING)
 
     o = _hf_model(r, text_type, d)
 
@@ -219,22 +219,22 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         top.defaults.update(r.defaults)
     top.finish(_hf_classify)
     known = set(_HF_NO_EFFECT) | set(_HF_VISION) | {k for table in _HF_DEFAULTS.values() for k in table}
-    _refuse_unknown(path, top.data, top.ignored, known, unknown)
-    _validate(path, o, lambda key: _HF_SOURCES.get(key, key))
+    refuse_unknown(path, top.data, top.ignored, known, unknown)
+    validate_overrides(path, o, lambda key: _HF_SOURCES.get(key, key))
     return Loaded(overrides=o, source="hf-config", ignored=top.ignored, defaults=top.defaults)
 
 
-def _hf_activation(r: _Reader, text_type: str, d) -> tuple:
+def _hf_activation(r: Reader, text_type: str, d) -> tuple:
     if text_type == "gemma3_text":  # Gemma3TextConfig reads hidden_activation only (absent: its default)
         act = r.str("hidden_activation", d("hidden_activation"))
         r.ignore("hidden_act", "not read by Gemma3TextConfig (hidden_activation is what Gemma 3 uses)")
     else:
         act = r.str("hidden_act", d("hidden_act"))
     # Every supported model type has a gated (GLU) FFN: act(gate) * up.
-    return _ACTIVATIONS.get(act, act), "linear"
+    return ACTIVATIONS.get(act, act), "linear"
 
 
-def _hf_model(r: _Reader, text_type: str, d) -> dict:
+def _hf_model(r: Reader, text_type: str, d) -> dict:
     family = _FAMILY[text_type]
     if family == "deepseek_v4":
         return _hf_deepseek_v4(r, d)
@@ -243,7 +243,7 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
     heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
-    kv = r.int("num_key_value_heads", d("num_key_value_heads") if d("num_key_value_heads") is not _MISSING
+    kv = r.int("num_key_value_heads", d("num_key_value_heads") if d("num_key_value_heads") is not MISSING
                else heads, minimum=1, none_ok=True)
     o["num_kv_heads"] = heads if kv is None else kv
     o["mlp_activations"] = _hf_activation(r, text_type, d)
@@ -251,14 +251,14 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
     if family == "deepseek":
         _hf_mla(r, text_type, d, o)
     else:
-        hd = r.int("head_dim", d("head_dim") if d("head_dim") is not _MISSING else o["emb_dim"] // heads,
+        hd = r.int("head_dim", d("head_dim") if d("head_dim") is not MISSING else o["emb_dim"] // heads,
                    minimum=1, none_ok=True)
         o["head_dim"] = o["emb_dim"] // heads if hd is None else hd
 
     # --- FFN: per-layer MoE list (the model's own rule), then fitted --------------------------------------
     is_moe, ffn_key = _hf_ffn(r, text_type, family, d, o, n)
     if o.get("num_experts", 1) > 1:
-        k, s = _fit_ffn(is_moe, r, ffn_key)
+        k, s = fit_ffn(is_moe, r, ffn_key)
         if k:
             o["first_num_dense_layers"] = k
         if s > 1:
@@ -276,7 +276,7 @@ def _hf_model(r: _Reader, text_type: str, d) -> dict:
 
     # --- mixers ---------------------------------------------------------------------------------------------
     letters, key = _hf_layers(r, text_type, family, d, n)
-    pattern = o["attention_layer_pattern"] = _fit_pattern(letters, r, key)
+    pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
     for letter, key, target, what in (("L", "sliding_window", "sliding_window_size", "sliding-window"),
                                       ("C", "attention_chunk_size", "chunk_attn_window_size", "chunked-attention")):
         if letter in pattern:
@@ -308,7 +308,7 @@ _V4_TYPES = {"sliding_attention": "L", "compressed_sparse_attention": "S", "heav
 _V4_RATIOS = {0: "L", 4: "S", 128: "H"}
 
 
-def _hf_deepseek_v4(r: _Reader, d) -> dict:
+def _hf_deepseek_v4(r: Reader, d) -> dict:
     """DeepseekV4Config -> schema overrides, as modeling_deepseek_v4 builds the model: one key/value head (the
     attention hard-codes it), one shared expert (n_shared_experts is not read), every layer MoE (hash-routed layers
     still run the router matmul), mHC streams collapsed by the hyper head. Layer types come from layer_types, else
@@ -399,7 +399,7 @@ def _hf_deepseek_v4(r: _Reader, d) -> dict:
     return o
 
 
-def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
+def _hf_mla(r: Reader, text_type: str, d, o: dict) -> None:
     o["attention_type"] = "mla"
     q = r.int("q_lora_rank", d("q_lora_rank"), none_ok=True)
     o["q_lora_rank"] = 0 if q is None else q  # null: q projected directly from D (DeepSeek-V2-Lite)
@@ -412,7 +412,7 @@ def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
             raise r.fail("qk_head_dim", f"is not qk_nope_head_dim + qk_rope_head_dim = "
                                         f"{o['qk_nope_head_dim'] + o['qk_rope_head_dim']}")
         r.ignore("qk_head_dim", "superseded: derived (qk_nope_head_dim + qk_rope_head_dim), checked")
-    if r.has("num_nextn_predict_layers") or d("num_nextn_predict_layers") is not _MISSING:
+    if r.has("num_nextn_predict_layers") or d("num_nextn_predict_layers") is not MISSING:
         o["mtp_num_layers"] = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"))
 
     # DeepSeek sparse attention: the index_* keys (DeepSeek-V3.2, GLM-5).
@@ -422,7 +422,7 @@ def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
         o["index_head_dim"] = r.int("index_head_dim", d("index_head_dim"), minimum=1)
         o["index_topk"] = r.int("index_topk", d("index_topk"), minimum=1)
         full, key, prefer = _hf_index_schedule(r, o["num_decoder_layers"])
-        freq, offset = _fit_index(full, r, key, prefer)
+        freq, offset = fit_index(full, r, key, prefer)
         if freq != 1:  # with freq 1 every layer computes its own top-k, whatever the offset
             o["index_topk_freq"] = freq
             o["index_skip_offset"] = offset
@@ -437,7 +437,7 @@ def _hf_mla(r: _Reader, text_type: str, d, o: dict) -> None:
                  "modules numbered from 1)")
 
 
-def _hf_index_schedule(r: _Reader, n: int):
+def _hf_index_schedule(r: Reader, n: int):
     """Per-layer 'runs its own indexer' list, as GlmMoeDsaConfig builds it: indexer_types, else
     index_topk_pattern ('F'/'S'), else full iff max(i - offset + 1, 0) % freq == 0 (offset default 2)."""
     if _given(r, "indexer_types"):
@@ -462,7 +462,7 @@ def _hf_index_schedule(r: _Reader, n: int):
     return full, key, (freq, offset)
 
 
-def _shared_count(r: _Reader, key: str, width: int, moe_width: int) -> int:
+def _shared_count(r: Reader, key: str, width: int, moe_width: int) -> int:
     """A shared expert of width k * moe_width costs as k shared experts of moe_width (the schema's unit: the schema
     uses moe_mlp_dim for the shared experts too)."""
     if width % moe_width:
@@ -477,7 +477,7 @@ def _shared_count(r: _Reader, key: str, width: int, moe_width: int) -> int:
     return k
 
 
-def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
+def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
     """Set the MoE keys of ``o``; return (per-layer is-MoE list, the key that decided it)."""
     if family == "dense":
         return [False] * n, "num_hidden_layers"
@@ -550,7 +550,7 @@ def _hf_ffn(r: _Reader, text_type: str, family: str, d, o: dict, n: int):
     return [l >= k and l % freq == 0 for l in range(n)], key
 
 
-def _qwen_moe_layers(r: _Reader, n: int):
+def _qwen_moe_layers(r: Reader, n: int):
     """Qwen3-MoE / Qwen3-Next: MoE iff layer not in mlp_only_layers and (layer + 1) % decoder_sparse_step == 0."""
     # absent: every layer is MoE (the Qwen3MoeConfig / Qwen3NextConfig defaults 1 and [])
     step = r.int("decoder_sparse_step", 1, minimum=1, record=False)
@@ -559,7 +559,7 @@ def _qwen_moe_layers(r: _Reader, n: int):
     return [l not in set(only) and (l + 1) % step == 0 for l in range(n)], key
 
 
-def _hf_layers(r: _Reader, text_type: str, family: str, d, n: int):
+def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
     """Per-layer attention letters by the model type's rule; returns (letters, key that decided them)."""
     def given(key):
         return _given(r, key)

@@ -10,7 +10,7 @@ import pathlib
 
 from ..maxtext import keys as _keys
 from ..maxtext.mapping import BLOCKS, map_keys
-from ..reader import Loaded, _read
+from ..reader import Loaded, read_file
 
 # MaxText's base.yml values for the keys the mapping reads (MaxText 0.2.5).
 MAXTEXT_BASE_DEFAULTS = _keys.BASE
@@ -25,5 +25,5 @@ def load_maxtext_yaml(path, *, unknown: str = "error") -> Loaded:
     does not have is a ValueError (``unknown='report'`` lists it in ``Loaded.ignored`` instead)."""
     path = pathlib.Path(path)
     # MaxText names a model by its file (model_name=<stem>); some model code reads the name (gemma4_small).
-    loaded = map_keys(_read(path, "yaml"), path, derive=True, name_hint=path.stem, unknown=unknown)
+    loaded = map_keys(read_file(path, "yaml"), path, derive=True, name_hint=path.stem, unknown=unknown)
     return dataclasses.replace(loaded, source="maxtext-yaml")

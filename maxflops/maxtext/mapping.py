@@ -1,7 +1,7 @@
 """MaxText's config keys -> maxflops schema overrides: one mapping for MaxText's config object, a mapping or
 attribute object with MaxText's key names, and a MaxText model YAML.
 
-``map_keys(data, label, derive=...)`` reads ``data`` (MaxText key -> value) through a ``_Reader``: every key is
+``map_keys(data, label, derive=...)`` reads ``data`` (MaxText key -> value) through a ``Reader``: every key is
 used, reported with a reason (``Loaded.ignored``), or an error naming it. Absent keys take MaxText's ``base.yml``
 value (``keys.BASE``). With ``derive`` (a model YAML), the widths MaxText derives in ``pyconfig`` (``emb_dim``
 from ``base_emb_dim`` and ``global_parameter_scale``, ...) are derived here the same way; otherwise the derived
@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, _VISION, Loaded, _Reader, _refuse_unknown, _validate
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION, Loaded, Reader, refuse_unknown, validate_overrides
 from . import keys as K
 from ..config import SCHEMA
 
@@ -128,7 +128,7 @@ def classify(key: str) -> str:
     if key in K.NO_EFFECT:
         return NO_EFFECT
     if key.endswith("_for_vit") or key.endswith("_for_audio") or key.startswith(("vision_", "image_")):
-        return _VISION
+        return VISION
     if key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS:
         return "unused: not read for this decoder block"
     return NOT_UNDERSTOOD
@@ -142,7 +142,7 @@ def is_maxtext_key(key: str) -> bool:
             or key in OLD_NAMES)
 
 
-def _scales(r: _Reader) -> tuple[int, int, int, int]:
+def _scales(r: Reader) -> tuple[int, int, int, int]:
     """pyconfig's get_individual_scales(global_parameter_scale): (emb, heads, mlp, layers) powers of two."""
     scale = r.int("global_parameter_scale", K.BASE["global_parameter_scale"], minimum=1, record=False)
     if scale & (scale - 1):
@@ -170,7 +170,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     not read (``Loaded.ignored`` is then partial; ``from_maxtext`` has checked every key already). ``name_hint``:
     the model name when ``data`` has none (a YAML is named by its file). ``unknown``: 'error' (a key MaxText
     does not have is a ValueError naming it) or 'report' (listed in ``Loaded.ignored`` as not understood)."""
-    r = _Reader(data, label)
+    r = Reader(data, label)
     base = K.BASE
     o: dict[str, Any] = {}
     not_priced: list[str] = []
@@ -378,12 +378,12 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
 
     if report:
         r.finish(classify)
-        _refuse_unknown(label, data, r.ignored, K.MODEL_KEYS | K.IMPLEMENTATION_KEYS | K.NO_EFFECT, unknown)
-    _validate(label, o, source_key)
+        refuse_unknown(label, data, r.ignored, K.MODEL_KEYS | K.IMPLEMENTATION_KEYS | K.NO_EFFECT, unknown)
+    validate_overrides(label, o, source_key)
     return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
 
 
-def _gemma3_vision(r: _Reader, o: dict) -> dict:
+def _gemma3_vision(r: Reader, o: dict) -> dict:
     """Gemma 3's SigLIP tower (its sizes are fixed in MaxText's gemma3.py): 14-pixel patches, 27 layers of width
     1152 and MLP 4304, then average pooling by 4 x 4 and one projection to the decoder width."""
     side = r.int("image_size_for_vit", K.BASE["image_size_for_vit"], minimum=14, record=False) // 14
@@ -393,7 +393,7 @@ def _gemma3_vision(r: _Reader, o: dict) -> dict:
             "vision_projector": (f"{(side // 4) ** 2}:1152:{o['emb_dim']}",)}
 
 
-def _llama4_vision(r: _Reader, o: dict) -> dict:
+def _llama4_vision(r: Reader, o: dict) -> dict:
     """Llama 4's tower per tile: patches plus a class token through the encoder, a pixel shuffle (ratio^2 of the
     patches, each ratio^-2 wider), its two-layer MLP, and the projector to base_emb_dim. The processor pads every
     image to 20 tiles, all encoded ('exact:vision_images=20'); MaxText's function counts one tile."""
@@ -414,21 +414,21 @@ def _llama4_vision(r: _Reader, o: dict) -> dict:
             "vision_projector": (f"{tokens}:{fc1}:{base_emb}",)}
 
 
-def _frozen(r: _Reader) -> bool:
+def _frozen(r: Reader) -> bool:
     return r.bool("freeze_vision_encoder_params", K.BASE["freeze_vision_encoder_params"], record=False)
 
 
 VISION = {"gemma3": _gemma3_vision, "llama4": _llama4_vision}
 
 
-def _refuse_on(r: _Reader, key: str, what: str, is_on) -> None:
+def _refuse_on(r: Reader, key: str, what: str, is_on) -> None:
     if r.has(key) and key not in r.used:
         if is_on(r.data[key]):
             raise r.fail(key, f"{what} changes FLOPs and is not priced by maxflops yet")
         r.ignore(key, NO_EFFECT + " (off)")
 
 
-def _compressed(r: _Reader, o: dict) -> None:
+def _compressed(r: Reader, o: dict) -> None:
     """DeepSeek-V4's attention keys: widths, the grouped low-rank output, and compress_ratios -> one pattern letter
     per layer (0 'L' sliding window; 4 'S' compressed sparse, the ratio attention_compressed.py gives the
     overlapping compressor and the indexer; above 4 'H' heavily compressed)."""
@@ -487,7 +487,7 @@ def _compressed(r: _Reader, o: dict) -> None:
         o["hca_compress_ratio"] = hca.pop()
 
 
-def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
+def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
     cycle = "no FLOPs effect: scan grouping of the layer cycle"
     if spec.pattern_from == "nope_layer_interval":
         # llama4.py: layer l is NoPE (global) iff nope_layer_interval > 0 and (l+1) % interval == 0; the RoPE
@@ -506,7 +506,7 @@ def _pattern(r: _Reader, block: str, spec: Block, model_name: str) -> str:
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
 
-def _implementation(r: _Reader, o: dict, not_priced: list, spec: Block) -> None:
+def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
     """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
     base = K.BASE
     if spec.qkv_norms in ("key", "key_rope"):
