@@ -13,7 +13,8 @@ from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
 from .config import SCHEMA
-from .plan import BIDIRECTIONAL, CHUNK, COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind
+from .families import Priced, family_of, ffn_width
+from .plan import LayerKind
 from .resolve import from_source, hardware_view, plan_of, resolve_call
 from .training import (REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes, recomputed, train_factor,
                        warmup)
@@ -21,103 +22,7 @@ from .training import (REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_pas
 
 # --- pricing one layer kind -------------------------------------------------------------------------------
 
-def _pairs(mixer: str, span: int, seqs, c, decode: bool):
-    """Attended (query, key) pairs of an attention mixer under the config's conventions."""
-    if decode:
-        return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
-    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global" or mixer == DSA and c["dsa_pairs"] == "global":
-        mixer, span = GLOBAL, 0
-    if mixer == GLOBAL and c["window_scope"] == "all_layers":  # the model's chunk, else its window, everywhere
-        pattern = c["attention_layer_pattern"][:c["num_decoder_layers"]]
-        if "C" in pattern:
-            mixer, span = CHUNK, c["chunk_attn_window_size"]
-        elif "L" in pattern:
-            mixer, span = WINDOW, c["sliding_window_size"]
-    if mixer == GLOBAL and c["causal_pairs"] == "half_square":
-        return masks.half_square(seqs)
-    if mixer == WINDOW and c["window_pairs"] == "megatron":
-        return masks.window_megatron(seqs, span)
-    if mixer == CHUNK and c["window_pairs"] == "megatron":
-        return masks.chunk_megatron(seqs, span)
-    if mixer == WINDOW and c["window_pairs"] == "maxtext":
-        return masks.band_maxtext(seqs, span)
-    if mixer == WINDOW and c["window_pairs"] == "unclamped":
-        return masks.window_unclamped(seqs, span)
-    if mixer == CHUNK and c["window_pairs"] == "maxtext":
-        return masks.chunk_maxtext(seqs, span)
-    if mixer == DSA and c["dsa_pairs"] == "maxtext":
-        return masks.band_maxtext(seqs, span)
-    if mixer == DSA and c["dsa_pairs"] == "megatron":
-        return masks.dsa_megatron(seqs, span)
-    if mixer == DSA and c["dsa_pairs"] == "megatron_floor":
-        return masks.dsa_megatron_floor(seqs, span)
-    return seqs.exact_pairs(mixer, span)
-
-
-def _indexer(kind: LayerKind, seqs, c, decode: bool) -> tuple[Any, Any]:
-    """(tokens that run the indexer, scored pairs)."""
-    if decode:  # the new token scores every cached key and itself
-        return seqs.count, seqs.sum(lambda kv: kv + 1)
-    if c["indexer_skip_within_topk"]:  # only sequences longer than K run the indexer
-        seqs = seqs.longer_than(kind.span)
-        if seqs is None:
-            return 0, 0
-    if c["indexer_pairs"] == "half_square":
-        return seqs.tokens, masks.half_square(seqs)
-    return seqs.tokens, seqs.exact_pairs(GLOBAL, 0)
-
-
-def _hardware_pairs(kind: LayerKind, seqs, c, decode: bool):
-    """Pairs the kernels compute: ``attention_impl`` for masked attention, ``dsa_impl`` for DSA."""
-    mixer, span = kind.mixer, kind.span
-    if mixer == DSA:
-        if c["dsa_impl"] == "dense":  # the full square with the top-k mask
-            return _dense_pairs(seqs, decode)
-        if c["dsa_impl"] == "blocked":  # a dynamic-mask tile kernel: every causally visible tile (an upper bound)
-            bq, bkv = c["attention_block_q"], c["attention_block_kv"]
-            if decode:
-                return seqs.sum_scalar(lambda kv: masks.blocked_decode(GLOBAL, 0, kv, bkv))
-            return seqs.sum(lambda L: masks.blocked(GLOBAL, 0, L, bq, bkv))
-        if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
-            if decode:
-                return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))
-            return seqs.sum(lambda L: masks.gathered(L, span))
-        return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv)) if decode else seqs.exact_pairs(DSA, span)
-    return _impl_pairs(mixer, span, seqs, c, decode)
-
-
-def _dense_pairs(seqs, decode: bool):
-    """The full square, masked (decode: the new token against the whole cache and itself)."""
-    return seqs.sum(lambda kv: kv + 1) if decode else seqs.sum(lambda L: L * L)
-
-
-def _impl_pairs(mixer, span, seqs, c, decode: bool):
-    impl = c["attention_impl"]
-    if impl == "dense":
-        return _dense_pairs(seqs, decode)
-    if impl == "blocked":
-        bq, bkv = c["attention_block_q"], c["attention_block_kv"]
-        if decode:
-            return seqs.sum_scalar(lambda kv: masks.blocked_decode(mixer, span, kv, bkv))
-        return seqs.sum(lambda L: masks.blocked(mixer, span, L, bq, bkv))
-    if decode:
-        return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
-    return seqs.exact_pairs(mixer, span)
-
-
-@dataclasses.dataclass
-class _Priced:
-    """One layer kind's forward, as the pricing functions below fill it (see ``price_forward``)."""
-
-    out: dict = dataclasses.field(default_factory=dict)  # FLOPs by component
-    qk: Any = 0  # the QK^T part of core_attention
-    tail: dict = dataclasses.field(default_factory=dict)  # parts not recomputed by remat, by component
-    single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
-    unnamed: dict = dataclasses.field(default_factory=dict)  # parts no remat policy saves, by component
-    grad_extra: dict = dataclasses.field(default_factory=dict)  # backward FLOPs beyond two per forward, by component
-
-
-def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False) -> _Priced:
+def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False) -> Priced:
     """One layer kind's forward FLOPs by component (``out``), with what its training prices need: the QK^T part of
     its core attention, the 'tail', 'single' and 'unnamed' parts by component, and hardware's ``grad_extra``.
 
@@ -133,235 +38,19 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     every backward as two matmuls; hardware FLOPs follow ``outer_product_grads``.
 
     Model FLOPs (``hardware=False``) follow the convention knobs and may hold Fractions. Hardware FLOPs
-    (``hardware=True``, ``c`` an exact view of the config) follow the implementation knobs; each place where the
-    two differ is a ``_hardware_*`` function.
+    (``hardware=True``, ``c`` an exact view of the config) follow the implementation knobs. The mixer is priced by
+    its family (``maxflops.families``: ``price`` / ``price_hardware``); the FFN and the extras here.
     """
-    p = _Priced()
+    p = Priced()
     tokens = seqs.count if decode else seqs.tokens
-    if kind.projection == "gdn":
-        _gated_delta_net(p, c, seqs, decode, tokens, hardware)
-    else:
-        _attention(p, kind, c, seqs, decode, tokens, hardware)
+    family = family_of(kind)
+    (family.price_hardware if hardware else family.price)(p, kind, c, seqs, decode, tokens)
     _ffn(p, kind, c, seqs, decode, tokens, hardware)
     _extras(p, kind, c, seqs, decode, tokens, hardware)
     return p
 
 
-def ffn_width(c) -> int:
-    """The attention output's and the FFN's width (emb_dim unless attention_output_dim says otherwise)."""
-    return c["attention_output_dim"] or c["emb_dim"]
-
-
-def _gated_delta_net(p: _Priced, c, seqs, decode, tokens, hardware) -> None:
-    d = c["emb_dim"]
-    nk, nv = c["gdn_num_key_heads"], c["gdn_num_value_heads"]
-    dk, dv, K = c["gdn_key_head_dim"], c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"]
-    proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
-    p.out["qkv_proj"] = proj_in * tokens
-    if hardware and c["gdn_conv_impl"] == "padded" and not decode:  # K taps at each of L + K - 1 outputs
-        taps = seqs.sum(lambda L: K * (L + K - 1))
-    elif c["gdn_conv_taps"] == "full":
-        taps = K * tokens
-    elif decode:
-        taps = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
-    else:
-        taps = seqs.exact_pairs(WINDOW, K)  # non-padding taps of a causal conv: a window of K
-    channels = terms.gdn_conv_channels(nk, nv, dk, dv)
-    p.out["gdn_conv"] = 2 * channels * taps
-    if hardware and c["mode"] == "train":
-        _hardware_conv_grads(p, c, channels, K * tokens)
-    if hardware and c["gdn_impl"] != "recurrent" and not decode:
-        p.out["core_attention"] = _hardware_gdn_chunked(c, seqs, nv, dk, dv)
-        if c["gdn_impl"] == "chunked":  # the triangular solve's gradient holds one C x C by C x C matmul
-            C = c["gdn_chunk_size"]
-            p.grad_extra["core_attention"] = nv * 2 * C ** 3 * seqs.sum(lambda L: -(-L // C))
-    else:
-        p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
-        p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
-    p.out["out_proj"] = proj_out * tokens
-    if hardware:  # no remat policy name covers the gated delta net's projections or core ('context' is attention's)
-        p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
-
-
-def _hardware_conv_grads(p: _Priced, c, channels: int, all_taps) -> None:
-    """The causal conv's two gradients beyond the forward's cost each: the input gradient over every tap
-    (``gdn_conv_impl='pre_padded'``), the weight gradient over every pair of channels (``conv_weight_grad``)."""
-    fwd, extra = p.out["gdn_conv"], 0
-    if c["gdn_conv_impl"] == "pre_padded":
-        extra += 2 * channels * all_taps - fwd
-    if c["conv_weight_grad"] == "dense":
-        extra += fwd * (channels - 1)
-    if extra:
-        p.grad_extra["gdn_conv"] = extra
-
-
-def _hardware_gdn_chunked(c, seqs, nv, dk, dv):
-    """The chunked form: every sequence padded to whole chunks of gdn_chunk_size."""
-    C = c["gdn_chunk_size"]
-    return terms.gdn_chunk(nv, dk, dv, C, c["gdn_impl"] == "chunked_solve") * seqs.sum(lambda L: -(-L // C))
-
-
-def _attention(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
-    d, h, d_out = c["emb_dim"], c["num_query_heads"], ffn_width(c)
-    if kind.projection == "mla":
-        q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
-                                          c["qk_rope_head_dim"], c["v_head_dim"])
-        if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
-            p.out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
-            d_qk, d_v = kv_lora + rope, kv_lora
-            p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
-        else:
-            p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
-            d_qk, d_v = nope + rope, v
-            if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
-                p.unnamed["qkv_proj"] = 2 * d * (q_lora + kv_lora + rope) * tokens
-            p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
-            if kind.mixer == DSA and c["dsa_core_form"] == "absorbed":  # a convention: the latent's widths per pair
-                d_qk, d_v = kv_lora + rope, kv_lora
-    elif kind.projection == "compressed":
-        hd = d_qk = d_v = c["head_dim"]
-        n_kv = 0 if kind.kv_shared else c["num_kv_heads"]
-        p.out["qkv_proj"] = terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv) * tokens
-        if c["o_groups"]:
-            p.out["out_proj"] = terms.grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
-        else:
-            p.out["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
-    else:
-        hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
-        if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
-            hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
-            shared_kv = c["share_kv_projections"]
-        if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
-            n_kv = 0
-        gate = c["attention_output_gate"] and c["gate_projections"]
-        p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
-        d_qk = d_v = hd
-        norms = c["qkv_norms"]
-        if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
-            norms = "none" if kind.mixer == GLOBAL else "qk"
-        if hardware and (gate or norms != "none"):
-            p.unnamed["qkv_proj"] = _renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv) * tokens
-        p.out["out_proj"] = terms.attention_out(h, d_v, d_out) * tokens
-    if kind.mixer in COMPRESSED:
-        pairs = _compressed(p, kind, c, seqs, decode, tokens, hardware)
-    elif hardware:
-        pairs = _hardware_pairs(kind, seqs, c, decode)
-    else:
-        pairs = _pairs(kind.mixer, kind.span, seqs, c, decode)
-    p.qk = terms.attention_per_pair(h, d_qk, 0) * pairs
-    p.out["core_attention"] = p.qk + terms.attention_per_pair(h, 0, d_v) * pairs
-    if kind.computes_index and kind.mixer == DSA and (hardware or c["indexer_flops"]):
-        if hardware:
-            idx_tokens, scored = _hardware_indexer(p, kind, c, seqs, decode, terms.attention_per_pair(h, d_qk, 0))
-        else:
-            idx_tokens, scored = _indexer(kind, seqs, c, decode)
-        n, hd_i = c["index_n_heads"], c["index_head_dim"]
-        p.out["indexer_proj"] = terms.indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-        _indexer_score(p, c, n, hd_i, scored, hardware)
-
-
-def _renamed_projections(norms: str, d: int, h: int, n_kv: int, hd: int, gate: bool, shared_kv: bool) -> int:
-    """Per token, the q/k/v projections a remat policy that saves q, k and v still recomputes: those normed after
-    the projection (the norm's backward needs its input), and a q projection fused with the output gate (the gate
-    is not saved)."""
-    q = terms.gqa_qkv(d, h, 0, hd, gate) if gate or norms != "none" else 0
-    k = 2 * d * n_kv * hd if norms != "none" else 0
-    v = 2 * d * n_kv * hd if norms == "qkv" and not shared_kv else 0
-    return q + k + v
-
-
-def _compressed(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware):
-    """A compressed layer (CSA or HCA) beside its projections: its compressor, its indexer (CSA), and the keys
-    each query attends, returned: the sliding window's plus the compressed blocks'."""
-    d, W, m, K = c["emb_dim"], c["sliding_window_size"], kind.ratio, kind.span
-    p.out["compressor"] = terms.compressor(d, c["head_dim"], kind.mixer == CSA) * tokens
-    if hardware:
-        window = _impl_pairs(WINDOW, W, seqs, c, decode)
-        blocks = _hardware_blocks(seqs, m, K, c, decode)
-    else:
-        window = _pairs(WINDOW, W, seqs, c, decode)
-        blocks = _compressed_blocks(seqs, m, K, c, decode)
-    if kind.computes_index and (hardware or c["indexer_flops"]):
-        h, hd = c["num_query_heads"], c["head_dim"]
-        skip = c["indexer_skip_short"] if hardware else c["indexer_skip_within_topk"]
-        run = seqs.longer_than((K + 1) * m - 1) if skip and not decode else seqs  # more blocks than the top-k
-        if run is None:
-            idx_tokens = scored = 0
-        else:
-            idx_tokens = run.count if decode else run.tokens
-            scored = (_hardware_blocks(run, m, 0, c, decode) if hardware
-                      else _compressed_blocks(run, m, 0, c, decode, indexer=True))
-        if hardware and c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
-            p.out["indexer_kl"] = terms.attention_per_pair(h, hd, 0) * scored  # the main scores, detached target
-        n, hd_i = c["index_n_heads"], c["index_head_dim"]
-        name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
-        p.out[name] = terms.compressed_indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-        _indexer_score(p, c, n, hd_i, scored, hardware)
-    return window + blocks
-
-
-def _indexer_score(p: _Priced, c, n: int, hd: int, scored, hardware: bool) -> None:
-    """The indexer's scoring over ``scored`` pairs: q.k per head, and the weighted sum over heads where it is counted
-    (model FLOPs: indexer_head_reduction; hardware: weighted_sum_impl='einsum'). The head weighting's gradient
-    with respect to the scores is an outer product (the 'single' part)."""
-    reduction = c["indexer_head_reduction"] and not (hardware and c["weighted_sum_impl"] == "elementwise")
-    p.out["indexer_score"] = terms.indexer_per_pair(n, hd, reduction) * scored
-    if reduction:
-        p.single["indexer_score"] = 2 * n * scored
-
-
-def _compressed_blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
-    """(query, compressed block) pairs attended (K > 0: at most K per query) or, for the indexer, scored, under
-    the config's conventions."""
-    if decode:
-        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, K))
-    if indexer and c["indexer_pairs"] == "half_square" or not indexer and c["compressed_pairs"] == "maxtext":
-        return masks.compressed_topk_maxtext(seqs, m, K) if K else masks.compressed_maxtext(seqs, m)
-    return _exact_blocks(seqs, m, K)
-
-
-def _hardware_blocks(seqs, m: int, K: int, c, decode: bool):
-    """(query, compressed block) pairs the kernels compute. Top-k blocks (K > 0) follow ``dsa_impl``: 'dense'
-    every formed block, masked; 'gather_k' min(blocks, K) gathered for every query; 'ideal' the top-k. Every
-    visible block (K = 0, also the indexer's scoring) follows ``attention_impl``: 'dense' every formed block,
-    future ones included; 'blocked' the tiles up to the last visible block; 'ideal' the visible ones."""
-    impl = c["dsa_impl"] if K else c["attention_impl"]
-    if decode:  # every cached block is visible; dense and blocked read them all (tiles stop at the last one)
-        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl in ("dense", "blocked") else K))
-    if impl == "dense":
-        return seqs.sum(lambda L: L * masks.compressed_blocks(L, m))
-    if impl == "gather_k":
-        return seqs.sum(lambda L: L * masks._minimum(masks.compressed_blocks(L, m), K))
-    if impl == "blocked":
-        return seqs.sum(lambda L: masks.blocked_compressed(L, m, c["attention_block_q"], c["attention_block_kv"]))
-    return _exact_blocks(seqs, m, K)
-
-
-def _exact_blocks(seqs, m: int, K: int):
-    """The exact (query, block) pairs: each query's visible blocks, at most K of them when K > 0."""
-    if K:
-        return seqs.sum(lambda L: masks.compressed_topk(L, m, K))
-    return seqs.sum(lambda L: masks.compressed_visible(L, m))
-
-
-def _hardware_indexer(p: _Priced, kind: LayerKind, c, seqs, decode, kl_per_pair):
-    """(tokens that run the indexer, pairs it scores) as a program runs it: the pairs its kernel computes, none
-    for a sequence that fits in the top-k when the program skips those; with a KL loss in training, the main
-    attention's scores over the same pairs (the loss's detached target) as ``indexer_kl``."""
-    run = seqs.longer_than(kind.span) if c["indexer_skip_short"] and not decode else seqs
-    idx_tokens = 0 if run is None else (run.count if decode else run.tokens)
-    if run is None:
-        scored = 0
-    elif c["indexer_impl"] == "dense":  # plain einsums over the full square, whatever kernel runs the attention
-        scored = _dense_pairs(run, decode)
-    else:
-        scored = _impl_pairs(GLOBAL, 0, run, c, decode)
-    if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
-        p.out["indexer_kl"] = kl_per_pair * scored
-    return idx_tokens, scored
-
-
-def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
+def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
     d_ffn = ffn_width(c)
     gated = len(c["mlp_activations"]) == 2
     post_norm = c["post_ffn_norm"]  # a norm on the FFN output needs the last matmul's output back: no tail
@@ -392,7 +81,7 @@ def _ffn(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None
             p.tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
 
 
-def _hardware_moe(p: _Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:
+def _hardware_moe(p: Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:
     """The routed experts as moe_impl runs them, with moe_dispatch's one-hot matmuls where the program uses them."""
     E, einsum = c["num_experts"], c["moe_dispatch"] == "einsum"
     if c["moe_impl"] == "ragged_dense":  # every routed row against every expert (XLA-CPU's lax.ragged_dot)
@@ -419,7 +108,7 @@ def _hardware_moe(p: _Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) 
             p.tail["moe_combine"] = one
 
 
-def _extras(p: _Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
+def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
     """What a layer adds around attention and the FFN: the up-projection of a latent FFN, per-layer embeddings,
     Engram, mHC mixing, and an MTP module's own matmuls."""
     d, d_ffn = c["emb_dim"], ffn_width(c)

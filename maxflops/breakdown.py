@@ -7,26 +7,7 @@ import functools
 import types
 from typing import Mapping
 
-# Components that mix the sequence (the "attention FLOPs" of MaxText's split); every other one is a matmul
-# against a learned weight.
-ATTENTION_COMPONENTS = frozenset({"core_attention", "indexer_score", "indexer_kl", "indexer_proj_attn", "engram_gate",
-                                  "vision_attention"})
-
-# Display order; unknown names sort after these.
-COMPONENT_ORDER = (
-    "engram_proj", "engram_gate", "engram_conv", "mhc", "qkv_proj", "out_proj", "core_attention", "compressor",
-    "gdn_conv", "indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl", "mlp", "moe_router", "moe_routed",
-    "moe_weighted_sum", "moe_dispatch", "moe_combine", "moe_shared", "layer_up_proj", "per_layer_emb",
-    "mtp_eh_proj", "mtp_norm", "mhc_head", "logits", "per_layer_emb_proj", "vision_encoder", "vision_attention",
-    "vision_projector", "mtp",
-)
-
-
-_RANK = {n: i for i, n in enumerate(COMPONENT_ORDER)}
-
-
-def ordered(components: Mapping[str, int]) -> dict[str, int]:
-    return {k: components[k] for k in sorted(components, key=lambda k: (_RANK.get(k, len(_RANK)), k))}
+from .components import ATTENTION as ATTENTION_COMPONENTS, KNOWN, kind_of, ordered
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,6 +142,8 @@ def _sum_rows(plan, priced, head):
     learnable = attention = 0
     for kind, n, comps in zip(plan.kinds, plan.multiplicity, priced):
         for name, value in comps.items():
+            if name not in KNOWN:
+                kind_of(name)  # an undeclared component is an error, not a learnable-weight matmul
             key = "mtp" if kind.mtp else name
             components[key] = components.get(key, 0) + value * n
             if name in ATTENTION_COMPONENTS:
@@ -168,6 +151,8 @@ def _sum_rows(plan, priced, head):
             else:
                 learnable += value * n
     for name, value in head.items():
+        if name not in KNOWN:
+            kind_of(name)
         components[name] = components.get(name, 0) + value
         if name in ATTENTION_COMPONENTS:
             attention += value

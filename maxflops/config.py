@@ -17,7 +17,7 @@ import pathlib
 from fractions import Fraction
 from typing import Any, Mapping
 
-_PATTERN_LETTERS = "GLCDSH"
+from .families import FAMILIES, LETTERS
 
 
 class Ints(tuple):
@@ -581,10 +581,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
     for key in ("attention_layer_pattern", "mtp_layer_pattern"):
         for ch in c[key]:
-            if ch not in _PATTERN_LETTERS:
-                err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are G (global), L (sliding window), C "
-                         "(chunked), D (gated delta net), S and H (compressed sparse and heavily compressed "
-                         "attention)")
+            if ch not in LETTERS:
+                err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are "
+                         + ", ".join(f"{k} ({fam.letters[k]})" for k, fam in LETTERS.items()))
     n_layers, n_mtp = c["num_decoder_layers"], c["mtp_num_layers"]
     # the letters in use: the decoder's (a cycle of any length) and the MTP modules' (built in train mode, checked
     # in every mode so that one config serves all three)
@@ -594,36 +593,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         if not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "after_decoder":
             used += "".join(pattern[(n_layers + k) % len(pattern)] for k in range(min(n_mtp, len(pattern))))
     pattern = used
-    compressed = c["attention_type"] == "compressed"
-    if ("S" in pattern or "H" in pattern) and not compressed:
-        err("attention_layer_pattern", f"{pattern!r}: 'S' and 'H' layers are compressed attention; set "
-                                       f"attention_type='compressed' (got {c['attention_type']!r})")
-    if compressed:
-        if not c["causal"]:
-            err("causal", "False: compressed attention (attention_type='compressed') is causal")
-        for ch in "CD":
-            if ch in pattern:
-                err("attention_layer_pattern", f"{pattern!r}: {ch!r} layers are not built with "
-                                               "attention_type='compressed' (letters: G, L, S, H)")
+    for family in FAMILIES:  # each family's own checks, on the letters in use
+        if family.check is not None:
+            family.check(c, pattern, err)
     if c["mhc_hyper_head"] and c["mhc_expansion_rate"] < 2:
         err("mhc_hyper_head", "True needs mHC streams (mhc_expansion_rate >= 2), got mhc_expansion_rate="
                               f"{c['mhc_expansion_rate']}")
-    if compressed:
-        for key in ("global_head_dim", "global_num_kv_heads", "num_kv_shared_layers"):
-            if c[key]:
-                err(key, f"{c[key]} is not modelled with attention_type='compressed'")
-        if c["share_kv_projections"]:
-            err("share_kv_projections", "True: compressed attention's keys are its values already")
-    if bool(c["o_groups"]) != bool(c["o_lora_rank"]):
-        err("o_groups" if not c["o_groups"] else "o_lora_rank",
-            f"o_groups={c['o_groups']} and o_lora_rank={c['o_lora_rank']}: set both (a grouped low-rank output) or "
-            "neither")
-    if c["o_groups"]:
-        if not compressed:
-            err("o_groups", f"{c['o_groups']}: the grouped low-rank output belongs to attention_type='compressed'")
-        width = c["num_query_heads"] * c["head_dim"]
-        if width % c["o_groups"]:
-            err("o_groups", f"{c['o_groups']} does not divide num_query_heads x head_dim = {width}")
     if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
                                     f"(num_decoder_layers={c['num_decoder_layers']})")
@@ -635,28 +610,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
             parts = stage.split(":")
             if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
                 err(key, f"{stage!r} is not 'tokens:in:out' with positive integers")
-    windowed = "".join(ch for ch in "LSH" if ch in pattern)
-    if windowed and c["sliding_window_size"] < 1:
-        err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has "
-                                   f"{', '.join(map(repr, windowed))} layers, got {c['sliding_window_size']}")
-    if "C" in pattern and c["chunk_attn_window_size"] < 1:
-        err("chunk_attn_window_size", f"must be >= 1 when attention_layer_pattern={pattern!r} has 'C' "
-                                      f"layers, got {c['chunk_attn_window_size']}")
-    if c["attention_output_dim"] and "D" in pattern:
-        err("attention_output_dim", "is not supported with gated-delta-net ('D') layers")
-    if c["use_sparse_indexer"] and c["attention_type"] == "global":
-        err("use_sparse_indexer", "DSA sparse attention needs attention_type='mla' (or 'compressed', whose 'S' "
-                                  "layers pick blocks with the indexer)")
     n = c["num_decoder_layers"]
     if c["remat_skip_layers"] > n:
         err("remat_skip_layers", f"{c['remat_skip_layers']} exceeds num_decoder_layers={n}")
     if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
         err("remat_block_layers", f"{c['remat_block_layers']} exceeds the {n - c['remat_skip_layers']} rematerialized "
                                   f"layers (num_decoder_layers={n}, remat_skip_layers={c['remat_skip_layers']})")
-    if c["indexer_stage"] == "warmup" and not c["use_sparse_indexer"]:
-        err("indexer_stage", "'warmup' trains the DSA indexer alone; it needs use_sparse_indexer=True")
-    if c["use_sparse_indexer"] and not c["causal"]:
-        err("causal", "False: DSA sparse attention (use_sparse_indexer=True) is causal")
     if c["attention_output_gate"] and c["attention_type"] != "global":
         err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
                                      f"attention_type={c['attention_type']!r}")

@@ -23,16 +23,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-# Mixer kinds. The first five are attention over (query, key) pairs; "linear" is the gated delta net; "csa" and
-# "hca" attend a sliding window of keys plus compressed blocks (DeepSeek-V4).
-GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR = "global", "window", "chunk", "dsa", "bidirectional", "linear"
-CSA, HCA = "csa", "hca"
-COMPRESSED = frozenset({CSA, HCA})
+# Mixer kinds, each defined by its family (maxflops.families); re-exported here for the plan's readers.
+from .families import mixer_of, projection_of  # noqa: E402
+from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW  # noqa: E402,F401
+from .families.compressed import COMPRESSED, CSA, HCA  # noqa: E402,F401
+from .families.dsa import DSA, computes_index  # noqa: E402,F401
+from .families.gdn import GDN  # noqa: E402,F401
 
 
 @dataclasses.dataclass(frozen=True)
 class LayerKind:
-    mixer: str  # one of GLOBAL, WINDOW, CHUNK, DSA, BIDIRECTIONAL, LINEAR, CSA, HCA
+    mixer: str  # one of GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL, DSA, CSA, HCA, GDN (its family's)
     span: int  # window W, chunk C or top-k K (CSA: its top-k blocks, 0 = every visible block); 0 for the others
     projection: str  # "gqa", "mla", "compressed" or "gdn"
     computes_index: bool  # DSA and CSA: this layer runs the indexer (else it reuses an earlier top-k)
@@ -56,12 +57,6 @@ class Plan:
         return tuple((name, self.kinds[i]) for name, i in self.rows)
 
 
-def computes_index(layer_number: int, freq: int, offset: int) -> bool:
-    """GLM-5 index reuse: layer ``layer_number`` (1-based) computes its own top-k iff
-    max(layer_number - max(offset, 1), 0) % freq == 0. With freq 1 every layer does."""
-    return max(layer_number - max(offset, 1), 0) % freq == 0
-
-
 def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
     """Layer ``layer`` (0-based) is MoE iff there are experts, it is past the dense prefix, and the
     interleave step selects it ((layer+1) % step == 0); with ``ffn_all_moe`` (a reporting convention) every layer."""
@@ -71,33 +66,9 @@ def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
             and (layer + 1) % c["interleave_moe_layer_step"] == 0)
 
 
-def mixer_of(letter: str, layer_number: int, c: Mapping[str, Any]) -> tuple[str, int, bool]:
-    """(mixer, span, computes_index) of a pattern letter; ``layer_number`` is 1-based for index reuse."""
-    if letter == "L":
-        return WINDOW, c["sliding_window_size"], False
-    if letter == "S":
-        indexed = c["use_sparse_indexer"]
-        return CSA, c["index_topk"] if indexed else 0, indexed
-    if letter == "H":
-        return HCA, 0, False
-    if letter == "C":
-        return CHUNK, c["chunk_attn_window_size"], False
-    if letter == "D":
-        return LINEAR, 0, False
-    if not c["causal"]:
-        return BIDIRECTIONAL, 0, False
-    if c["use_sparse_indexer"] and c["attention_type"] == "mla":
-        if c["indexer_every_layer"]:
-            return DSA, c["index_topk"], True
-        return DSA, c["index_topk"], computes_index(layer_number, c["index_topk_freq"], c["index_skip_offset"])
-    return GLOBAL, 0, False
-
-
 def build_plan(c: Mapping[str, Any]) -> Plan:
     """The plan of a resolved config (see ``maxflops.config.resolve``)."""
     pattern = c["attention_layer_pattern"]
-    attn_projection = {"mla": "mla", "compressed": "compressed"}.get(c["attention_type"], "gqa")
-    ratios = {CSA: c["csa_compress_ratio"], HCA: c["hca_compress_ratio"]}
     rows = []
     letter = "G"
     ffn = "dense"
@@ -107,12 +78,12 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     skip, block = c["remat_skip_layers"], c["remat_block_layers"]
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
-        mixer, span, index = mixer_of(letter, layer + 1, c)
+        mixer, span, index, ratio = mixer_of(letter, layer + 1, c)
         ffn = "moe" if is_moe_layer(layer, c) else "dense"
-        projection = "gdn" if mixer == LINEAR else attn_projection
+        projection = projection_of(mixer, c)
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
-                                                 ratio=ratios.get(mixer, 0),
+                                                 ratio=ratio,
                                                  no_remat=layer < skip,
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":
@@ -123,10 +94,10 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                 letter = own[(k - 1) % len(own)]
             elif after:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the pattern
                 letter = pattern[(n + k - 1) % len(pattern)]
-            mixer, span, index = mixer_of(letter, n + k if after else k, c)
-            projection = "gdn" if mixer == LINEAR else attn_projection
+            mixer, span, index, ratio = mixer_of(letter, n + k if after else k, c)
+            projection = projection_of(mixer, c)
             rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True,
-                                               ratio=ratios.get(mixer, 0))))
+                                               ratio=ratio)))
     index: dict[LayerKind, int] = {}
     for _, kind in rows:
         index.setdefault(kind, len(index))

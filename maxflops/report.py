@@ -3,10 +3,10 @@ report (TFLOP/s, MFU) is ``maxflops.reporter``."""
 
 from __future__ import annotations
 
-from .breakdown import ATTENTION_COMPONENTS, Breakdown
+from .breakdown import Breakdown
+from .components import kind_of
+from .families import MIXER_FAMILY
 
-_MIXER_LABEL = {"global": "global causal", "window": "sliding window", "chunk": "chunked",
-                "dsa": "DSA top-k", "bidirectional": "bidirectional", "linear": "gated delta net"}
 
 
 def _fmt_flops(x: int) -> str:
@@ -45,9 +45,10 @@ def _layer_groups(b: Breakdown):
 def _describe(row) -> str:
     if row.group == "head":
         return "output head"
-    mixer = _MIXER_LABEL.get(row.mixer, row.mixer)
-    if row.mixer == "dsa":
-        mixer += " + indexer" if row.computes_index else " (reuses index)"
+    family = MIXER_FAMILY[row.mixer]
+    mixer = family.mixers[row.mixer]
+    if family.label is not None:
+        mixer = family.label(mixer, row)
     return f"{mixer}, {'MoE' if row.ffn == 'moe' else 'dense'} FFN"
 
 
@@ -75,7 +76,7 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
     lines.append(f"{'component':<{w}}  {'TFLOPs':>14}  {'share':>6}  {'GFLOPs/token':>13}  {'kind':<9}{hw_head}")
     for name in dict.fromkeys(list(b.components) + list(hw)):
         v = b.components.get(name, 0)
-        kind = "attention" if name in ATTENTION_COMPONENTS else ("mixed" if name == "mtp" else "weight")
+        kind = kind_of(name)
         hw_col = f"  {_fmt_flops(hw.get(name, 0)):>15}" if show_hw else ""
         lines.append(f"{name:<{w}}  {_fmt_flops(v):>14}  {100 * v / b.total:5.1f}%  {v / tok / 1e9:13.3f}  "
                      f"{kind:<9}{hw_col}")

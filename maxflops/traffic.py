@@ -28,7 +28,8 @@ from typing import Any, Mapping, Sequence
 
 from . import masks, terms
 from .account import ffn_width, price_forward
-from .plan import COMPRESSED, CSA, DSA, GLOBAL, WINDOW, LayerKind
+from .families import family_of
+from .plan import LayerKind
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 
@@ -85,7 +86,7 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
 
     one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
     fwd = price_forward(kind, c, one, decode=True, hardware=True).out
-    wb, kb, ib = c["weight_bytes"], c["kv_cache_bytes"], c["index_cache_bytes"]
+    wb = c["weight_bytes"]
     weights = sum(v for k, v in fwd.items() if k in WEIGHT_MATMULS) // 2
     if "moe_routed" in fwd:
         E, k = c["num_experts"], c["num_experts_per_tok"]
@@ -93,53 +94,12 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
         gated = len(c["mlp_activations"]) == 2
         weights += terms.mlp(ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
     out = {"weights": weights * wb}
-    if kind.projection == "gdn":
-        nk, nv, dk, dv, K = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
-                             c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
-        channels = terms.gdn_conv_channels(nk, nv, dk, dv)
-        out["weights"] += channels * K * wb
-        # the state S [dk, dv] per value head and the conv's last K - 1 inputs, read and written
-        out["state"] = 2 * (nv * dk * dv + (K - 1) * channels) * c["state_bytes"] * seqs.count
-        return out
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # the two mixings' projections G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
         out["weights"] += 2 * G * c["emb_dim"] * (2 * G + G * G) * wb
-    entry, write = _entry_bytes(kind, c)
-    if kind.mixer in COMPRESSED:
-        m, W, hd = kind.ratio, c["sliding_window_size"], c["head_dim"]
-        window = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, W, kv))
-        blocks = seqs.sum(lambda kv: masks.new_token_blocks(kv, m, kind.span))
-        out["kv_read"] = (window + blocks) * entry * kb
-        completes = seqs.sum(lambda kv: (kv + 1) % m == 0)  # a block closes at this token
-        out["kv_write"] = (seqs.count + completes) * write * kb
-        if kind.computes_index and kind.mixer == CSA:
-            hd_i = c["index_head_dim"]
-            out["index_read"] = seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0)) * hd_i * ib
-            out["index_write"] = completes * hd_i * ib
-        return out
-    out["kv_read"] = seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb
-    out["kv_write"] = seqs.count * write * kb
-    if kind.mixer == DSA and kind.computes_index:  # every cached index key is scored, the new one too
-        hd_i = c["index_head_dim"]
-        out["index_read"] = seqs.sum(lambda kv: kv + 1) * hd_i * ib
-        out["index_write"] = seqs.count * hd_i * ib
+    for name, value in family_of(kind).decode_cache(kind, c, seqs).items():  # the mixer's cache (or state)
+        out[name] = out.get(name, 0) + value
     return out
-
-
-def _entry_bytes(kind: LayerKind, c: Mapping[str, Any]) -> tuple[int, int]:
-    """(elements read per attended cache entry, elements written per new entry) of a layer."""
-    if kind.projection == "mla":
-        latent = c["kv_lora_rank"] + c["qk_rope_head_dim"]
-        return latent, latent
-    if kind.projection == "compressed":  # one vector per entry is both key and value
-        n = c["num_kv_heads"] * c["head_dim"]
-        return n, 0 if kind.kv_shared else n
-    hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
-    if kind.mixer == GLOBAL:
-        hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
-        shared = c["share_kv_projections"]
-    n = (1 if shared else 2) * n_kv * hd
-    return n, 0 if kind.kv_shared else n
 
 
 __all__ = ["Traffic", "decode_traffic"]

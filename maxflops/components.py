@@ -1,0 +1,100 @@
+"""Every component a count can hold, declared once: its name, whether it is attention (sequence mixing) or a matmul
+against a learned weight, and its place in reports. The trunk's components are declared here; each mixer family
+declares its own in its module (``maxflops.families``). A component no one declared is an error, never silently
+a learnable-weight matmul.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["Component", "register", "kind_of", "is_attention", "ATTENTION", "KNOWN", "ordered"]
+
+WEIGHT, ATTENTION_KIND, MIXED = "weight", "attention", "mixed"
+
+
+@dataclasses.dataclass(frozen=True)
+class Component:
+    name: str
+    kind: str  # "weight" (a matmul against a learned matrix), "attention" (sequence mixing) or "mixed" (mtp)
+    rank: int  # display order in reports (lower first)
+    what: str  # one line for documentation
+
+
+_REGISTRY: dict[str, Component] = {}
+ATTENTION: set[str] = set()  # names of the attention components (read by the breakdown's sums)
+KNOWN: set[str] = set()
+
+
+def register(*components: Component) -> None:
+    """Declare components; a name declared twice must be declared the same way."""
+    for comp in components:
+        if comp.kind not in (WEIGHT, ATTENTION_KIND, MIXED):
+            raise ValueError(f"component {comp.name!r}: kind {comp.kind!r} is not weight, attention or mixed")
+        old = _REGISTRY.get(comp.name)
+        if old is not None and old != comp:
+            raise ValueError(f"component {comp.name!r} declared twice, differently: {old} and {comp}")
+        _REGISTRY[comp.name] = comp
+        KNOWN.add(comp.name)
+        if comp.kind == ATTENTION_KIND:
+            ATTENTION.add(comp.name)
+
+
+def kind_of(name: str) -> str:
+    comp = _REGISTRY.get(name)
+    if comp is None:
+        raise ValueError(f"component {name!r} is not declared (maxflops.components.register): a new component "
+                         "must say whether it is attention or a learnable-weight matmul")
+    return comp.kind
+
+
+def is_attention(name: str) -> bool:
+    return kind_of(name) == ATTENTION_KIND
+
+
+def ordered(components):
+    """The components in report order (every name must be declared)."""
+    for name in components:
+        if name not in KNOWN:
+            kind_of(name)  # raises, naming it
+    return {k: components[k] for k in sorted(components, key=lambda k: (_REGISTRY[k].rank, k))}
+
+
+def all_components() -> tuple:
+    return tuple(sorted(_REGISTRY.values(), key=lambda c: (c.rank, c.name)))
+
+
+def _trunk(name, rank, what, kind=WEIGHT):
+    return Component(name, kind, rank, what)
+
+
+# The trunk: what every decoder layer, the head and the extras around them may hold. Families declare the rest
+# (maxflops.families: gdn_conv, compressor, indexer_*), with ranks between these.
+register(
+    _trunk("engram_proj", 10, "Engram: key and value projections of the n-gram embeddings"),
+    _trunk("engram_gate", 20, "Engram: the per-stream gate (mixes the sequence)", ATTENTION_KIND),
+    _trunk("engram_conv", 30, "Engram: the causal depthwise conv over the streams"),
+    _trunk("mhc", 40, "mHC: the stream mixings around attention and the FFN"),
+    _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
+    _trunk("out_proj", 60, "the mixer's output projection"),
+    _trunk("core_attention", 70, "the mixer's core: QK^T and PV over attended pairs, or a linear recurrence",
+           ATTENTION_KIND),
+    _trunk("mlp", 140, "the dense FFN"),
+    _trunk("moe_router", 150, "the MoE router D -> E"),
+    _trunk("moe_routed", 160, "the routed experts"),
+    _trunk("moe_weighted_sum", 170, "the dense MoE path's router-weighted sum over experts"),
+    _trunk("moe_dispatch", 180, "the one-hot MoE dispatch (capacity, einsum)"),
+    _trunk("moe_combine", 190, "the one-hot MoE combine (capacity, einsum)"),
+    _trunk("moe_shared", 200, "the shared experts (and their gate)"),
+    _trunk("layer_up_proj", 210, "a latent FFN's up-projection back to D"),
+    _trunk("per_layer_emb", 220, "per-layer embeddings: gate and projection in each layer"),
+    _trunk("mtp_eh_proj", 230, "an MTP module's eh projection 2D -> D"),
+    _trunk("mtp_norm", 240, "Megatron's MTP norm terms"),
+    _trunk("mhc_head", 250, "mHC's hyper head"),
+    _trunk("logits", 260, "the output head"),
+    _trunk("per_layer_emb_proj", 270, "per-layer embeddings: the projection D -> layers x P"),
+    _trunk("vision_encoder", 280, "the vision encoder's weights"),
+    _trunk("vision_attention", 290, "the vision encoder's attention", ATTENTION_KIND),
+    _trunk("vision_projector", 300, "the vision projector"),
+    Component("mtp", MIXED, 310, "everything the MTP modules execute (their rows hold the parts)"),
+)

@@ -1,0 +1,56 @@
+"""The mixer families, one module each, registered here: everything about a family lives in its module (its pattern
+letters and name, its config keys, its model and hardware pricing, its decode bytes, its components and report
+label, its proof-side slots); the engine, ``decode_traffic``, the breakdown, the report and the config check read
+the registry.
+
+    FAMILIES                    attention (G, L, C; GQA and MLA), dsa (top-k + indexer on MLA 'G' layers),
+                                compressed (DeepSeek-V4: S, H, and its window layers), gdn (the gated delta net: D)
+    family_of(kind)             the family that prices a plan's LayerKind
+    mixer_of(letter, n, c)      (mixer, span, computes_index, ratio) of a pattern letter at 1-based layer n
+    LETTERS                     every pattern letter -> its family
+
+Adding a family: see "Adding a model family" in the README.
+"""
+
+from __future__ import annotations
+
+from ..components import register
+from . import attention, compressed, dsa, gdn
+from .base import Family, Priced, ffn_width
+
+__all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "LETTERS",
+           "MIXER_LABELS", "MIXER_FAMILY"]
+
+# Order matters where two families could take a layer: a layer of a compressed model is the compressed family's
+# (its window layers too), DSA claims 'G' before plain attention does.
+FAMILIES: tuple[Family, ...] = (compressed.FAMILY, gdn.FAMILY, dsa.FAMILY, attention.FAMILY)
+
+for _family in FAMILIES:
+    register(*_family.components)
+
+LETTERS = {letter: fam for fam in FAMILIES for letter in fam.letters}
+MIXER_LABELS = {mixer: label for fam in FAMILIES for mixer, label in fam.mixers.items()}
+MIXER_FAMILY = {mixer: fam for fam in FAMILIES for mixer in fam.mixers}
+_BY_MIXER = MIXER_FAMILY
+_BY_PROJECTION = {fam.projection: fam for fam in FAMILIES if fam.projection}
+
+
+def family_of(kind) -> Family:
+    """The family that prices a layer kind: by its projection where a family owns the projection (compressed, gdn),
+    else by its mixer."""
+    return _BY_PROJECTION.get(kind.projection) or _BY_MIXER[kind.mixer]
+
+
+def mixer_of(letter: str, layer_number: int, c) -> tuple:
+    """(mixer, span, computes_index, ratio) of a pattern letter: the first family that takes it in this config."""
+    for fam in FAMILIES:
+        got = fam.mixer_of(letter, layer_number, c)
+        if got is not None:
+            return got
+    raise ValueError(f"config key 'attention_layer_pattern': unknown letter {letter!r}")
+
+
+def projection_of(mixer: str, c) -> str:
+    """The projection of a layer with this mixer: its family's own (the gated delta net's), else as the config's
+    attention type says."""
+    return _BY_MIXER[mixer].projection or {"mla": "mla", "compressed": "compressed"}.get(c["attention_type"], "gqa")

@@ -1,0 +1,191 @@
+"""Softmax attention over (query, key) pairs: global causal ('G'), sliding window ('L'), chunked ('C') and
+bidirectional ('G' with causal=False), with GQA/MQA or MLA projections.
+
+Model FLOPs: the projections, and 2 * heads * (d_qk + d_v) per attended pair, the pairs under the convention's
+rules (``pairs``). Hardware FLOPs: the pairs ``attention_impl`` computes (``impl_pairs``: every pair, the dense
+square or the touched tiles), MLA in the latent under ``mla_absorbed``, and the parts no remat name saves.
+The DSA family (``maxflops.families.dsa``) reuses the projections and the core.
+"""
+
+from __future__ import annotations
+
+from .. import masks, terms
+from .base import Family, Priced, ffn_width
+
+GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL = "global", "window", "chunk", "bidirectional"
+
+
+# --- pairs ----------------------------------------------------------------------------------------------------
+
+def pairs(mixer: str, span: int, seqs, c, decode: bool):
+    """Attended (query, key) pairs of a global, window or chunk mixer under the config's conventions."""
+    if decode:
+        return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
+    if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global":
+        mixer, span = GLOBAL, 0
+    if mixer == GLOBAL and c["window_scope"] == "all_layers":  # the model's chunk, else its window, everywhere
+        pattern = c["attention_layer_pattern"][:c["num_decoder_layers"]]
+        if "C" in pattern:
+            mixer, span = CHUNK, c["chunk_attn_window_size"]
+        elif "L" in pattern:
+            mixer, span = WINDOW, c["sliding_window_size"]
+    if mixer == GLOBAL and c["causal_pairs"] == "half_square":
+        return masks.half_square(seqs)
+    if mixer == WINDOW and c["window_pairs"] == "megatron":
+        return masks.window_megatron(seqs, span)
+    if mixer == CHUNK and c["window_pairs"] == "megatron":
+        return masks.chunk_megatron(seqs, span)
+    if mixer == WINDOW and c["window_pairs"] == "maxtext":
+        return masks.band_maxtext(seqs, span)
+    if mixer == WINDOW and c["window_pairs"] == "unclamped":
+        return masks.window_unclamped(seqs, span)
+    if mixer == CHUNK and c["window_pairs"] == "maxtext":
+        return masks.chunk_maxtext(seqs, span)
+    return seqs.exact_pairs(mixer, span)
+
+
+def dense_pairs(seqs, decode: bool):
+    """The full square, masked (decode: the new token against the whole cache and itself)."""
+    return seqs.sum(lambda kv: kv + 1) if decode else seqs.sum(lambda L: L * L)
+
+
+def impl_pairs(mixer, span, seqs, c, decode: bool):
+    """Pairs the kernels compute under ``attention_impl``."""
+    impl = c["attention_impl"]
+    if impl == "dense":
+        return dense_pairs(seqs, decode)
+    if impl == "blocked":
+        bq, bkv = c["attention_block_q"], c["attention_block_kv"]
+        if decode:
+            return seqs.sum_scalar(lambda kv: masks.blocked_decode(mixer, span, kv, bkv))
+        return seqs.sum(lambda L: masks.blocked(mixer, span, L, bq, bkv))
+    if decode:
+        return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
+    return seqs.exact_pairs(mixer, span)
+
+
+# --- projections and core -------------------------------------------------------------------------------------
+
+def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
+    """The q/k/v and output projections of a GQA or MLA layer; (heads, d_qk, d_v) per attended pair."""
+    d, h, d_out = c["emb_dim"], c["num_query_heads"], ffn_width(c)
+    if kind.projection == "mla":
+        q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                                          c["qk_rope_head_dim"], c["v_head_dim"])
+        if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
+            p.out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
+            p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
+            return h, kv_lora + rope, kv_lora
+        p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
+        if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
+            p.unnamed["qkv_proj"] = 2 * d * (q_lora + kv_lora + rope) * tokens
+        p.out["out_proj"] = terms.attention_out(h, v, d_out) * tokens
+        return h, nope + rope, v
+    hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
+    if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
+        hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
+        shared_kv = c["share_kv_projections"]
+    if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
+        n_kv = 0
+    gate = c["attention_output_gate"] and c["gate_projections"]
+    p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
+    norms = c["qkv_norms"]
+    if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
+        norms = "none" if kind.mixer == GLOBAL else "qk"
+    if hardware and (gate or norms != "none"):
+        p.unnamed["qkv_proj"] = renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv) * tokens
+    p.out["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
+    return h, hd, hd
+
+
+def renamed_projections(norms: str, d: int, h: int, n_kv: int, hd: int, gate: bool, shared_kv: bool) -> int:
+    """Per token, the q/k/v projections a remat policy that saves q, k and v still recomputes: those normed after
+    the projection (the norm's backward needs its input), and a q projection fused with the output gate (the gate
+    is not saved)."""
+    q = terms.gqa_qkv(d, h, 0, hd, gate) if gate or norms != "none" else 0
+    k = 2 * d * n_kv * hd if norms != "none" else 0
+    v = 2 * d * n_kv * hd if norms == "qkv" and not shared_kv else 0
+    return q + k + v
+
+
+def core(p: Priced, h: int, d_qk: int, d_v: int, attended) -> None:
+    """QK^T and PV over the attended pairs (``p.qk`` keeps the QK^T part for remat and flash recompute)."""
+    p.qk = terms.attention_per_pair(h, d_qk, 0) * attended
+    p.out["core_attention"] = p.qk + terms.attention_per_pair(h, 0, d_v) * attended
+
+
+def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    h, d_qk, d_v = project(p, kind, c, tokens, hardware=False)
+    core(p, h, d_qk, d_v, pairs(kind.mixer, kind.span, seqs, c, decode))
+
+
+def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    h, d_qk, d_v = project(p, kind, c, tokens, hardware=True)
+    core(p, h, d_qk, d_v, impl_pairs(kind.mixer, kind.span, seqs, c, decode))
+
+
+# --- decode: the KV cache -------------------------------------------------------------------------------------
+
+def entry_bytes(kind, c) -> tuple[int, int]:
+    """(elements read per attended cache entry, elements written per new entry) of a GQA or MLA layer."""
+    if kind.projection == "mla":
+        latent = c["kv_lora_rank"] + c["qk_rope_head_dim"]
+        return latent, latent
+    hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
+    if kind.mixer == GLOBAL:
+        hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
+        shared = c["share_kv_projections"]
+    n = (1 if shared else 2) * n_kv * hd
+    return n, 0 if kind.kv_shared else n
+
+
+def decode_cache(kind, c, seqs) -> dict:
+    """The KV cache a decode step reads (every attended entry) and writes (the new token's)."""
+    entry, write = entry_bytes(kind, c)
+    kb = c["kv_cache_bytes"]
+    return {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb,
+            "kv_write": seqs.count * write * kb}
+
+
+# --- the plan -------------------------------------------------------------------------------------------------
+
+def mixer_of(letter: str, layer_number: int, c):
+    if letter == "L":
+        return WINDOW, c["sliding_window_size"], False, 0
+    if letter == "C":
+        return CHUNK, c["chunk_attn_window_size"], False, 0
+    if letter == "G":
+        return (GLOBAL if c["causal"] else BIDIRECTIONAL), 0, False, 0
+    return None
+
+
+def check(c, letters: str, err) -> None:
+    if "L" in letters and c["sliding_window_size"] < 1:
+        err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={letters!r} has 'L' layers, got "
+                                   f"{c['sliding_window_size']}")
+    if "C" in letters and c["chunk_attn_window_size"] < 1:
+        err("chunk_attn_window_size", f"must be >= 1 when attention_layer_pattern={letters!r} has 'C' "
+                                      f"layers, got {c['chunk_attn_window_size']}")
+
+
+FAMILY = Family(
+    name="attention",
+    letters={"G": "global causal attention (bidirectional with causal=False)", "L": "sliding window attention",
+             "C": "chunked attention"},
+    mixers={GLOBAL: "global causal", WINDOW: "sliding window", CHUNK: "chunked", BIDIRECTIONAL: "bidirectional"},
+    components=(),
+    keys=("attention_type", "num_query_heads", "num_kv_heads", "head_dim", "q_lora_rank", "kv_lora_rank",
+          "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "sliding_window_size", "chunk_attn_window_size",
+          "causal", "global_head_dim", "global_num_kv_heads", "share_kv_projections", "attention_output_gate",
+          "qkv_norms", "attention_impl", "attention_block_q", "attention_block_kv", "mla_absorbed",
+          "flash_backward_recompute", "causal_pairs", "window_pairs", "window_scope", "mla_norm_flops",
+          "kv_cache_bytes"),
+    mixer_of=mixer_of,
+    price=price,
+    price_hardware=price_hardware,
+    decode_cache=decode_cache,
+    check=check,
+    kernels=("attention", "attention_decode", "gqa_qkv", "mla_qkv", "mla_absorbed_qkv", "mla_absorbed_out"),
+    flax_layer="_gqa",
+    bench_cases=("attention causal", "decode attention"),
+)

@@ -1,0 +1,53 @@
+"""What every mixer family shares: the priced forward of one layer kind, and the family record the registry holds."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+__all__ = ["Priced", "Family", "ffn_width"]
+
+
+@dataclasses.dataclass
+class Priced:
+    """One layer kind's forward, as the pricing functions below fill it (see ``maxflops.account.price_forward``)."""
+
+    out: dict = dataclasses.field(default_factory=dict)  # FLOPs by component
+    qk: Any = 0  # the QK^T part of core_attention
+    tail: dict = dataclasses.field(default_factory=dict)  # parts not recomputed by remat, by component
+    single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
+    unnamed: dict = dataclasses.field(default_factory=dict)  # parts no remat policy saves, by component
+    grad_extra: dict = dataclasses.field(default_factory=dict)  # backward FLOPs beyond two per forward, by component
+
+
+def ffn_width(c) -> int:
+    """The attention output's and the FFN's width (emb_dim unless attention_output_dim says otherwise)."""
+    return c["attention_output_dim"] or c["emb_dim"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """One mixer family: everything about it in one record, registered in ``maxflops.families.FAMILIES``.
+
+    The engine (plan, pricing, decode bytes), the breakdown and report (components, labels), the config check (its
+    letters and keys) and the proof side (kernel, Flax layer, bench cases) read this record; nothing outside the
+    family's module branches on its name.
+    """
+
+    name: str  # the one name of the family (also its mixer kinds' prefix in docs)
+    letters: Mapping[str, str]  # attention_layer_pattern letter -> what it means
+    mixers: Mapping[str, str]  # LayerKind.mixer values it prices -> report label
+    components: tuple  # the Components it adds (maxflops.components)
+    keys: tuple  # its config keys (the schema section it owns)
+    mixer_of: Callable  # (letter, layer_number, c) -> (mixer, span, computes_index, ratio), or None if not its own
+    price: Callable  # model FLOPs of one kind: (p: Priced, kind, c, seqs, decode, tokens) -> None
+    price_hardware: Callable  # hardware FLOPs (c: the exact hardware view), same signature
+    decode_cache: Callable  # (kind, c, seqs) -> {kv_read, kv_write, index_read, index_write, state: bytes}
+    projection: str = ""  # the LayerKind.projection its layers have whatever attention_type says, and by which it
+    #                       claims them ("" : its layers project as attention_type says)
+    label: Callable | None = None  # (mixer label, row) -> the report's description of a row's mixer
+    check: Callable | None = None  # (c, letters in use, err) -> None: its keys' checks; err(key, msg) raises
+    # the proof side: names a test checks exist (a family cannot land half-proved)
+    kernels: tuple = ()  # functions of maxflops.xla.kernels that compute its mixer
+    flax_layer: str = ""  # the method of maxflops.xla.model.Layer that builds it
+    bench_cases: tuple = ()  # prefixes of maxflops.bench case names that time it

@@ -1,0 +1,202 @@
+"""DeepSeek-V4's compressed attention: every layer of an ``attention_type='compressed'`` model. Each layer attends a
+sliding window of ``sliding_window_size`` keys; a CSA layer ('S') also attends the top-k of the blocks of
+``csa_compress_ratio`` tokens its indexer picks, an HCA layer ('H') every block of ``hca_compress_ratio`` tokens;
+'L' (and 'G') layers attend the window (or every key) alone. One vector per cached entry is both key and value;
+q comes through a latent, the output through ``o_groups`` low-rank groups.
+
+Model FLOPs: the projections, each block's compressor, 2 * heads * head_dim * 2 per attended key (window keys and
+blocks under the conventions: ``compressed_pairs``), and a CSA layer's indexer (its own compressor, the q/k/head
+projections, the scoring over every visible block). Hardware FLOPs: the window under ``attention_impl``, the blocks
+under ``dsa_impl`` (top-k) or ``attention_impl`` (every block), the indexer's skip of short sequences
+(``indexer_skip_short``) and its KL loss's detached target.
+"""
+
+from __future__ import annotations
+
+from .. import masks, terms
+from ..components import WEIGHT, Component
+from . import attention, dsa
+from .attention import WINDOW
+from .base import Family, Priced, ffn_width
+
+CSA, HCA = "csa", "hca"
+COMPRESSED = frozenset({CSA, HCA})
+
+COMPONENTS = (Component("compressor", WEIGHT, 80, "compressed attention: each block's compressor"),)
+
+
+# --- (query, block) pairs -------------------------------------------------------------------------------------
+
+def blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
+    """(query, compressed block) pairs attended (K > 0: at most K per query) or, for the indexer, scored, under
+    the config's conventions."""
+    if decode:
+        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, K))
+    if indexer and c["indexer_pairs"] == "half_square" or not indexer and c["compressed_pairs"] == "maxtext":
+        return masks.compressed_topk_maxtext(seqs, m, K) if K else masks.compressed_maxtext(seqs, m)
+    return exact_blocks(seqs, m, K)
+
+
+def hardware_blocks(seqs, m: int, K: int, c, decode: bool):
+    """(query, compressed block) pairs the kernels compute. Top-k blocks (K > 0) follow ``dsa_impl``: 'dense'
+    every formed block, masked; 'gather_k' min(blocks, K) gathered for every query; 'ideal' the top-k. Every
+    visible block (K = 0, also the indexer's scoring) follows ``attention_impl``: 'dense' every formed block,
+    future ones included; 'blocked' the tiles up to the last visible block; 'ideal' the visible ones."""
+    impl = c["dsa_impl"] if K else c["attention_impl"]
+    if decode:  # every cached block is visible; dense and blocked read them all (tiles stop at the last one)
+        return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl in ("dense", "blocked") else K))
+    if impl == "dense":
+        return seqs.sum(lambda L: L * masks.compressed_blocks(L, m))
+    if impl == "gather_k":
+        return seqs.sum(lambda L: L * masks._minimum(masks.compressed_blocks(L, m), K))
+    if impl == "blocked":
+        return seqs.sum(lambda L: masks.blocked_compressed(L, m, c["attention_block_q"], c["attention_block_kv"]))
+    return exact_blocks(seqs, m, K)
+
+
+def exact_blocks(seqs, m: int, K: int):
+    """The exact (query, block) pairs: each query's visible blocks, at most K of them when K > 0."""
+    if K:
+        return seqs.sum(lambda L: masks.compressed_topk(L, m, K))
+    return seqs.sum(lambda L: masks.compressed_visible(L, m))
+
+
+# --- a layer ----------------------------------------------------------------------------------------------------
+
+def project(p: Priced, kind, c, tokens) -> tuple:
+    """q through its latent, one K=V projection (none on a KV-shared layer), the (grouped low-rank) output."""
+    d, h, d_out = c["emb_dim"], c["num_query_heads"], ffn_width(c)
+    hd = c["head_dim"]
+    n_kv = 0 if kind.kv_shared else c["num_kv_heads"]
+    p.out["qkv_proj"] = terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv) * tokens
+    if c["o_groups"]:
+        p.out["out_proj"] = terms.grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
+    else:
+        p.out["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
+    return h, hd, hd
+
+
+def _layer(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> None:
+    """A compressed layer: its projections, then for CSA and HCA its compressor, its indexer (CSA), and the keys
+    each query attends (the sliding window's plus the compressed blocks'); the core over them."""
+    h, d_qk, d_v = project(p, kind, c, tokens)
+    if kind.mixer not in COMPRESSED:  # a window-only (or global) layer
+        attended = (attention.impl_pairs if hardware else attention.pairs)(kind.mixer, kind.span, seqs, c, decode)
+        attention.core(p, h, d_qk, d_v, attended)
+        return
+    d, W, m, K = c["emb_dim"], c["sliding_window_size"], kind.ratio, kind.span
+    p.out["compressor"] = terms.compressor(d, c["head_dim"], kind.mixer == CSA) * tokens
+    if hardware:
+        window = attention.impl_pairs(WINDOW, W, seqs, c, decode)
+        attended_blocks = hardware_blocks(seqs, m, K, c, decode)
+    else:
+        window = attention.pairs(WINDOW, W, seqs, c, decode)
+        attended_blocks = blocks(seqs, m, K, c, decode)
+    if kind.computes_index and (hardware or c["indexer_flops"]):
+        hd = c["head_dim"]
+        skip = c["indexer_skip_short"] if hardware else c["indexer_skip_within_topk"]
+        run = seqs.longer_than((K + 1) * m - 1) if skip and not decode else seqs  # more blocks than the top-k
+        if run is None:
+            idx_tokens = scored = 0
+        else:
+            idx_tokens = run.count if decode else run.tokens
+            scored = (hardware_blocks(run, m, 0, c, decode) if hardware
+                      else blocks(run, m, 0, c, decode, indexer=True))
+        if hardware and c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
+            p.out["indexer_kl"] = terms.attention_per_pair(h, hd, 0) * scored  # the main scores, detached target
+        n, hd_i = c["index_n_heads"], c["index_head_dim"]
+        name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
+        p.out[name] = terms.compressed_indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
+        dsa.indexer_score(p, c, n, hd_i, scored, hardware)
+    attention.core(p, h, d_qk, d_v, window + attended_blocks)
+
+
+def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    _layer(p, kind, c, seqs, decode, tokens, hardware=False)
+
+
+def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    _layer(p, kind, c, seqs, decode, tokens, hardware=True)
+
+
+def decode_cache(kind, c, seqs) -> dict:
+    """The window's entries and the attended blocks read, the new entry (and a block closing at this token)
+    written; a CSA layer's indexer reads every cached block's index key and writes a closing block's."""
+    n = c["num_kv_heads"] * c["head_dim"]
+    entry, write, kb = n, 0 if kind.kv_shared else n, c["kv_cache_bytes"]
+    if kind.mixer not in COMPRESSED:
+        return {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb,
+                "kv_write": seqs.count * write * kb}
+    m, W = kind.ratio, c["sliding_window_size"]
+    window = seqs.sum(lambda kv: masks.new_token_keys(WINDOW, W, kv))
+    attended = seqs.sum(lambda kv: masks.new_token_blocks(kv, m, kind.span))
+    completes = seqs.sum(lambda kv: (kv + 1) % m == 0)  # a block closes at this token
+    out = {"kv_read": (window + attended) * entry * kb, "kv_write": (seqs.count + completes) * write * kb}
+    if kind.computes_index and kind.mixer == CSA:
+        hd_i, ib = c["index_head_dim"], c["index_cache_bytes"]
+        out["index_read"] = seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0)) * hd_i * ib
+        out["index_write"] = completes * hd_i * ib
+    return out
+
+
+def mixer_of(letter: str, layer_number: int, c):
+    if letter == "S":
+        indexed = c["use_sparse_indexer"]
+        return CSA, c["index_topk"] if indexed else 0, indexed, c["csa_compress_ratio"]
+    if letter == "H":
+        return HCA, 0, False, c["hca_compress_ratio"]
+    return None
+
+
+def check(c, letters: str, err) -> None:
+    compressed = c["attention_type"] == "compressed"
+    if ("S" in letters or "H" in letters) and not compressed:
+        err("attention_layer_pattern", f"{letters!r}: 'S' and 'H' layers are compressed attention; set "
+                                       f"attention_type='compressed' (got {c['attention_type']!r})")
+    if compressed:
+        if not c["causal"]:
+            err("causal", "False: compressed attention (attention_type='compressed') is causal")
+        for ch in letters:
+            if ch not in "GLSH":
+                err("attention_layer_pattern", f"{letters!r}: {ch!r} layers are not built with "
+                                               "attention_type='compressed' (letters: G, L, S, H)")
+        for key in ("global_head_dim", "global_num_kv_heads", "num_kv_shared_layers"):
+            if c[key]:
+                err(key, f"{c[key]} is not modelled with attention_type='compressed'")
+        if c["share_kv_projections"]:
+            err("share_kv_projections", "True: compressed attention's keys are its values already")
+    if bool(c["o_groups"]) != bool(c["o_lora_rank"]):
+        err("o_groups" if not c["o_groups"] else "o_lora_rank",
+            f"o_groups={c['o_groups']} and o_lora_rank={c['o_lora_rank']}: set both (a grouped low-rank output) or "
+            "neither")
+    if c["o_groups"]:
+        if not compressed:
+            err("o_groups", f"{c['o_groups']}: the grouped low-rank output belongs to attention_type='compressed'")
+        width = c["num_query_heads"] * c["head_dim"]
+        if width % c["o_groups"]:
+            err("o_groups", f"{c['o_groups']} does not divide num_query_heads x head_dim = {width}")
+    windowed = "".join(ch for ch in "SH" if ch in letters)
+    if windowed and c["sliding_window_size"] < 1:
+        err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={letters!r} has "
+                                   f"{', '.join(map(repr, windowed))} layers, got {c['sliding_window_size']}")
+
+
+FAMILY = Family(
+    name="compressed",
+    letters={"S": "compressed sparse attention (window + the top-k blocks an indexer picks)",
+             "H": "heavily compressed attention (window + every block)"},
+    mixers={CSA: "compressed sparse (CSA)", HCA: "heavily compressed (HCA)"},
+    components=COMPONENTS,
+    keys=("csa_compress_ratio", "hca_compress_ratio", "o_groups", "o_lora_rank", "compressed_pairs",
+          "indexer_proj_split"),
+    mixer_of=mixer_of,
+    projection="compressed",
+    price=price,
+    price_hardware=price_hardware,
+    decode_cache=decode_cache,
+    check=check,
+    kernels=("compressed_qkv", "grouped_out", "compress", "compressed_indexer", "compressed_attention",
+             "compressed_kl_loss"),
+    flax_layer="_compressed",
+    bench_cases=("DeepSeek-V4 CSA attention",),
+)
