@@ -307,6 +307,29 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
     cases.append(Case("MoE layer, capacity 1.25 (reference kernel)", f"T={B * L} D={D} E={E} top-{k_} F={F}",
                       capacity_run, capacity_analytic))
 
+    # 5b. The gated delta net (Qwen3-Next's linear attention), recurrent: projections, the causal depthwise conv, the
+    # per-token state recurrence (two state matmuls per token and value head), the output projection. Head widths
+    # from the attention heads (key heads Hkv, value heads H, key width d, value width d / 2).
+    nk, nv, dk, dv, ker = Hkv, H, d, d // 2, 4
+    D = p["D"]
+
+    def gdn_run(mesh):
+        conv_ch = 2 * nk * dk + nv * dv
+        prm = {"in_qkvz": arr(D, 2 * nk * dk + 2 * nv * dv), "in_ba": arr(D, 2 * nv), "conv": arr(ker, 1, conv_ch),
+               "out": arr(nv * dv, D)}
+        return jax.jit(lambda prm, x: K.gdn(prm, x, nk, nv, dk, dv, ker)), [prm, arr(B, L, D)], 1
+
+    def gdn_analytic():
+        b = _engine(attention_layer_pattern="D", emb_dim=D, per_device_batch_size=B, max_target_length=L,
+                    gdn_num_key_heads=nk, gdn_num_value_heads=nv, gdn_key_head_dim=dk, gdn_value_head_dim=dv,
+                    gdn_conv_kernel_dim=ker)
+        parts = [_component(b, n) for n in ("qkv_proj", "gdn_conv", "core_attention", "out_proj")]
+        return sum(m for m, _ in parts), sum(h for _, h in parts)
+
+    cases.append(Case("gated delta net, recurrent (reference kernel)", f"B={B} L={L} heads={nk}/{nv} dk={dk} dv={dv} "
+                      f"conv {ker} D={D}", gdn_run, gdn_analytic, module="lowered",
+                      why="the optimizer rewrites the state reads (matrix-vector dots)"))
+
     # 6. tokamax: its attention and ragged-dot ops, each implementation it offers on this backend.
     for impl in TOKAMAX_ATTENTION.get(backend, ()):
         for window in (0, p["W"]):

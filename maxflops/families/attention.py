@@ -186,6 +186,6 @@ FAMILY = Family(
     decode_cache=decode_cache,
     check=check,
     kernels=("attention", "attention_decode", "gqa_qkv", "mla_qkv", "mla_absorbed_qkv", "mla_absorbed_out"),
-    flax_layer="_gqa",
+    flax_layer="_attention",
     bench_cases=("attention causal", "decode attention"),
 )

@@ -1,0 +1,124 @@
+"""The registry of mixer families: each family complete (engine and proof side), nothing claimed twice, nothing
+outside a family's module naming its mixers, every component declared."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+
+import pytest
+
+import maxflops
+from maxflops import components
+from maxflops.config import SCHEMA
+from maxflops.families import FAMILIES, LETTERS, MIXER_FAMILY
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_letters_mixers_and_keys_are_claimed_once():
+    letters = [k for fam in FAMILIES for k in fam.letters]
+    mixers = [m for fam in FAMILIES for m in fam.mixers]
+    keys = [k for fam in FAMILIES for k in fam.keys]
+    assert len(letters) == len(set(letters)) and len(mixers) == len(set(mixers))
+    assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
+    assert set(keys) <= set(SCHEMA), sorted(set(keys) - set(SCHEMA))
+    assert set(LETTERS) == set("GLCDSH")
+
+
+def test_every_component_a_family_declares_is_registered_and_every_count_only_holds_declared_ones():
+    for fam in FAMILIES:
+        for comp in fam.components:
+            assert components.kind_of(comp.name) == comp.kind
+    seen = set()
+    for name in maxflops.available_models():
+        for mode in ("train", "prefill", "decode"):
+            b = maxflops.count(maxflops.load_config(name, mode=mode, decode_kv_length=100, max_target_length=300))
+            seen |= set(b.components) | set(b.hardware_components) | set(b.by_kind()) | set(b.by_kind(True))
+    assert seen <= components.KNOWN
+
+
+def test_an_undeclared_component_is_an_error_not_a_weight():
+    from maxflops.breakdown import make_breakdown
+    from maxflops.plan import build_plan
+    from maxflops.config import resolve
+
+    c = resolve({"num_decoder_layers": 1})
+    plan = build_plan(c)
+    with pytest.raises(ValueError, match=r"component 'mystery_mixer' is not declared"):
+        make_breakdown("m", "train", "exact", 1, plan, [{"mystery_mixer": 10}], {}, lambda: None)
+
+
+def _is_mixer(node) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr in ("mixer", "projection")
+            or isinstance(node, ast.Name) and node.id in ("mixer", "projection"))
+
+
+# the families' names for their mixers, as a module would import them
+_CONSTANTS = {"GLOBAL": "global", "WINDOW": "window", "CHUNK": "chunk", "BIDIRECTIONAL": "bidirectional", "DSA": "dsa",
+              "CSA": "csa", "HCA": "hca", "COMPRESSED": "csa", "GDN": "gdn", "LINEAR": "gdn"}
+
+
+def _constants(node):
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, ast.Name) and node.id in _CONSTANTS:
+        return [_CONSTANTS[node.id]]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [v for e in node.elts for v in _constants(e)]
+    return []
+
+
+def _mixer_literals(path: pathlib.Path) -> set[str]:
+    """Mixer (or family projection) names a module's code compares a layer's mixer or projection with."""
+    found = set()
+    names = set(MIXER_FAMILY) | {fam.projection for fam in FAMILIES if fam.projection}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_is_mixer(side) for side in sides):
+                found |= {v for side in sides for v in _constants(side) if v in names}
+    return found
+
+
+def test_nothing_outside_the_families_branches_on_a_mixer_name():
+    """The analytic engine, the breakdown and the reports read the registry; only a family's module compares a
+    layer's mixer. (masks.py is keyed by mask kind, below the families. The proof side, maxflops.xla and
+    maxflops.bench, still builds each family's Flax layer and kernels by branching: its slots are registered and
+    checked below, its dispatch is not yet the registry's.)"""
+    outside = [p for p in (ROOT / "maxflops").rglob("*.py")
+               if "families" not in p.parts and p.name != "masks.py"
+               and not {"xla", "bench"} & set(p.relative_to(ROOT / "maxflops").parts)]
+    offenders = {str(p.relative_to(ROOT)): sorted(_mixer_literals(p)) for p in outside if _mixer_literals(p)}
+    assert not offenders, offenders
+
+
+@pytest.mark.slow
+def test_every_family_fills_its_proof_slots():
+    """A family lands with its reference kernel(s), its Flax layer and its bench case(s); this lists what is missing."""
+    from maxflops.xla import kernels, model
+
+    bench_source = (ROOT / "maxflops" / "bench" / "cases.py").read_text()
+    case_names = re.findall(r'Case\(f?"([^"]+)"', bench_source)
+    missing = []
+    for fam in FAMILIES:
+        if not fam.kernels:
+            missing.append(f"{fam.name}: no reference kernel")
+        missing += [f"{fam.name}: kernel {k!r}" for k in fam.kernels if not callable(getattr(kernels, k, None))]
+        if not fam.flax_layer or not callable(getattr(model.Layer, fam.flax_layer, None)):
+            missing.append(f"{fam.name}: Flax layer {fam.flax_layer!r}")
+        if not fam.bench_cases:
+            missing.append(f"{fam.name}: no bench case")
+        missing += [f"{fam.name}: bench case {b!r}" for b in fam.bench_cases
+                    if not any(n.startswith(b) for n in case_names)]
+    assert not missing, missing
+
+
+def test_a_family_module_owns_its_checks():
+    """The config check runs each family's own checks on the letters in use (a compressed letter without
+    attention_type='compressed' is the compressed family's error)."""
+    with pytest.raises(ValueError, match=r"'S' and 'H' layers are compressed attention"):
+        maxflops.model_config(attention_layer_pattern="GS", num_decoder_layers=2)
+    with pytest.raises(ValueError, match=r"unknown letter 'X'; letters are .*D \(gated delta net"):
+        maxflops.model_config(attention_layer_pattern="GX")
