@@ -592,10 +592,17 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         used += c["mtp_layer_pattern"][:n_mtp] if c["mtp_layer_pattern"] else ""
         if not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "after_decoder":
             used += "".join(pattern[(n_layers + k) % len(pattern)] for k in range(min(n_mtp, len(pattern))))
-    pattern = used
+    mtp_letters = used[len(pattern[:n_layers] if len(pattern) >= n_layers else pattern):]
+
+    def err_mtp(key, msg):  # a family's complaint about the MTP modules' letters names their key
+        err("mtp_layer_pattern" if key == "attention_layer_pattern" and c["mtp_layer_pattern"] else key, msg)
+
     for family in FAMILIES:  # each family's own checks, on the letters in use
         if family.check is not None:
-            family.check(c, pattern, err)
+            family.check(c, used[:len(used) - len(mtp_letters)], err)
+            if mtp_letters:
+                family.check(c, mtp_letters, err_mtp)
+    pattern = used
     if c["mhc_hyper_head"] and c["mhc_expansion_rate"] < 2:
         err("mhc_hyper_head", "True needs mHC streams (mhc_expansion_rate >= 2), got mhc_expansion_rate="
                               f"{c['mhc_expansion_rate']}")
@@ -662,18 +669,38 @@ def quirks(entries, convention: str) -> dict[str, Any]:
     """The knobs that ``convention_quirks`` entries ('convention:key=value') set under ``convention``."""
     out = {}
     for entry in entries:
-        conv, sep, rest = entry.partition(":")
+        conv, sep, rest = entry.partition(":") if isinstance(entry, str) else ("", "", "")
         key, eq, value = rest.partition("=")
         if not (sep and eq) or conv not in CONVENTIONS or key not in SCHEMA or key in _NOT_KNOBS:
             raise ValueError(f"config key 'convention_quirks': {entry!r} is not 'convention:key=value' with a "
                              f"convention of {', '.join(CONVENTIONS)} and a knob of the schema")
+        try:  # every entry's value is checked, whichever convention it belongs to
+            coerced = _coerce(key, value)
+            _check_value(key, coerced)
+        except ValueError as e:
+            raise ValueError(f"config key 'convention_quirks': entry {entry!r}: {e}") from None
         if conv == convention:
-            out[key] = _coerce(key, value)
-            _check_value(key, out[key])
+            out[key] = coerced
     return out
 
 
 _NOT_KNOBS = frozenset({"convention", "convention_knobs_from", "convention_quirks"})
+
+# The implementation knobs under which hardware FLOPs can fall below model FLOPs (every other knob only adds work);
+# the README lists each (tests/test_docs.py checks it), the property tests exempt exactly these.
+HARDWARE_BELOW_MODEL = {
+    "capacity_factor": "below 1 with moe_impl='capacity' (tokens are dropped)",
+    "mla_absorbed": "True (the kv latent may be narrower than the heads)",
+    "outer_product_grads": "'elementwise' (train)",
+    "weighted_sum_impl": "'elementwise'",
+    "indexer_skip_short": "True",
+    "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
+}
+
+# Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the
+# reporting-only knobs MaxText's per-model quirks use. Hardware FLOPs read each at its default (resolve.hardware_view).
+REPORTING_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle) | frozenset(
+    {"mhc_flops", "mhc_head_flops", "indexer_proj_split"})
 
 
 def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -736,17 +763,19 @@ def as_dict(config: Any) -> dict[str, Any]:
                      "object whose attributes are the keys")
 
 
-def _explicit(values: Mapping[str, Any], given=()) -> dict[str, Any]:
+def _explicit(values: Mapping[str, Any], given=(), previous_quirks=None) -> dict[str, Any]:
     """The keys to resolve again: a built config carries every key, its convention knobs filled from the bundle
-    of ``convention_knobs_from``. When ``convention`` has changed since (a ``--config.convention=...`` flag, an
-    override), knobs still at the old bundle's value are dropped, so that the new bundle fills them; knobs set
-    to anything else, and the keys in ``given``, stay."""
+    of ``convention_knobs_from`` and its quirks (``previous_quirks``, when an override replaces them). When
+    ``convention`` or the quirks have changed since (a ``--config.convention=...`` flag, an override), knobs still
+    at the old bundle's value are dropped, so that the new bundle fills them; knobs set to anything else, and the
+    keys in ``given``, stay."""
     out = dict(values)
     new = out.get("convention", "exact")
     old = out.pop("convention_knobs_from", new)
-    if old != new and old in CONVENTIONS:
-        entries = out.get("convention_quirks", ())
-        before = {**CONVENTIONS[old], **quirks(entries, old)}
+    entries = _coerce("convention_quirks", out.get("convention_quirks", ()))
+    old_entries = entries if previous_quirks is None else _coerce("convention_quirks", previous_quirks)
+    if (old != new or old_entries != entries) and old in CONVENTIONS:
+        before = {**CONVENTIONS[old], **quirks(old_entries, old)}
         after = {**CONVENTIONS.get(new, {}), **(quirks(entries, new) if new in CONVENTIONS else {})}
         for key in before.keys() | after.keys():
             if key in out and key not in given and out[key] == before.get(key, SCHEMA[key].default):

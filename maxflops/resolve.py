@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from .config import CONVENTIONS, SCHEMA, _explicit, apply_overrides, as_dict, quirks, resolve
+from .config import REPORTING_KNOBS, SCHEMA, _explicit, apply_overrides, as_dict, quirks, resolve
 from .plan import build_plan
 
 __all__ = ["resolve_call", "from_source", "register_source", "plan_of", "hardware_view", "config_key", "PLAN_KEYS"]
@@ -78,22 +78,21 @@ def _planned(items: tuple) -> tuple:
 def _with_overrides(items: tuple, typed_overrides: tuple) -> tuple:
     """(resolved config, its plan) with ``typed_overrides`` applied."""
     given = {k: v for k, _, v in typed_overrides}
-    if "convention" in given:
-        c = resolve(_explicit({**dict(items), **given}, given=given))
+    if "convention" in given or "convention_quirks" in given:  # the bundle and the quirks are applied again
+        before = dict(items)
+        c = resolve(_explicit({**before, **given}, given=given, previous_quirks=before.get("convention_quirks", ())))
     else:
         c = apply_overrides(_resolved(items), given)
     return c, plan_of(c)
 
 
-_CONVENTION_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle)
-
-
 def hardware_view(c) -> dict:
-    """The resolved config with every convention knob at its exact value: hardware FLOPs are what the kernels
-    execute, whatever a peer's reporting convention says. The plan of this view is the one kernels (and
-    ``maxflops.xla.model``) run. A model's convention quirks are undone too, and its 'exact:' ones applied."""
+    """The resolved config with every reporting knob (``config.REPORTING_KNOBS``, set by a convention or by hand)
+    at its exact value: hardware FLOPs are what the kernels execute, whatever a peer's reporting convention says.
+    The plan of this view is the one kernels (and ``maxflops.xla.model``) run. A model's convention quirks are
+    undone too, and its 'exact:' ones applied."""
     entries = c["convention_quirks"]
-    reset = _CONVENTION_KNOBS | (quirks(entries, c["convention"]).keys() if entries else set())
+    reset = REPORTING_KNOBS | (quirks(entries, c["convention"]).keys() if entries else set())
     return {**c, **{k: SCHEMA[k].default for k in reset}, **(quirks(entries, "exact") if entries else {}),
             "convention": "exact", "convention_knobs_from": "exact"}
 
@@ -116,5 +115,16 @@ def resolve_call(config, overrides: Mapping[str, Any] | None = None) -> tuple:
     config = from_source(config)
     key = config_key(config)
     if overrides:  # the type is part of the key: True and 1 must not share a cache entry
-        return _with_overrides(key, tuple(sorted((k, type(v).__name__, v) for k, v in overrides.items())))
+        return _with_overrides(key, tuple(sorted((k, type(v).__name__, _frozen(k, v)) for k, v in overrides.items())))
     return _planned(key)
+
+
+def _frozen(key: str, value):
+    """A hashable form of an override's value for the cache (a list becomes a tuple, as the schema stores it)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(key, v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        raise ValueError(f"config key {key!r}: a {type(value).__name__} is not a config value, got {value!r}") from None
+    return value

@@ -28,6 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from . import masks, terms
 from .account import ffn_width, price_forward
+from .config import CONVENTIONS
 from .families import family_of
 from .plan import LayerKind
 from .resolve import hardware_view, plan_of, resolve_call
@@ -59,8 +60,12 @@ class Traffic:
 def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Traffic:
     """HBM bytes of one decode step of ``config`` (see the module doc). ``segment_lengths`` gives each sequence's
     KV-cache length, as in ``count``; without it, ``per_device_batch_size`` sequences of ``decode_kv_length``."""
-
-    # hardware: no peer's reporting convention
+    if overrides.get("mode", "decode") != "decode":
+        raise ValueError(f"config key 'mode': decode_traffic counts a decode step, got {overrides['mode']!r}")
+    if "convention" in overrides and overrides["convention"] not in CONVENTIONS:
+        raise ValueError(f"config key 'convention': {overrides['convention']!r} is not one of "
+                         f"{', '.join(map(repr, CONVENTIONS))}")
+    # hardware: no peer's reporting convention (whichever one the config or the overrides name)
     c, _ = resolve_call(config, {**overrides, "mode": "decode", "convention": "exact"})
     hw = hardware_view(c)
     plan = plan_of(hw)

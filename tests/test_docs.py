@@ -328,3 +328,12 @@ def test_every_config_flag_in_the_docs_is_a_schema_key():
 
     flags = {m for p in DOCS for m in re.findall(r"--config\.([a-z0-9_]+)", p.read_text())}
     assert flags and flags <= set(SCHEMA), flags - set(SCHEMA)
+
+
+def test_the_readme_lists_every_knob_that_lowers_hardware_below_model():
+    from maxflops.config import HARDWARE_BELOW_MODEL
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("Hardware can be below model FLOPs")
+    paragraph = text[start:text.index("\n\n", start)]
+    assert not [k for k in HARDWARE_BELOW_MODEL if f"`{k}" not in paragraph], paragraph

@@ -1,0 +1,294 @@
+"""Hypothesis strategies for tests/test_properties.py: random valid maxflops configs.
+
+``config_kwargs(...)`` draws the keyword arguments of ``maxflops.model_config``: every mixer letter, GQA / MLA /
+compressed attention, DSA with index reuse, dense and MoE FFNs, MTP, mHC, Engram, per-layer embeddings, vision,
+the gated delta net, every hardware knob, every convention and (optionally) reporting knobs set one by one.
+Widths are small and pairwise distinct, lengths short. Every key the schema has is drawn somewhere (see
+``COVERED`` and ``NOT_DRAWN``; tests/test_properties.py checks the two cover ``SCHEMA``).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import strategies as st
+
+from maxflops.config import CONVENTIONS, HARDWARE_BELOW_MODEL, SCHEMA
+
+CONVENTION_NAMES = tuple(CONVENTIONS)
+
+# The reporting knobs: the keys of the schema's "conventions" section that a convention bundle (or a model's
+# convention_quirks) sets. Hardware FLOPs are documented not to depend on any of them.
+REPORTING_KNOBS = (
+    "causal_pairs", "window_pairs", "compressed_pairs", "indexer_proj_split", "window_scope", "dsa_pairs",
+    "dsa_core_form", "indexer_flops", "indexer_pairs", "indexer_head_reduction", "indexer_skip_within_topk",
+    "indexer_every_layer", "indexer_stage_in_model", "indexer_train_factor", "gdn_conv_taps", "gdn_core_state_ops",
+    "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
+    "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
+    "mla_norm_flops", "padded_vocab_in_model_flops",
+)
+
+# Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
+PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs", "compressed_pairs", "window_scope",
+                   "indexer_skip_within_topk")
+
+# Hardware (implementation) knobs with a finite set of values: drawn from SCHEMA's choices.
+HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
+                    "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
+                    "conv_weight_grad", "outer_product_grads", "weighted_sum_impl")
+HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
+
+# The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
+# capacity_factor and indexer_skip_short docs): key -> the values that may lower them.
+# The knobs that may lower hardware below model FLOPs (maxflops.config.HARDWARE_BELOW_MODEL); packed_kernel='row'
+# only does so for packed documents on chunked layers and has its own test.
+LOWERING = {k: v for k, v in HARDWARE_BELOW_MODEL.items() if k != "packed_kernel"}
+
+# The "ideal" implementation of every hardware knob: with these (and the exact convention, no vocabulary padding
+# and no indexer loss) hardware == model.
+IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "remat_policy": "none",
+         "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
+         "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
+         "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
+         "make_vocab_size_divisible_by": 1}
+
+WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
+              "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
+              "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
+              "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim")
+
+# Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
+NOT_DRAWN = {
+    "convention_knobs_from": "set by the library (resolve overwrites it with 'convention'); internal",
+}
+
+
+def _divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _maybe(draw, value):
+    """``value`` or 0 (the key's 'off' value)."""
+    return value if draw(st.booleans()) else 0
+
+
+@st.composite
+def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", integer_batch=False, vision=True,
+                  max_len=48, lowering=None, causal=None, mtp=None, attention_type=None):
+    """Keyword arguments of ``maxflops.model_config`` for a random valid config.
+
+    mode / convention / attention_type: fixed, or None to draw. knobs: True to set some reporting knobs
+    explicitly, False for none, None to draw. impl: 'random' draws every hardware knob, 'ideal' sets ``IDEAL``.
+    lowering: False keeps the ``LOWERING`` knobs at values that cannot lower hardware FLOPs (None: draw).
+    integer_batch: a whole per_device_batch_size. vision: allow a vision encoder. causal: force it (None: draw).
+    mtp: force MTP modules on/off (None: draw)."""
+    kw = {}
+    mode = mode or draw(st.sampled_from(SCHEMA["mode"].choices))
+    kw["mode"] = mode
+    if convention is None:
+        convention = "exact" if mode != "train" else draw(st.sampled_from(CONVENTION_NAMES))
+    kw["convention"] = convention
+    kw["model_name"] = draw(st.text(alphabet="abcxyz-._0123", min_size=1, max_size=8))
+
+    widths = draw(st.lists(st.integers(2, 60), min_size=len(WIDTH_KEYS), max_size=len(WIDTH_KEYS), unique=True))
+    w = dict(zip(WIDTH_KEYS, widths))
+
+    n = draw(st.integers(1, 5))
+    n_mtp = draw(st.integers(0, 2)) if mtp is None else (draw(st.integers(1, 2)) if mtp else 0)
+    kw["num_decoder_layers"], kw["mtp_num_layers"] = n, n_mtp
+    kw["emb_dim"] = w["emb_dim"]
+    kw["vocab_size"] = draw(st.integers(61, 300))
+
+    # --- attention ---------------------------------------------------------------------------------------
+    atype = attention_type or draw(st.sampled_from(SCHEMA["attention_type"].choices))
+    kw["attention_type"] = atype
+    compressed = atype == "compressed"
+    letters = "GLSH" if compressed else "GLCD"
+    if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
+        pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
+    else:  # a cycle
+        pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=1, max_size=min(n, 4))))
+    kw["attention_layer_pattern"] = pattern
+    if n_mtp and draw(st.booleans()):  # the MTP modules' own mixers, a cycle
+        kw["mtp_layer_pattern"] = "".join(draw(st.lists(st.sampled_from(letters), min_size=1, max_size=2)))
+    pattern += kw.get("mtp_layer_pattern", "")  # every letter a layer may use (the checks below are conservative)
+    H = draw(st.sampled_from([1, 2, 3, 4, 6]))
+    kw["num_query_heads"] = H
+    kw["num_kv_heads"] = draw(st.sampled_from(_divisors(H)))
+    kw["head_dim"] = w["head_dim"]
+    indexer = atype != "global" and draw(st.booleans())
+    kw["use_sparse_indexer"] = indexer
+    if causal is None:
+        causal = compressed or indexer or mode == "decode" or draw(st.integers(0, 4)) > 0
+    kw["causal"] = causal
+    if atype == "global":
+        kw["global_head_dim"] = _maybe(draw, w["global_head_dim"])
+        kw["global_num_kv_heads"] = _maybe(draw, draw(st.sampled_from(_divisors(H))))
+        kw["share_kv_projections"] = draw(st.booleans())
+        kw["attention_output_gate"] = draw(st.booleans())
+    if atype == "mla":
+        kw["kv_lora_rank"] = w["kv_lora_rank"]
+        kw["qk_nope_head_dim"] = draw(st.sampled_from([0, w["qk_nope_head_dim"]]))
+        kw["qk_rope_head_dim"] = draw(st.sampled_from([0, w["qk_rope_head_dim"]]))
+        kw["v_head_dim"] = w["v_head_dim"]
+    if atype != "global":
+        kw["q_lora_rank"] = _maybe(draw, w["q_lora_rank"])
+    if compressed and draw(st.booleans()):
+        kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
+        kw["o_lora_rank"] = w["o_lora_rank"]
+    if "D" not in pattern:
+        kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
+    if not compressed:
+        kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
+        kw["double_wide_kv_shared_mlp"] = draw(st.booleans())
+    windowed = any(ch in pattern for ch in "LSH")
+    kw["sliding_window_size"] = draw(st.integers(1, 40)) if windowed else draw(st.sampled_from([0, 5]))
+    kw["chunk_attn_window_size"] = draw(st.integers(1, 40)) if "C" in pattern else draw(st.sampled_from([0, 7]))
+    if compressed:
+        kw["csa_compress_ratio"] = draw(st.integers(1, 8))
+        kw["hca_compress_ratio"] = draw(st.integers(1, 12))
+    # --- DSA indexer -------------------------------------------------------------------------------------
+    if indexer:
+        kw["index_n_heads"] = draw(st.integers(1, 4))
+        kw["index_head_dim"] = w["index_head_dim"]
+        kw["index_topk"] = draw(st.integers(1, 40))
+        kw["index_topk_freq"] = draw(st.integers(1, 4))
+        kw["index_skip_offset"] = draw(st.integers(0, 6))
+        kw["indexer_loss_scaling_factor"] = draw(st.sampled_from([0.0, 0.5, 1.0]))
+        kw["indexer_stage"] = draw(st.sampled_from(SCHEMA["indexer_stage"].choices))
+    # --- FFN ---------------------------------------------------------------------------------------------
+    kw["mlp_activations"] = draw(st.sampled_from([("silu", "linear"), ("gelu",), ("relu",), ("gelu", "linear")]))
+    kw["mlp_dim"] = w["mlp_dim"]
+    E = draw(st.sampled_from([1, 1, 2, 3, 4, 6]))
+    kw["num_experts"] = E
+    if E > 1:
+        kw["num_experts_per_tok"] = draw(st.integers(1, E))
+        kw["moe_mlp_dim"] = w["moe_mlp_dim"]
+        kw["shared_experts"] = draw(st.integers(0, 2))
+        kw["shared_expert_mlp_dim"] = _maybe(draw, w["shared_expert_mlp_dim"])
+        kw["shared_expert_gate"] = draw(st.booleans())
+        kw["first_num_dense_layers"] = draw(st.integers(0, n))
+        kw["interleave_moe_layer_step"] = draw(st.integers(1, 3))
+    # --- per-layer extras -------------------------------------------------------------------------------
+    kw["per_layer_input_dim"] = _maybe(draw, w["per_layer_input_dim"])
+    if draw(st.booleans()):
+        kw["engram_layers"] = tuple(sorted(draw(st.sets(st.integers(0, n - 1), min_size=1))))
+        kw["engram_num_heads"] = draw(st.integers(1, 3))
+        kw["engram_head_dim"] = w["engram_head_dim"]
+        kw["engram_max_ngram_size"] = draw(st.integers(2, 4))
+        kw["engram_kernel_size"] = draw(st.integers(1, 4))
+    kw["mhc_expansion_rate"] = draw(st.sampled_from([1, 1, 2, 3]))
+    kw["mhc_hyper_head"] = kw["mhc_expansion_rate"] > 1 and draw(st.booleans())
+    # --- vision ------------------------------------------------------------------------------------------
+    if vision and draw(st.integers(0, 3)) == 0:
+        kw["vision_layers"] = draw(st.integers(1, 2))
+        kw["vision_hidden_dim"] = w["vision_hidden_dim"]
+        kw["vision_mlp_dim"] = w["vision_mlp_dim"]
+        kw["vision_patch_dim"] = w["vision_patch_dim"]
+        kw["vision_patches"] = draw(st.integers(1, 20))
+        kw["vision_extra_tokens"] = draw(st.integers(0, 2))
+        stage = st.tuples(st.integers(1, 9), st.integers(1, 30), st.integers(1, 30)).map(
+            lambda t: "%d:%d:%d" % t)
+        kw["vision_encoder_stages"] = tuple(draw(st.lists(stage, max_size=2)))
+        kw["vision_projector"] = tuple(draw(st.lists(stage, max_size=2)))
+        kw["vision_images"] = draw(st.integers(1, 3))
+        kw["vision_frozen"] = draw(st.booleans())
+    # --- gated delta net ---------------------------------------------------------------------------------
+    if "D" in pattern:
+        kw["gdn_num_key_heads"] = draw(st.integers(1, 3))
+        kw["gdn_num_value_heads"] = draw(st.integers(1, 4))
+        kw["gdn_key_head_dim"] = w["gdn_key_head_dim"]
+        kw["gdn_value_head_dim"] = w["gdn_value_head_dim"]
+        kw["gdn_conv_kernel_dim"] = draw(st.integers(1, 5))
+    # --- the step ----------------------------------------------------------------------------------------
+    if integer_batch or mode == "decode":
+        b = draw(st.integers(1, 3))
+    else:
+        b = draw(st.sampled_from([1, 2, 3, 1, 0.5, 1.5, 0.25]))
+    kw["per_device_batch_size"] = b
+    den = Fraction(b).denominator
+    kw["max_target_length"] = den * draw(st.integers(1, max(1, max_len // den)))
+    kw["decode_kv_length"] = draw(st.integers(0, max_len))
+    kw["gradient_accumulation_steps"] = draw(st.sampled_from([1, 1, 2, 3]))
+    # --- hardware knobs ----------------------------------------------------------------------------------
+    if impl == "ideal":
+        kw.update(IDEAL)
+        if mode == "train" and indexer:
+            kw["indexer_loss_scaling_factor"] = 0.0
+    else:
+        for key in HARDWARE_CHOICES:
+            kw[key] = draw(st.sampled_from(SCHEMA[key].choices))
+        for key in HARDWARE_BOOLS:
+            kw[key] = draw(st.booleans())
+        kw["attention_block_q"] = draw(st.integers(1, 24))
+        kw["attention_block_kv"] = draw(st.integers(1, 24))
+        kw["capacity_factor"] = draw(st.sampled_from([0.5, 1.0, 1.25, 1.3, 2.0]))
+        kw["gdn_chunk_size"] = draw(st.integers(1, 16))
+        kw["make_vocab_size_divisible_by"] = draw(st.sampled_from([1, 8, 128]))
+        kw["tensor_parallel_size"] = draw(st.integers(1, 4))
+        skip = draw(st.integers(0, n))
+        kw["remat_skip_layers"] = skip
+        kw["remat_block_layers"] = draw(st.integers(1, max(n - skip, 1)))
+        if lowering is None:
+            lowering = draw(st.booleans())
+        if not lowering:
+            kw.update(mla_absorbed=False, outer_product_grads="matmul", weighted_sum_impl="einsum",
+                      indexer_skip_short=False, capacity_factor=max(kw["capacity_factor"], 1.0))
+    for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes"):
+        kw[key] = draw(st.integers(1, 4))
+    # --- reporting knobs and quirks ----------------------------------------------------------------------
+    if knobs is None:
+        knobs = draw(st.integers(0, 3)) == 0
+    if knobs:
+        for key in draw(st.lists(st.sampled_from(REPORTING_KNOBS), min_size=1, max_size=6, unique=True)):
+            kw[key] = draw(knob_value(key))
+        if draw(st.booleans()):
+            conv = draw(st.sampled_from(CONVENTION_NAMES))
+            key = draw(st.sampled_from(REPORTING_KNOBS))
+            value = draw(knob_value(key))
+            kw["convention_quirks"] = (f"{conv}:{key}={value}",)
+    if draw(st.integers(0, 5)) == 0:
+        kw["not_priced"] = ("model: a part left out",)
+    return kw
+
+
+def knob_value(key):
+    field = SCHEMA[key]
+    if field.choices:
+        return st.sampled_from(field.choices)
+    if field.kind is bool:
+        return st.booleans()
+    if key == "indexer_train_factor":
+        return st.integers(0, 3)
+    if key == "gdn_core_state_ops":
+        return st.integers(1, 4)
+    raise AssertionError(key)
+
+
+# Keys drawn by config_kwargs (the test checks COVERED | NOT_DRAWN == SCHEMA).
+COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWARE_CHOICES) | frozenset(
+    HARDWARE_BOOLS) | frozenset(IDEAL) | {
+    "mode", "convention", "model_name", "num_decoder_layers", "mtp_num_layers", "vocab_size", "attention_type",
+    "attention_layer_pattern", "mtp_layer_pattern", "num_query_heads", "num_kv_heads", "use_sparse_indexer", "causal",
+    "global_num_kv_heads", "share_kv_projections", "attention_output_gate", "o_groups", "num_kv_shared_layers",
+    "double_wide_kv_shared_mlp", "sliding_window_size", "chunk_attn_window_size", "csa_compress_ratio",
+    "hca_compress_ratio", "index_n_heads", "index_topk", "index_topk_freq", "index_skip_offset",
+    "indexer_loss_scaling_factor", "indexer_stage", "mlp_activations", "num_experts", "num_experts_per_tok",
+    "shared_experts", "shared_expert_gate", "first_num_dense_layers", "interleave_moe_layer_step", "engram_layers",
+    "engram_num_heads", "engram_max_ngram_size", "engram_kernel_size", "mhc_expansion_rate", "mhc_hyper_head",
+    "vision_layers", "vision_patches", "vision_extra_tokens", "vision_encoder_stages", "vision_projector",
+    "vision_images", "vision_frozen", "gdn_num_key_heads", "gdn_num_value_heads", "gdn_conv_kernel_dim",
+    "per_device_batch_size", "max_target_length", "decode_kv_length", "gradient_accumulation_steps",
+    "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
+    "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
+    "convention_quirks", "not_priced",
+}
+
+
+@st.composite
+def segment_lengths(draw, max_len=40, max_docs=5):
+    """(document lengths, max_target_length, per_device_batch_size) of a valid packed micro-batch."""
+    docs = draw(st.lists(st.integers(1, max_len), min_size=1, max_size=max_docs))
+    T = max(docs) + draw(st.integers(0, 5))
+    rows = -(-sum(docs) // T) + draw(st.integers(0, 1))
+    return docs, T, rows
