@@ -117,6 +117,6 @@ FAMILY = Family(
     decode_cache=decode_cache,
     check=check,
     kernels=("gdn",),
-    flax_layer="__call__",
+    flax_layer="_gdn",
     bench_cases=("gated delta net",),
 )

@@ -31,6 +31,7 @@ import optax
 
 from ..resolve import hardware_view
 from ..config import resolve, validate
+from ..families import family_of
 from ..plan import COMPRESSED, CSA, DSA, build_plan
 from . import kernels as K
 
@@ -134,14 +135,9 @@ class Layer(nn.Module):
             state["top_idx"] = jnp.concatenate(tops, axis=1).astype(full.dtype)
             return jnp.concatenate(outs, axis=1)
 
-        def one_sequence(h):
-            if kind.projection == "gdn":
-                nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
-                                       c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
-                params = {"in_qkvz": p("in_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), "in_ba": p("in_ba", (D, 2 * nv)),
-                          "conv": p("conv", (ker, 1, 2 * nk * dk + nv * dv)), "out": p("out", (nv * dv, D))}
-                return K.gdn(params, h, nk, nv, dk, dv, ker)
-            out, state["top_idx"], state["aux"] = self._attention(c, kind, p, h, state["top_idx"], state["aux"])
+        def one_sequence(h):  # the mixer's Flax layer: its family's slot (maxflops.families, flax_layer)
+            build = getattr(self, family_of(kind).flax_layer)
+            out, state["top_idx"], state["aux"] = build(c, kind, p, h, state["top_idx"], state["aux"])
             return out
 
         def ffn(h):
@@ -168,13 +164,21 @@ class Layer(nn.Module):
                 x = x + branch(_rms(x))
         return (x, state["top_idx"], state["aux"]), None
 
+    def _gdn(self, c, kind, p, h, top_idx, aux):
+        """The gated delta net: its projections, conv and recurrence (kernels.gdn)."""
+        D = h.shape[-1]
+        nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
+                               c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
+        params = {"in_qkvz": p("in_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), "in_ba": p("in_ba", (D, 2 * nv)),
+                  "conv": p("conv", (ker, 1, 2 * nk * dk + nv * dv)), "out": p("out", (nv * dv, D))}
+        return K.gdn(params, h, nk, nv, dk, dv, ker), top_idx, aux
+
     def _attention(self, c, kind, p, h, top_idx, aux):
+        """GQA or MLA attention over its mask; a DSA layer (the dsa family's slot too) with its indexer and top-k."""
         B, L, D = h.shape
         H = c["num_query_heads"]
         impl, bq, bkv = c["attention_impl"], c["attention_block_q"], c["attention_block_kv"]
         gate = None
-        if kind.projection == "compressed":
-            return self._compressed(c, kind, p, h, top_idx, aux)
         if kind.projection == "mla":
             ql, kl, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                      c["qk_rope_head_dim"], c["v_head_dim"])
