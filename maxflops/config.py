@@ -18,29 +18,19 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from .families import FAMILIES, LETTERS
+from .fields import Field, _f  # noqa: F401 (Field: the schema's entries)
 
 
 class Ints(tuple):
     """Schema kind: a tuple of non-negative integers (given as a list, a tuple or '1,4')."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Field:
-    default: Any
-    kind: type  # int, float, bool, str, tuple (of str)
-    doc: str
-    choices: tuple = ()
-    minimum: float | None = None  # inclusive lower bound for numbers
-
-
 INT_MAX = 2 ** 62  # the largest size or length a config may give (int64 indices; keeps every per-token figure
 #                   within a float's range)
 
 
-def _f(default, kind, doc, choices=(), minimum=None):
-    return Field(default, kind, doc, tuple(choices), minimum)
-
-
+# The trunk's keys here; each mixer family's own keys are its module's SCHEMA section (maxflops.families), added
+# below.
 SCHEMA: dict[str, Field] = {
     # --- identity and trunk -------------------------------------------------------------------------------
     "model_name": _f("default", str, "Name shown in reports."),
@@ -49,37 +39,9 @@ SCHEMA: dict[str, Field] = {
     "vocab_size": _f(32000, int, "Vocabulary size V of the output head (logits cost 2*D*V per token).",
                      minimum=1),
     # --- attention projections ----------------------------------------------------------------------------
-    "attention_type": _f("global", str, "'global': MHA/GQA/MQA projections; 'mla': multi-head latent "
-                                         "attention (DeepSeek); 'compressed': DeepSeek-V4's attention (q through "
-                                         "the q_lora_rank latent, one projection D -> num_kv_heads*head_dim used "
-                                         "as both keys and values, the output through o_groups and o_lora_rank) "
-                                         "with sliding-window ('L'), compressed sparse ('S') and heavily "
-                                         "compressed ('H') layers.", choices=("global", "mla", "compressed")),
-    "num_query_heads": _f(4, int, "Query heads H.", minimum=1),
-    "num_kv_heads": _f(4, int, "Key/value heads (GQA groups); must divide num_query_heads.", minimum=1),
-    "head_dim": _f(128, int, "Per-head width for 'global' attention (q, k and v).", minimum=1),
-    "global_head_dim": _f(0, int, "Head width of the global ('G') layers of a model that mixes local and global "
-                                  "layers (Gemma 4); 0 means head_dim.", minimum=0),
-    "global_num_kv_heads": _f(0, int, "KV heads of the global ('G') layers (Gemma 4); 0 means num_kv_heads.",
-                              minimum=0),
-    "share_kv_projections": _f(False, bool, "The global ('G') layers project keys once and use them as values "
-                                            "too (Gemma 4): one K/V projection instead of two."),
     "attention_output_dim": _f(0, int, "Width the attention output projects to; 0 means emb_dim. When it differs, "
                                        "the FFN (router and experts too) runs at this width and the layer closes "
                                        "with an up-projection to emb_dim (MaxText's qwen3_custom_moe).", minimum=0),
-    "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
-                                             "per-head output gate, doubling its width."),
-    "q_lora_rank": _f(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
-                              "directly from D.", minimum=0),
-    "o_groups": _f(0, int, "Compressed attention: grouped low-rank output. The H*head_dim attention output is "
-                           "split into G groups, each projected to o_lora_rank (H*head_dim*o_lora_rank per token in "
-                           "all), then G*o_lora_rank -> D. 0 means the plain H*head_dim -> D projection.",
-                   minimum=0),
-    "o_lora_rank": _f(0, int, "Compressed attention: the rank of each output group (see o_groups).", minimum=0),
-    "kv_lora_rank": _f(512, int, "MLA: compressed kv rank.", minimum=1),
-    "qk_nope_head_dim": _f(128, int, "MLA: per-head q/k width without RoPE.", minimum=0),
-    "qk_rope_head_dim": _f(64, int, "MLA: per-head q/k RoPE width (k's is shared by all heads).", minimum=0),
-    "v_head_dim": _f(128, int, "MLA: per-head value width.", minimum=1),
     # --- feed-forward -------------------------------------------------------------------------------------
     "mlp_dim": _f(2048, int, "Dense FFN hidden width.", minimum=1),
     "mlp_activations": _f(("silu", "linear"), tuple, "FFN activations, MaxText style: two entries mean a "
@@ -110,44 +72,6 @@ SCHEMA: dict[str, Field] = {
                                      "each module copies the last decoder layer's mixer (after_decoder "
                                      "numbering: it continues attention_layer_pattern's cycle). DeepSeek-V4's "
                                      "MTP module is window-only: 'L'."),
-    "sliding_window_size": _f(0, int, "Window W of 'L' layers: query i sees keys max(0, i-W+1)..i.",
-                              minimum=0),
-    "chunk_attn_window_size": _f(0, int, "Chunk C of 'C' layers: query i sees earlier keys of its chunk.",
-                                 minimum=0),
-    "causal": _f(True, bool, "False: bidirectional (encoder) attention, L^2 pairs, on 'G' layers."),
-    # --- compressed attention (DeepSeek-V4) -----------------------------------------------------------------
-    "csa_compress_ratio": _f(4, int, "'S' layers: each compressed block pools m tokens, from a window of 2m "
-                                     "overlapping the previous block (kv and gate projections D -> 2*head_dim). "
-                                     "Block b (tokens up to (b+1)m-1) is visible to query t iff (b+1)m-1 <= t; a "
-                                     "partial last block is not formed. With use_sparse_indexer an indexer (its "
-                                     "own overlapping compressor of index_head_dim) scores every visible block "
-                                     "and the query attends the index_topk best; without it every visible "
-                                     "block.", minimum=1),
-    "hca_compress_ratio": _f(128, int, "'H' layers: blocks of m tokens, not overlapping (kv and gate projections "
-                                       "D -> head_dim); every visible block is attended (same visibility as "
-                                       "'S').", minimum=1),
-    # --- DSA sparse attention (DeepSeek-V3.2, GLM-5) ------------------------------------------------------
-    "use_sparse_indexer": _f(False, bool, "DSA: 'G' layers attend only the index_topk keys the indexer "
-                                          "picks (with attention_type='compressed': the 'S' layers' "
-                                          "compressed blocks)."),
-    "index_n_heads": _f(64, int, "DSA indexer heads.", minimum=1),
-    "index_head_dim": _f(128, int, "DSA indexer head width.", minimum=1),
-    "index_topk": _f(2048, int, "DSA: keys attended per query (K).", minimum=1),
-    "index_topk_freq": _f(1, int, "GLM-5 index reuse: see index_skip_offset.", minimum=1),
-    "index_skip_offset": _f(0, int, "GLM-5 index reuse: layer l (1-based) computes its own top-k iff "
-                                    "max(l - max(offset, 1), 0) % freq == 0; other layers reuse it.",
-                            minimum=0),
-    "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
-                                                  "gets no gradient (counted forward only).", minimum=0),
-    "indexer_stage": _f("sparse", str, "DSA training stage (train mode; prefill and decode ignore it). 'sparse': "
-                                        "the whole model trains, attending its top-k keys (the indexer through its "
-                                        "KL loss when indexer_loss_scaling_factor > 0). 'warmup': DeepSeek-V3.2's "
-                                        "dense warm-up (MaxText's indexer_sparse_training=False): the main model is "
-                                        "frozen, so every layer runs forward only, the output head is skipped, and "
-                                        "only the indexer trains, through its KL loss; with no KL loss nothing "
-                                        "trains and the step costs nothing. The main attention keeps its mask as "
-                                        "configured (MaxText applies the top-k mask in this stage too).",
-                        choices=("sparse", "warmup")),
     # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
     "num_kv_shared_layers": _f(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
                                        "no K/V projections of their own (they still attend).", minimum=0),
@@ -186,12 +110,6 @@ SCHEMA: dict[str, Field] = {
     # --- multi-token prediction ---------------------------------------------------------------------------
     "mtp_num_layers": _f(0, int, "MTP modules (train mode only): eh projection 2D -> D, one layer like the "
                                  "last decoder layer, and the output head.", minimum=0),
-    # --- gated delta net (Qwen3-Next linear attention) ----------------------------------------------------
-    "gdn_num_key_heads": _f(16, int, "Gated-delta-net q/k heads.", minimum=1),
-    "gdn_num_value_heads": _f(32, int, "Gated-delta-net value heads (the state count).", minimum=1),
-    "gdn_key_head_dim": _f(128, int, "Gated-delta-net q/k head width.", minimum=1),
-    "gdn_value_head_dim": _f(128, int, "Gated-delta-net value head width.", minimum=1),
-    "gdn_conv_kernel_dim": _f(4, int, "Causal depthwise conv width over q, k, v channels.", minimum=1),
     # --- the step -----------------------------------------------------------------------------------------
     "per_device_batch_size": _f(1.0, float, "Sequences per device per micro-batch (may be fractional, as in "
                                             "MaxText).", minimum=0),
@@ -202,16 +120,6 @@ SCHEMA: dict[str, Field] = {
     "decode_kv_length": _f(0, int, "Decode: tokens already in the KV cache; the new token sees these and "
                                    "itself.", minimum=0),
     # --- hardware FLOPs: what the kernels execute -----------------------------------------------------------
-    "attention_impl": _f("ideal", str, "Hardware attention kernel: 'ideal' computes only attended pairs; 'dense' "
-                                       "the full L x L square, masked; 'blocked' every attention_block_q x "
-                                       "attention_block_kv tile the mask touches (flash/splash). Packed documents "
-                                       "are tiled one by one (varlen kernels).",
-                         choices=("ideal", "dense", "blocked")),
-    "attention_block_q": _f(512, int, "Query tile of attention_impl='blocked'.", minimum=1),
-    "attention_block_kv": _f(512, int, "Key/value tile of attention_impl='blocked'.", minimum=1),
-    "flash_backward_recompute": _f(False, bool, "Flash-style backward: QK^T is recomputed once more."),
-    "mla_absorbed": _f(False, bool, "Hardware MLA runs absorbed: attention in the kv latent (d_qk = kv_lora + "
-                                    "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
     "moe_impl": _f("ideal", str, "Hardware MoE: 'ideal' top-k experts per token; 'capacity' per dispatch group "
                                  "(a sequence row of max_target_length slots; in decode the batch) every expert "
                                  "runs capacity_rule's slots, padded; 'dense' every expert runs every token; "
@@ -233,16 +141,6 @@ SCHEMA: dict[str, Field] = {
                         choices=("ceil", "maxtext")),
     "capacity_factor": _f(1.0, float, "Expert capacity factor of moe_impl='capacity'. Below 1 tokens are "
                                       "dropped, and hardware FLOPs fall below model FLOPs.", minimum=1e-9),
-    "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
-                                 "min(L, K) gathered keys for every query of a length-L sequence, early "
-                                 "queries too (the extra keys masked); 'dense' the full L x L square with the "
-                                 "top-k mask (MaxText's dot_product path, eager Hugging Face models); 'blocked' "
-                                 "splash attention with the top-k as a dynamic mask (MaxText's flash path on TPU): "
-                                 "the attention_block_q x attention_block_kv tiles holding a selected key, taken "
-                                 "as every causally visible tile, which assumes a tile's queries together select "
-                                 "keys in every key tile they see (an upper bound; exact once top-k covers the "
-                                 "visible keys, and likely when block_q x K keys spread over L / block_kv tiles).",
-                   choices=("ideal", "gather_k", "dense", "blocked")),
     "remat_policy": _f("none", str, "Rematerialization of every decoder layer (and MTP module, see remat_mtp): the "
                                     "backward pass recomputes the layer's forward matmuls except those whose "
                                     "outputs are only added into the layer output (FFN down projections of the "
@@ -265,16 +163,6 @@ SCHEMA: dict[str, Field] = {
                                      "remat_skip_layers (MaxText's scanned DeepSeek-V4 block: an HCA and a CSA "
                                      "layer). Inside a unit each layer's output feeds the next, so only the unit's "
                                      "last layer keeps its tail unrecomputed.", minimum=1),
-    "qkv_norms": _f("none", str, "Hardware, train: norms on the projected q and k ('qk': Qwen3, Gemma 3, OLMo 3) or "
-                                 "q, k and v ('qkv': Gemma 4) before the names a remat policy saves: the norms' "
-                                 "backward needs the projections' outputs, so those projections are recomputed "
-                                 "even when q, k and v are saved (a q projection fused with an output gate is, "
-                                 "always); 'qk_rope' q and k on the RoPE layers only (Llama 4's NoPE layers skip "
-                                 "the norm).", choices=("none", "qk", "qkv", "qk_rope")),
-    "indexer_impl": _f("attention", str, "Hardware: the (query, key) pairs the DSA indexer scores, and the indexer "
-                                         "KL loss's target covers: as attention_impl runs them ('attention'), or the "
-                                         "full L x L square ('dense': MaxText computes both as plain einsums, "
-                                         "whatever kernel runs the attention).", choices=("attention", "dense")),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
     "packed_kernel": _f("varlen", str, "Hardware for packed documents (segment_lengths): 'varlen' kernels run each "
@@ -282,29 +170,6 @@ SCHEMA: dict[str, Field] = {
                                        "padding included, its attention over the full row (a model without "
                                        "segment masking, or masking inside a dense row).",
                         choices=("varlen", "row")),
-    "gdn_impl": _f("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
-                                      "value head), 'chunked' (MaxText, FLA: chunks of gdn_chunk_size, every "
-                                      "sequence padded to whole chunks; see terms.gdn_chunk) or 'chunked_solve' "
-                                      "(transformers' torch_chunk_gated_delta_rule: the same chunks, its UT "
-                                      "transform by triangular solves instead of the A V and A K matmuls).",
-                   choices=("recurrent", "chunked", "chunked_solve")),
-    "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
-    "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: 'valid' the non-padding taps (XLA's "
-                                      "count of a padded conv), forward and both gradients; 'padded' every tap of the "
-                                      "L + K - 1 outputs of a conv padded by K - 1 on both sides before the causal "
-                                      "slice (torch's conv1d in transformers); 'pre_padded' the sequence padded by "
-                                      "K - 1 zeros before an unpadded conv (MaxText): the forward and the weight "
-                                      "gradient read the valid taps (XLA folds the zeros into the conv's padding), "
-                                      "the input gradient every tap (K per token).",
-                        choices=("valid", "padded", "pre_padded")),
-    "conv_weight_grad": _f("grouped", str, "Hardware, train: the depthwise conv's weight gradient (gated delta "
-                                           "net): 'grouped' each channel on its own (the forward's taps); 'dense' "
-                                           "every pair of channels, the diagonal kept: XLA on CPU rewrites the "
-                                           "batch-grouped convolution as a dense one, channels times the FLOPs.",
-                           choices=("grouped", "dense")),
-    "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
-                                          "index_topk tokens, where it would keep every key (MaxText does); a CSA "
-                                          "layer's for a sequence of at most index_topk blocks (L < (K+1)m)."),
     "outer_product_grads": _f("matmul", str, "Hardware, train: some backward 'matmuls' contract nothing (the "
                                               "gradient of a per-token weighting or state: the gated delta net's "
                                               "state reads, the indexer's head weighting, MoE one-hot routing). "
@@ -330,58 +195,11 @@ SCHEMA: dict[str, Field] = {
                                               "knobs. When 'convention' differs (changed after the config was "
                                               "built), knobs still at that bundle's values are re-derived.",
                                 choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753")),
-    "causal_pairs": _f("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
-                                     "'half_square' L^2/2 (MaxText, Megatron).",
-                       choices=("exact", "half_square")),
-    "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
-                                     "approximation), 'megatron', 'global' (the layer counted as causal "
-                                     "global attention under causal_pairs: MaxText's function for olmo3), or "
-                                     "'unclamped' (L*W - W^2/2 even when L < W: MaxText's DeepSeek-V4 function).",
-                       choices=("exact", "maxtext", "megatron", "global", "unclamped")),
-    "compressed_pairs": _f("exact", str, "(query, compressed block) pairs 'S' and 'H' layers attend: 'exact' (see "
-                                         "csa_compress_ratio), or 'maxtext' (MaxText's DeepSeek-V4 function: "
-                                         "L^2/(2m) visible blocks; top-k L^2/m * (k/N - (k/N)^2/2) with N = L // m, "
-                                         "k = min(index_topk, N)). The blocks the indexer scores follow "
-                                         "indexer_pairs.",
-                           choices=("exact", "maxtext")),
-    "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
-                                             "FLOPs, as component indexer_proj) or 'attention' (component "
-                                             "indexer_proj_attn: MaxText's DeepSeek-V4 function).",
-                             choices=("weights", "attention")),
-    "window_scope": _f("pattern", str, "Which layers a window or chunk applies to: 'pattern' the 'L' and 'C' layers; "
-                                       "'all_layers' every attention layer of a model that has any (Megatron's "
-                                       "seed rule: the chunk if one is set, else the window, for every layer).",
-                       choices=("pattern", "all_layers")),
-    "dsa_pairs": _f("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
-                                  "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
-                                  "min(1, attended/dense); 'megatron_floor' the same with attended = e*s - e^2/2, "
-                                  "e = min(K, floor(s)) (Megatron-LM #6148's head, #6753); 'global' every query "
-                                  "sees all earlier keys, counted by causal_pairs (Megatron-LM main: DSA as dense "
-                                  "MLA).", choices=("exact", "maxtext", "megatron", "megatron_floor", "global")),
-    "dsa_core_form": _f("mla", str, "Per-pair widths of DSA's core attention in model FLOPs: 'mla' the non-absorbed "
-                                    "heads (qk_nope + qk_rope, v_head_dim), 'absorbed' the latent (kv_lora_rank + "
-                                    "qk_rope, kv_lora_rank: Megatron-LM #6753).", choices=("mla", "absorbed")),
-    "indexer_flops": _f(True, bool, "Count the DSA indexer at all (Megatron-LM main has no indexer term)."),
-    "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
-                                      "'half_square' L^2/2 (a compressed layer's indexer: its exact visible "
-                                      "blocks, or L^2/(2m)).", choices=("exact", "half_square")),
-    "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
-                                             "per scored pair; Megatron does not)."),
-    "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
-    "indexer_every_layer": _f(False, bool, "Charge the indexer on every DSA layer, ignoring index reuse "
-                                           "(MaxText)."),
     "indexer_stage_in_model": _f(True, bool, "Model FLOPs follow indexer_stage. Peer functions price the sparse "
                                              "stage whatever the stage (False); hardware FLOPs always follow it."),
     "indexer_train_factor": _f(0, int, "Train multiplier of the indexer; 0 = the gradient rule "
                                        "(projections 2x, scoring 3x, or 1x with no indexer loss).",
                                minimum=0),
-    "gdn_conv_taps": _f("exact", str, "Causal depthwise convs (gated delta net, Engram): 'exact' counts "
-                                      "non-padding taps only (min(i+1, kernel) for token i without dilation); "
-                                      "'full' counts the whole kernel (MaxText).", choices=("exact", "full")),
-    "gdn_core_state_ops": _f(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
-                                     "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
-                                     "rank-one update and the decay are elementwise. MaxText and Megatron "
-                                     "count 4.", minimum=1),
     "gate_projections": _f(True, bool, "Count Qwen3-Next's attention output gate (the q projection's second "
                                        "half; MaxText omits it)."),
     "shared_expert_gate_flops": _f(True, bool, "Count Qwen3-Next's shared-expert gate D -> 1 (MaxText and "
@@ -409,22 +227,20 @@ SCHEMA: dict[str, Field] = {
     "mtp_logits": _f(True, bool, "Count the MTP modules' output head."),
     "mtp_norm_flops": _f(False, bool, "Megatron: add its MTP norm term 3*D multiply-adds (6*D FLOPs) per token "
                                       "per MTP module."),
-    "mla_norm_flops": _f(False, bool, "Megatron: add the '+1' norm terms inside the MLA q and kv terms."),
     "make_vocab_size_divisible_by": _f(1, int, "The output head is padded to a multiple of this x "
                                                "tensor_parallel_size: hardware FLOPs compute the padding.",
                                        minimum=1),
     # --- memory traffic of a decode step (maxflops.decode_traffic): bytes per element ----------------------------
     "weight_bytes": _f(2, int, "Bytes per weight element read from HBM (2: bfloat16; 1: int8/fp8).", minimum=1),
-    "kv_cache_bytes": _f(2, int, "Bytes per KV-cache element (keys, values, MLA's latent, compressed blocks).",
-                         minimum=1),
-    "index_cache_bytes": _f(2, int, "Bytes per cached DSA/CSA indexer key element (DeepSeek-V3.2 keeps them in "
-                                    "fp8: 1).", minimum=1),
-    "state_bytes": _f(4, int, "Bytes per element of the gated delta net's recurrent state and conv window.",
-                      minimum=1),
     "tensor_parallel_size": _f(1, int, "Tensor parallel degree; only used to pad the vocab.", minimum=1),
     "padded_vocab_in_model_flops": _f(False, bool, "Megatron: model FLOPs use the padded vocab (divisor 128 "
                                                    "unless make_vocab_size_divisible_by is set)."),
 }
+for _family in FAMILIES:  # each family's keys, its section of the schema
+    for _key, _field in _family.schema.items():
+        if _key in SCHEMA:
+            raise ValueError(f"config key {_key!r} is declared twice (the trunk and the {_family.name} family)")
+        SCHEMA[_key] = _field
 
 # What each convention bundle sets. A knob given explicitly in the same config wins over its bundle.
 CONVENTIONS: dict[str, dict[str, Any]] = {

@@ -38,7 +38,7 @@ class Family:
     letters: Mapping[str, str]  # attention_layer_pattern letter -> what it means
     mixers: Mapping[str, str]  # LayerKind.mixer values it prices -> report label
     components: tuple  # the Components it adds (maxflops.components)
-    keys: tuple  # its config keys (the schema section it owns)
+    schema: Mapping  # its config keys: key -> maxflops.fields.Field (its section of the schema)
     mixer_of: Callable  # (letter, layer_number, c) -> (mixer, span, computes_index, ratio), or None if not its own
     price: Callable  # model FLOPs of one kind: (p: Priced, kind, c, seqs, decode, tokens) -> None
     price_hardware: Callable  # hardware FLOPs (c: the exact hardware view), same signature
@@ -51,3 +51,7 @@ class Family:
     kernels: tuple = ()  # functions of maxflops.xla.kernels that compute its mixer
     flax_layer: str = ""  # the method of maxflops.xla.model.Layer that builds it
     bench_cases: tuple = ()  # prefixes of maxflops.bench case names that time it
+
+    @property
+    def keys(self) -> tuple:
+        return tuple(self.schema)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .. import masks, terms
 from ..components import WEIGHT, Component
+from ..fields import _f
 from . import attention, dsa
 from .attention import WINDOW
 from .base import Family, Priced, ffn_width
@@ -181,14 +182,44 @@ def check(c, letters: str, err) -> None:
                                    f"{', '.join(map(repr, windowed))} layers, got {c['sliding_window_size']}")
 
 
+# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+
+SCHEMA = {
+    "o_groups": _f(0, int, "Compressed attention: grouped low-rank output. The H*head_dim attention output is "
+                           "split into G groups, each projected to o_lora_rank (H*head_dim*o_lora_rank per token in "
+                           "all), then G*o_lora_rank -> D. 0 means the plain H*head_dim -> D projection.",
+                   minimum=0),
+    "o_lora_rank": _f(0, int, "Compressed attention: the rank of each output group (see o_groups).", minimum=0),
+    "csa_compress_ratio": _f(4, int, "'S' layers: each compressed block pools m tokens, from a window of 2m "
+                                     "overlapping the previous block (kv and gate projections D -> 2*head_dim). "
+                                     "Block b (tokens up to (b+1)m-1) is visible to query t iff (b+1)m-1 <= t; a "
+                                     "partial last block is not formed. With use_sparse_indexer an indexer (its "
+                                     "own overlapping compressor of index_head_dim) scores every visible block "
+                                     "and the query attends the index_topk best; without it every visible "
+                                     "block.", minimum=1),
+    "hca_compress_ratio": _f(128, int, "'H' layers: blocks of m tokens, not overlapping (kv and gate projections "
+                                       "D -> head_dim); every visible block is attended (same visibility as "
+                                       "'S').", minimum=1),
+    "compressed_pairs": _f("exact", str, "(query, compressed block) pairs 'S' and 'H' layers attend: 'exact' (see "
+                                         "csa_compress_ratio), or 'maxtext' (MaxText's DeepSeek-V4 function: "
+                                         "L^2/(2m) visible blocks; top-k L^2/m * (k/N - (k/N)^2/2) with N = L // m, "
+                                         "k = min(index_topk, N)). The blocks the indexer scores follow "
+                                         "indexer_pairs.",
+                           choices=("exact", "maxtext")),
+    "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
+                                             "FLOPs, as component indexer_proj) or 'attention' (component "
+                                             "indexer_proj_attn: MaxText's DeepSeek-V4 function).",
+                             choices=("weights", "attention")),
+}
+
+
 FAMILY = Family(
     name="compressed",
     letters={"S": "compressed sparse attention (window + the top-k blocks an indexer picks)",
              "H": "heavily compressed attention (window + every block)"},
     mixers={CSA: "compressed sparse (CSA)", HCA: "heavily compressed (HCA)"},
     components=COMPONENTS,
-    keys=("csa_compress_ratio", "hca_compress_ratio", "o_groups", "o_lora_rank", "compressed_pairs",
-          "indexer_proj_split"),
+    schema=SCHEMA,
     mixer_of=mixer_of,
     projection="compressed",
     price=price,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .. import masks, terms
 from ..components import WEIGHT, Component
+from ..fields import _f
 from .attention import WINDOW
 from .base import Family, Priced
 
@@ -102,14 +103,52 @@ def check(c, letters: str, err) -> None:
         err("attention_output_dim", "is not supported with gated-delta-net ('D') layers")
 
 
+# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+
+SCHEMA = {
+    "gdn_num_key_heads": _f(16, int, "Gated-delta-net q/k heads.", minimum=1),
+    "gdn_num_value_heads": _f(32, int, "Gated-delta-net value heads (the state count).", minimum=1),
+    "gdn_key_head_dim": _f(128, int, "Gated-delta-net q/k head width.", minimum=1),
+    "gdn_value_head_dim": _f(128, int, "Gated-delta-net value head width.", minimum=1),
+    "gdn_conv_kernel_dim": _f(4, int, "Causal depthwise conv width over q, k, v channels.", minimum=1),
+    "gdn_impl": _f("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
+                                      "value head), 'chunked' (MaxText, FLA: chunks of gdn_chunk_size, every "
+                                      "sequence padded to whole chunks; see terms.gdn_chunk) or 'chunked_solve' "
+                                      "(transformers' torch_chunk_gated_delta_rule: the same chunks, its UT "
+                                      "transform by triangular solves instead of the A V and A K matmuls).",
+                   choices=("recurrent", "chunked", "chunked_solve")),
+    "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
+    "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: 'valid' the non-padding taps (XLA's "
+                                      "count of a padded conv), forward and both gradients; 'padded' every tap of the "
+                                      "L + K - 1 outputs of a conv padded by K - 1 on both sides before the causal "
+                                      "slice (torch's conv1d in transformers); 'pre_padded' the sequence padded by "
+                                      "K - 1 zeros before an unpadded conv (MaxText): the forward and the weight "
+                                      "gradient read the valid taps (XLA folds the zeros into the conv's padding), "
+                                      "the input gradient every tap (K per token).",
+                        choices=("valid", "padded", "pre_padded")),
+    "conv_weight_grad": _f("grouped", str, "Hardware, train: the depthwise conv's weight gradient (gated delta "
+                                           "net): 'grouped' each channel on its own (the forward's taps); 'dense' "
+                                           "every pair of channels, the diagonal kept: XLA on CPU rewrites the "
+                                           "batch-grouped convolution as a dense one, channels times the FLOPs.",
+                           choices=("grouped", "dense")),
+    "gdn_conv_taps": _f("exact", str, "Causal depthwise convs (gated delta net, Engram): 'exact' counts "
+                                      "non-padding taps only (min(i+1, kernel) for token i without dilation); "
+                                      "'full' counts the whole kernel (MaxText).", choices=("exact", "full")),
+    "gdn_core_state_ops": _f(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
+                                     "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
+                                     "rank-one update and the decay are elementwise. MaxText and Megatron "
+                                     "count 4.", minimum=1),
+    "state_bytes": _f(4, int, "Bytes per element of the gated delta net's recurrent state and conv window.",
+                      minimum=1),
+}
+
+
 FAMILY = Family(
     name="gdn",
     letters={"D": "gated delta net (linear attention)"},
     mixers={GDN: "gated delta net"},
     components=COMPONENTS,
-    keys=("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim",
-          "gdn_conv_kernel_dim", "gdn_impl", "gdn_chunk_size", "gdn_conv_impl", "conv_weight_grad", "gdn_conv_taps",
-          "gdn_core_state_ops", "state_bytes"),
+    schema=SCHEMA,
     mixer_of=mixer_of,
     projection=GDN,
     price=price,

@@ -1,0 +1,23 @@
+"""A schema entry: one config key's default, type, documentation, choices and lower bound. The trunk's entries are
+``maxflops.config.SCHEMA``'s; each mixer family declares its own in its module (``SCHEMA``), and the config
+assembles them."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+__all__ = ["Field"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    default: Any
+    kind: type  # int, float, bool, str, tuple (of str)
+    doc: str
+    choices: tuple = ()
+    minimum: float | None = None  # inclusive lower bound for numbers
+
+
+def _f(default, kind, doc, choices=(), minimum=None):
+    return Field(default, kind, doc, tuple(choices), minimum)
