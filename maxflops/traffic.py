@@ -98,6 +98,8 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
         reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2
         weights += terms.mlp(ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+    if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
+        weights += c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     out = {"weights": weights * wb}
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # the two mixings' projections G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]

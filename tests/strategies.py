@@ -138,7 +138,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["o_lora_rank"] = w["o_lora_rank"]
     if "D" not in pattern:
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
-    if not compressed:
+    if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
         kw["double_wide_kv_shared_mlp"] = draw(st.booleans())
     windowed = any(ch in pattern for ch in "LSH")

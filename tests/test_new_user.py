@@ -293,3 +293,25 @@ def test_lengths_up_to_two_to_the_62_count_and_report():
         text_report(b, cfg)
     with pytest.raises(ValueError, match=r"config key 'max_target_length': must be at most 2\*\*62"):
         maxflops.load_config("llama3.1-8b", max_target_length=2 ** 63)
+
+
+# --- found by the mutation run (tests/mutation) ------------------------------------------------------------------
+
+def test_kv_shared_layers_are_refused_with_mla():
+    """MLA layers would still project and cache their latent: KV sharing is modelled for GQA only."""
+    with pytest.raises(ValueError, match=r"config key 'num_kv_shared_layers': 1 is not modelled with "
+                                         r"attention_type='mla'"):
+        maxflops.model_config(attention_type="mla", num_decoder_layers=2, num_kv_shared_layers=1, q_lora_rank=8,
+                              kv_lora_rank=10, qk_nope_head_dim=4, qk_rope_head_dim=3, v_head_dim=6)
+
+
+def test_decode_traffic_streams_the_engram_conv_kernel():
+    """An Engram layer streams its key/value projections and its conv kernel: G streams x D x kernel taps."""
+    base = dict(num_decoder_layers=2, emb_dim=32, mhc_expansion_rate=2, engram_num_heads=2, engram_head_dim=3,
+                engram_max_ngram_size=3, engram_kernel_size=4, weight_bytes=1, mode="decode", decode_kv_length=5,
+                mhc_flops=False)
+    without = maxflops.decode_traffic(maxflops.model_config(**base)).components["weights"]
+    with_engram = maxflops.decode_traffic(maxflops.model_config(**base, engram_layers=[1])).components["weights"]
+    e_in = 2 * 3 * (3 - 1)  # heads x head_dim x (max n-gram - 1)
+    key_value = e_in * (2 * 32 + 32)  # the key projection e_in -> G*D and the value projection e_in -> D
+    assert with_engram - without == key_value + 2 * 32 * 4

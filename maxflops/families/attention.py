@@ -161,6 +161,9 @@ def mixer_of(letter: str, layer_number: int, c):
 
 
 def check(c, letters: str, err) -> None:
+    if c["attention_type"] == "mla" and c["num_kv_shared_layers"]:
+        err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} is not modelled with attention_type='mla' (KV-shared "
+                                    "layers reuse an earlier layer's keys and values: Gemma 4's GQA)")
     if "L" in letters and c["sliding_window_size"] < 1:
         err("sliding_window_size", f"must be >= 1 when attention_layer_pattern={letters!r} has 'L' layers, got "
                                    f"{c['sliding_window_size']}")
