@@ -91,6 +91,8 @@ NOT_RUN = {
     "MAXFLOPS_LIVE_MAXTEXT=/path/to/python-with-maxtext python -m pytest tests/test_maxtext_real.py -k live":
         "a Python 3.12 venv with MaxText 0.2.5 (the opt-in live test)",
     'python -m pytest -q -m "not slow"': "the test suite itself",
+    "python tests/mutation/run.py": "the whole mutation run (about 30 minutes on 2 cores, recorded in "
+                                    "tests/mutation/RESULTS.md); test_one_mutant_is_killed runs one mutant",
     "python -m pytest -q": "the test suite itself",
 }
 
@@ -337,3 +339,12 @@ def test_the_readme_lists_every_knob_that_lowers_hardware_below_model():
     start = text.index("Hardware can be below model FLOPs")
     paragraph = text[start:text.index("\n\n", start)]
     assert not [k for k in HARDWARE_BELOW_MODEL if f"`{k}" not in paragraph], paragraph
+
+
+@pytest.mark.slow
+def test_one_mutant_is_killed():
+    """The README's mutation run, one mutant of it (the whole run takes about 30 minutes): applied to a copy of the
+    repository, the fast suite fails on it."""
+    p = subprocess.run([sys.executable, "tests/mutation/run.py", "--only", "causal_strict", "--no-baseline"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert p.returncode == 0 and "1/1 = 100.0%" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
