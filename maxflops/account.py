@@ -4,15 +4,12 @@ accumulation, conventions. The train multipliers are ``maxflops.training``'s; re
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
-from .config import SCHEMA
 from .families import Priced, family_of, ffn_width
 from .plan import LayerKind
 from .resolve import from_source, hardware_view, plan_of, resolve_call

@@ -9,7 +9,6 @@ accounting itself reads any mapping or attribute-style object with these keys.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import math
 import os

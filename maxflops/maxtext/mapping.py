@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION, Loaded, Reader, refuse_unknown, validate_overrides
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, Reader, refuse_unknown, validate_overrides
 from . import keys as K
 from ..config import SCHEMA
 
@@ -128,7 +128,7 @@ def classify(key: str) -> str:
     if key in K.NO_EFFECT:
         return NO_EFFECT
     if key.endswith("_for_vit") or key.endswith("_for_audio") or key.startswith(("vision_", "image_")):
-        return VISION
+        return VISION_PART
     if key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS:
         return "unused: not read for this decoder block"
     return NOT_UNDERSTOOD
