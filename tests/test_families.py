@@ -94,25 +94,52 @@ def test_nothing_outside_the_families_branches_on_a_mixer_name():
     assert not offenders, offenders
 
 
-@pytest.mark.slow
 def test_every_family_fills_its_proof_slots():
-    """A family lands with its reference kernel(s), its Flax layer and its bench case(s); this lists what is missing."""
-    from maxflops.xla import kernels, model
+    """A family lands with its reference kernel(s), its Flax layer, its part of the reduced model and its bench
+    case(s), in its package's proof module; this lists what is missing."""
+    import jax.numpy as jnp
+    import numpy as np
 
-    bench_source = (ROOT / "maxflops" / "bench" / "cases.py").read_text()
-    case_names = re.findall(r'Case\(f?"([^"]+)"', bench_source)
+    from maxflops.bench.case import Case, Ctx
+    from maxflops.bench.cases import QUICK
+    from maxflops.xla.registry import SLOTS, proof_of
+
+    rng = np.random.default_rng(0)
+    ctx = Ctx(QUICK["cpu"], "cpu", jnp.float32, lambda *shape, dt=None: jnp.asarray(rng.normal(size=shape)),
+              lambda mesh, args: (args, 1))
     missing = []
     for fam in FAMILIES:
-        if not fam.kernels:
+        if not (ROOT / "maxflops" / "families" / fam.name / "proof.py").is_file():
+            missing.append(f"{fam.name}: no maxflops/families/{fam.name}/proof.py")
+            continue
+        proof = proof_of(fam)
+        missing += [f"{fam.name}: slot {slot}" for slot in SLOTS if not hasattr(proof, slot)]
+        if not getattr(proof, "KERNELS", ()) or not all(callable(k) for k in proof.KERNELS):
             missing.append(f"{fam.name}: no reference kernel")
-        missing += [f"{fam.name}: kernel {k!r}" for k in fam.kernels if not callable(getattr(kernels, k, None))]
-        if not fam.flax_layer or not callable(getattr(model.Layer, fam.flax_layer, None)):
-            missing.append(f"{fam.name}: Flax layer {fam.flax_layer!r}")
-        if not fam.bench_cases:
+        if not isinstance(getattr(proof, "reduce", None) and proof.reduce(maxflops.model_config()), dict):
+            missing.append(f"{fam.name}: reduce(c) is not a dict")
+        cases = proof.bench_cases(ctx) if callable(getattr(proof, "bench_cases", None)) else []
+        if not cases or not all(isinstance(case, Case) for case in cases):
             missing.append(f"{fam.name}: no bench case")
-        missing += [f"{fam.name}: bench case {b!r}" for b in fam.bench_cases
-                    if not any(n.startswith(b) for n in case_names)]
     assert not missing, missing
+
+
+def test_the_flax_model_builds_each_family_by_its_slot():
+    """maxflops.xla.model names no family and no mixer: its layers come from the registry's proof modules."""
+    import ast
+
+    source = (ROOT / "maxflops" / "xla" / "model.py").read_text()
+    names = {fam.name for fam in FAMILIES} | {m for fam in FAMILIES for m in fam.mixers}
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and node.value in names:
+            found.add(node.value)
+        elif isinstance(node, ast.Name) and node.id.lower() in names:
+            found.add(node.id)
+        elif isinstance(node, ast.alias) and node.name.lower() in names:
+            found.add(node.name)
+    assert not found, sorted(found)
+    assert "attention_type" not in source
 
 
 def test_a_family_module_owns_its_checks():

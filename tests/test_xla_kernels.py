@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 import maxflops
+from maxflops.families.attention import proof as A
+from maxflops.families.dsa import proof as S
+from maxflops.families.gdn import proof as G
 from maxflops.xla import kernels as K
 from maxflops.xla.hlo import count_lowered
 
@@ -56,7 +59,7 @@ ATTN = [  # (mixer, span, L, H, Hkv, impl, bq, bkv)
 def test_attention(mixer, span, L, H, hkv, impl, bq, bkv, train):
     B, d = 2, 8
     q, k, v = arr(B, L, H, d), arr(B, L, hkv, d), arr(B, L, hkv, d)
-    got = xla(lambda q, k, v: K.attention(q, k, v, mixer, span, impl, bq, bkv), q, k, v, train=train)
+    got = xla(lambda q, k, v: A.attention(q, k, v, mixer, span, impl, bq, bkv), q, k, v, train=train)
     exp = engine("train" if train else "prefill", max_target_length=L, per_device_batch_size=B,
                  num_query_heads=H, num_kv_heads=hkv, head_dim=d, attention_layer_pattern=LETTER[mixer],
                  sliding_window_size=span if mixer == "window" else 0,
@@ -68,7 +71,7 @@ def test_attention(mixer, span, L, H, hkv, impl, bq, bkv, train):
 def test_flash_backward_recomputes_qk():
     B, L, H, d = 2, 9, 4, 8
     q, k, v = arr(B, L, H, d), arr(B, L, 2, d), arr(B, L, 2, d)
-    got = xla(lambda q, k, v: K.attention(q, k, v, "global", 0, "blocked", 4, 4, flash=True), q, k, v, train=True)
+    got = xla(lambda q, k, v: A.attention(q, k, v, "global", 0, "blocked", 4, 4, flash=True), q, k, v, train=True)
     exp = engine("train", max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=2,
                  head_dim=d, attention_impl="blocked", attention_block_q=4, attention_block_kv=4,
                  flash_backward_recompute=True)
@@ -82,7 +85,7 @@ def test_flash_backward_recomputes_qk():
 def test_attention_decode(mixer, span, impl, bkv, kv):
     B, H, d = 3, 4, 8
     q, k, v = arr(B, 1, H, d), arr(B, kv + 1, 2, d), arr(B, kv + 1, 2, d)
-    got = xla(lambda q, k, v: K.attention_decode(q, k, v, mixer, span, impl, bkv), q, k, v)
+    got = xla(lambda q, k, v: A.attention_decode(q, k, v, mixer, span, impl, bkv), q, k, v)
     exp = engine("decode", decode_kv_length=kv, per_device_batch_size=B, num_query_heads=H, num_kv_heads=2,
                  head_dim=d, attention_layer_pattern=LETTER[mixer],
                  sliding_window_size=span if mixer == "window" else 0,
@@ -102,8 +105,8 @@ def test_dsa_sparse_attention(K_, L, impl, train):
     B, H, dqk, dv = 2, 4, 10, 6
     q, k, v = arr(B, L, H, dqk), arr(B, L, H, dqk), arr(B, L, H, dv)
     scores = jnp.where(jnp.tril(jnp.ones((L, L), bool)), arr(B, L, L), K.NEG)
-    top = K.topk_indices(scores, K_)
-    got = xla(lambda q, k, v: K.dsa_attention(q, k, v, top, K_, impl), q, k, v, train=train)
+    top = S.topk_indices(scores, K_)
+    got = xla(lambda q, k, v: S.dsa_attention(q, k, v, top, K_, impl), q, k, v, train=train)
     exp = engine("train" if train else "prefill", max_target_length=L, per_device_batch_size=B,
                  use_sparse_indexer=True, index_topk=K_, dsa_impl=impl, **MLA)
     assert got == exp["core_attention"]
@@ -115,7 +118,7 @@ def test_dsa_indexer(q_lora, impl, bq, bkv):
     B, L, D, n, hd = 2, 11, 16, 3, 4
     x, q_lat = arr(B, L, D), arr(B, L, q_lora or D)
     p = {"idx_wq": arr(q_lora or D, n * hd), "idx_wk": arr(D, hd), "idx_w": arr(D, n)}
-    got = count_lowered(lambda p, x, ql: K.indexer_scores(p, x, ql, n, hd, impl, bq, bkv), p, x, q_lat)
+    got = count_lowered(lambda p, x, ql: S.indexer_scores(p, x, ql, n, hd, impl, bq, bkv), p, x, q_lat)
     exp = engine(max_target_length=L, per_device_batch_size=B, use_sparse_indexer=True, index_n_heads=n,
                  index_head_dim=hd, index_topk=4, attention_impl=impl, attention_block_q=bq,
                  attention_block_kv=bkv, **{**MLA, "q_lora_rank": q_lora})
@@ -133,13 +136,13 @@ def test_mla(absorbed, q_lora, train):
 
     def layer(p, x):
         if absorbed:
-            q, k, vv, _ = K.mla_absorbed_qkv(p, x, H, q_lora, kl, nope, rope)
+            q, k, vv, _ = A.mla_absorbed_qkv(p, x, H, q_lora, kl, nope, rope)
             with jax.named_scope("core_attention"):
-                o = K.attention(q, k, vv, "global", 0, "ideal")
-            return K.mla_absorbed_out(p, o, H, kl, nope)
-        q, k, vv, _ = K.mla_qkv(p, x, H, q_lora, kl, nope, rope, v)
+                o = A.attention(q, k, vv, "global", 0, "ideal")
+            return A.mla_absorbed_out(p, o, H, kl, nope)
+        q, k, vv, _ = A.mla_qkv(p, x, H, q_lora, kl, nope, rope, v)
         with jax.named_scope("core_attention"):
-            o = K.attention(q, k, vv, "global", 0, "ideal")
+            o = A.attention(q, k, vv, "global", 0, "ideal")
         with jax.named_scope("out_proj"):
             return K.dense(o.reshape(B, L, -1), p["wo"])
 
@@ -159,9 +162,9 @@ def test_gated_delta_net(L, ker, train):
     p = {"in_qkvz": arr(D, 2 * nk * dk + 2 * nv * dv), "in_ba": arr(D, 2 * nv),
          "conv": arr(ker, 1, 2 * nk * dk + nv * dv), "out": arr(nv * dv, D)}
     x = arr(B, L, D)
-    fn = lambda p, x: K.gdn(p, x, nk, nv, dk, dv, ker)  # noqa: E731
+    fn = lambda p, x: G.gdn(p, x, nk, nv, dk, dv, ker)  # noqa: E731
     if train:
-        fn = jax.grad(lambda p, x: jnp.sum(K.gdn(p, x, nk, nv, dk, dv, ker) ** 2), argnums=(0, 1))
+        fn = jax.grad(lambda p, x: jnp.sum(G.gdn(p, x, nk, nv, dk, dv, ker) ** 2), argnums=(0, 1))
     names = ["qkv_proj", "gdn_conv", "core_attention", "out_proj"]
     got = count_lowered(fn, p, x).by_scope(names)
     exp = engine("train" if train else "prefill", max_target_length=L, per_device_batch_size=B, emb_dim=D,

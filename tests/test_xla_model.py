@@ -10,12 +10,12 @@ import pytest
 
 import maxflops
 from maxflops.xla import model as M
+from maxflops.xla.cli import scopes
 from maxflops.xla.hlo import count_lowered
 
 pytestmark = pytest.mark.slow
 
-SCOPES = ["indexer_proj", "indexer_score", "indexer_kl", "gdn_conv", "qkv_proj", "compressor", "core_attention",
-          "out_proj", "moe_router", "moe_routed", "moe_shared", "mlp", "mtp_eh_proj", "mhc", "mhc_head", "logits"]
+SCOPES = scopes()  # every declared matmul component; a dot goes to its innermost named scope
 
 
 def by_component(b):
@@ -38,7 +38,7 @@ def xla_and_analytic(name, mode, **knobs):
 def test_every_config_model_equals_hardware_equals_xla(name, mode):
     b, xla = xla_and_analytic(name, mode)
     assert b.total == b.hardware_flops == xla.matmul_flops
-    scoped = xla.by_scope(SCOPES)
+    scoped = xla.by_scope(SCOPES, innermost=True)
     assert scoped.pop("other") == 0
     assert {k: v for k, v in scoped.items() if v} == by_component(b)
 
@@ -72,7 +72,7 @@ KNOBS = [
 def test_implementation_knobs_hardware_equals_xla_train(name, knobs):
     b, xla = xla_and_analytic(name, "train", **knobs)
     assert b.hardware_flops == xla.matmul_flops
-    scoped = xla.by_scope(SCOPES)
+    scoped = xla.by_scope(SCOPES, innermost=True)
     assert {k: v for k, v in scoped.items() if v} == by_component(b)
     if knobs.get("capacity_factor", 1) >= 1:  # a capacity below 1 drops tokens: less work than the model's
         assert b.total <= b.hardware_flops

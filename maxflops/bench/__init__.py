@@ -10,10 +10,18 @@ median time over repeats after warm-up, model and hardware TFLOP/s and the % of 
 """
 
 
-from .cases import PRESETS, QUICK, Case, build_cases, make_splash  # noqa: F401 (the package face)
+from .cases import PRESETS, QUICK, Case, build_cases  # noqa: F401 (the package face)
 from .cli import main  # noqa: F401
 from .output import table, write_csv  # noqa: F401
 from .runner import measured_matmul_rate, run_bench  # noqa: F401
 
 __all__ = ["PRESETS", "QUICK", "Case", "build_cases", "make_splash", "main", "table", "write_csv",
            "measured_matmul_rate", "run_bench"]
+
+
+def __getattr__(name):
+    if name == "make_splash":  # the attention family's (its proof module imports jax)
+        from ..families.attention.proof import make_splash
+
+        return make_splash
+    raise AttributeError(f"module 'maxflops.bench' has no attribute {name!r}")

@@ -30,7 +30,7 @@ class Family:
     """One mixer family: everything about it in one record, registered in ``maxflops.families.FAMILIES``.
 
     The engine (plan, pricing, decode bytes), the breakdown and report (components, labels), the config check (its
-    letters and keys) and the proof side (kernel, Flax layer, bench cases) read this record; nothing outside the
+    letters and keys), the loaders (letters) and the proof side (``maxflops.xla.registry``) read this record; nothing outside the
     family's module branches on its name.
     """
 
@@ -47,10 +47,11 @@ class Family:
     #                       claims them ("" : its layers project as attention_type says)
     label: Callable | None = None  # (mixer label, row) -> the report's description of a row's mixer
     check: Callable | None = None  # (c, letters in use, err) -> None: its keys' checks; err(key, msg) raises
-    # the proof side: names a test checks exist (a family cannot land half-proved)
-    kernels: tuple = ()  # functions of maxflops.xla.kernels that compute its mixer
-    flax_layer: str = ""  # the method of maxflops.xla.model.Layer that builds it
-    bench_cases: tuple = ()  # prefixes of maxflops.bench case names that time it
+    hf_layer_types: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a Hugging Face config's
+    #                       layer_types entry -> its letter (the HF loader's table is built from these)
+    # The proof side lives in the family's package too, in ``proof.py`` (imports jax): its reference kernels, its
+    # Flax layer, its part of the reduced model and its bench cases (maxflops.xla.registry names the slots; a test
+    # lists every family that lacks one).
 
     @property
     def keys(self) -> tuple:

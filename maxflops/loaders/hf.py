@@ -5,6 +5,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
+from ..families import FAMILIES
 from ..maxtext.mapping import maxtext_quirks
 from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, ACTIVATIONS, VISION, MISSING, Loaded, Reader, fit_ffn,
                      fit_index, fit_pattern, read_file, refuse_unknown, validate_overrides)
@@ -142,12 +143,8 @@ def _hf_classify(key: str) -> str:
     return NOT_UNDERSTOOD
 
 
-_LETTERS = {
-    "full_attention": "G", "attention": "G", "full": "G",
-    "sliding_attention": "L",
-    "chunked_attention": "C",
-    "deepseek_sparse_attention": "G", "indexed_attention": "G",  # DSA on 'G' layers (use_sparse_indexer)
-}
+# a layer_types entry -> its pattern letter, as each family declares it (maxflops.families)
+_LETTERS = {t: letter for fam in FAMILIES for t, letter in fam.hf_layer_types.items()}
 
 
 def _given(r: Reader, key: str) -> bool:
@@ -162,7 +159,7 @@ def _given(r: Reader, key: str) -> bool:
 def _layer_letters(types: list, r: Reader, key: str, allowed: set) -> list:
     letters = []
     for t in types:
-        letter = "D" if t in ("linear_attention", "linear") and "D" in allowed else _LETTERS.get(t)
+        letter = _LETTERS.get(t)
         if letter is None or letter not in allowed:
             raise r.fail(key, f"layer type {t!r} is not supported for this model type")
         letters.append(letter)

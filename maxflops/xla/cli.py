@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import sys
 
-SCOPES = ["indexer_proj", "indexer_score", "indexer_kl", "gdn_conv", "qkv_proj", "core_attention", "out_proj",
-          "moe_router", "moe_routed", "moe_shared", "mlp", "mtp_eh_proj", "logits"]
+
+
+def scopes() -> list:
+    """The named scopes the kernels carry: every declared matmul component (the trunk's and each family's), in
+    report order. A dot goes to its innermost one."""
+    import maxflops.families  # noqa: F401 (registers the families' components)
+    from ..components import MIXED, all_components
+
+    return [comp.name for comp in all_components() if comp.kind != MIXED]
 
 
 def rows_for(config):
@@ -55,9 +62,10 @@ def format_rows(name, rows) -> str:
                   f"(loops once; lowered: {raw or 0:,.0f})",
                   f"  analytic hardware == XLA      {'yes' if ok else 'NO'}",
                   f"  {'component':<16} {'analytic hw':>12} {'XLA':>12}"]
-        xla = low.by_scope(SCOPES)
+        names = scopes()
+        xla = low.by_scope(names, innermost=True)
         ana = b.by_kind(hardware=True)
-        for k in [s for s in SCOPES if ana.get(s) or xla.get(s)] + (["other"] if xla.get("other") else []):
+        for k in [s for s in names if ana.get(s) or xla.get(s)] + (["other"] if xla.get("other") else []):
             mark = "" if ana.get(k, 0) == xla.get(k, 0) else "  <-- differs"
             lines.append(f"  {k:<16} {ana.get(k, 0):>12,} {xla.get(k, 0):>12,}{mark}")
     return "\n".join(lines)

@@ -37,26 +37,28 @@ class MatmulCount:
     raw_cost_analysis_flops: float | None  # XLA's cost_analysis()['flops'] (0.0 if the key is absent; None if n/a)
     dots: tuple[Dot, ...]
 
-    def by_scope(self, names: Sequence[str]) -> dict[str, int]:
+    def by_scope(self, names: Sequence[str], innermost: bool = False) -> dict[str, int]:
         """Split the loop-aware FLOPs by scope name.
 
         Each dot goes to the first entry of ``names`` (in the order given) that appears as a component of its
-        ``op_name``; dots matching none go to ``"other"``. Components are the pieces of ``op_name`` split on ``/``,
-        ``(`` and ``)``, so that scopes wrapped by transformations count too: in
-        ``jit(f)/transpose(jvp(qkv_proj))/dot_general`` the components include ``qkv_proj`` (and also ``jit``,
-        ``f``, ``transpose``, ``jvp``, ``dot_general``). Every name in ``names`` and ``"other"`` is a key.
+        ``op_name`` (``innermost``: to the entry that appears last in it, the innermost named scope); dots matching
+        none go to ``"other"``. Components are the pieces of ``op_name`` split on ``/``, ``(`` and ``)``, so that
+        scopes wrapped by transformations count too: in ``jit(f)/transpose(jvp(qkv_proj))/dot_general`` the
+        components include ``qkv_proj`` (and also ``jit``, ``f``, ``transpose``, ``jvp``, ``dot_general``). Every
+        name in ``names`` and ``"other"`` is a key.
         """
         names = list(names)
         out = {n: 0 for n in names}
         out.setdefault("other", 0)
+        wanted = set(names)
         for d in self.dots:
-            comps = set(_scope_components(d.op_name))
-            for n in names:
-                if n in comps:
-                    out[n] += d.flops * d.multiplier
-                    break
+            comps = _scope_components(d.op_name)
+            if innermost:
+                hit = next((n for n in reversed(list(comps)) if n in wanted), "other")
             else:
-                out["other"] += d.flops * d.multiplier
+                present = set(comps)
+                hit = next((n for n in names if n in present), "other")
+            out[hit] += d.flops * d.multiplier
         return out
 
 

@@ -5,17 +5,15 @@ projection, whether it computes its DSA index, dense or MoE FFN, MTP), and runs 
 are stacked under ``nn.scan`` as MaxText scans its layers. Every matmul goes through ``kernels``; norms,
 activations, gates, softmax, top-k and gathers are not matmuls.
 
-``reduce_config`` shrinks a config so that it compiles in seconds while keeping every feature present:
+``reduce_config`` shrinks a config so that it compiles in seconds while keeping every feature present. Each mixer
+family reduces its own keys (its proof module's ``reduce``: head dims 8, MLA ranks, the indexer 2 x 4, the gated
+delta net's heads of 4, windows <= 5, chunks <= 6, top-k <= 5, ...); the trunk's reduction:
 
-- widths: emb_dim 32, head dims 8 (MLA: q_lora 16 if used, kv_lora 12, nope 6, rope 4, v 6), FFN 48, experts
-  16 wide, indexer 2 heads x 4, gated delta net 2 key / 4 value heads of 4;
-- heads: at most 2 kv heads and query groups of at most 2 (a group of 1 stays 1; MLA 2 heads);
+- widths: emb_dim 32, FFN 48, experts 16 wide, vocabulary 64;
 - experts: at most 8, top-k at most half of them, shared experts and gates kept;
 - layer pattern: each run of equal letters shortened to at most 2 (Gemma 3's LLLLLG -> LLG), two cycles of it
-  after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept; index reuse kept with
-  freq <= 2 and offset <= 2, so that computing and reusing layers both appear;
-- sequences: batch 2 x 13 tokens, windows <= 5, chunks <= 6 (13 = 6 + 6 + 1: a partial chunk), top-k <= 5,
-  conv kernel <= 3; MTP at most 1 module; vocabulary 64.
+  after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept;
+- sequences: batch 2 x 13 tokens (13 = 6 + 6 + 1: a partial chunk), attention tiles <= 4 x 3; MTP at most 1 module.
 """
 
 from __future__ import annotations
@@ -31,9 +29,10 @@ import optax
 
 from ..resolve import hardware_view
 from ..config import resolve, validate
-from ..families import family_of
-from ..plan import COMPRESSED, CSA, DSA, build_plan
+from ..families import FAMILIES
+from ..plan import build_plan
 from . import kernels as K
+from .registry import proof_of, proof_of_kind
 
 REDUCED_BATCH, REDUCED_LENGTH = 2, 13
 
@@ -46,35 +45,19 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     """The documented reduction of a config (see the module docstring), resolved and validated."""
     c = validate(config)
     out = dict(c)
-    h, hkv = c["num_query_heads"], c["num_kv_heads"]
-    g = h // hkv
-    kv = min(hkv, 2)
-    out.update(emb_dim=32, vocab_size=64, head_dim=8, mlp_dim=48, moe_mlp_dim=16,
-               num_kv_heads=kv, num_query_heads=kv * min(g, 2),
-               q_lora_rank=16 if c["q_lora_rank"] else 0, kv_lora_rank=12, qk_nope_head_dim=6, qk_rope_head_dim=4,
-               v_head_dim=6, index_n_heads=2, index_head_dim=4,
-               gdn_num_key_heads=2, gdn_num_value_heads=4, gdn_key_head_dim=4, gdn_value_head_dim=4,
-               gdn_conv_kernel_dim=min(c["gdn_conv_kernel_dim"], 3),
+    out.update(emb_dim=32, vocab_size=64, mlp_dim=48, moe_mlp_dim=16,
                per_device_batch_size=float(REDUCED_BATCH), max_target_length=REDUCED_LENGTH,
                gradient_accumulation_steps=1, mtp_num_layers=min(c["mtp_num_layers"], 1),
-               index_topk=min(c["index_topk"], 5), index_topk_freq=min(c["index_topk_freq"], 2),
-               index_skip_offset=min(c["index_skip_offset"], 2),
                attention_block_q=min(c["attention_block_q"], 4), attention_block_kv=min(c["attention_block_kv"], 3))
-    if c["attention_type"] == "mla":
-        out.update(num_query_heads=2, num_kv_heads=2)
-    if c["attention_type"] == "compressed":  # DeepSeek-V4: 2 output groups of rank 6, blocks of 3 (CSA) and 5 (HCA)
-        out.update(o_groups=2 if c["o_groups"] else 0, o_lora_rank=6 if c["o_groups"] else 0,
-                   csa_compress_ratio=min(c["csa_compress_ratio"], 3), hca_compress_ratio=min(c["hca_compress_ratio"], 5),
-                   index_topk=min(c["index_topk"], 2))
+    # each family's own keys, from the most general family to the most specific (the registry's order reversed):
+    # where two reduce one key (the top-k), the more specific one's value stands
+    for fam in reversed(FAMILIES):
+        out.update(proof_of(fam).reduce(c))
     if c["mhc_expansion_rate"] > 1:
         out["mhc_expansion_rate"] = min(c["mhc_expansion_rate"], 3)
     if c["num_experts"] > 1:
         e = min(c["num_experts"], 8)
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
-    if c["sliding_window_size"]:
-        out["sliding_window_size"] = min(c["sliding_window_size"], 5)
-    if c["chunk_attn_window_size"]:
-        out["chunk_attn_window_size"] = min(c["chunk_attn_window_size"], 6)
     pattern = c["attention_layer_pattern"]
     n = c["num_decoder_layers"]
     if len(pattern) >= n:  # a per-layer list: each kind of layer once, in order of first appearance (runs up to 2)
@@ -135,9 +118,9 @@ class Layer(nn.Module):
             state["top_idx"] = jnp.concatenate(tops, axis=1).astype(full.dtype)
             return jnp.concatenate(outs, axis=1)
 
-        def one_sequence(h):  # the mixer's Flax layer: its family's slot (maxflops.families, flax_layer)
-            build = getattr(self, family_of(kind).flax_layer)
-            out, state["top_idx"], state["aux"] = build(c, kind, p, h, state["top_idx"], state["aux"])
+        def one_sequence(h):  # the mixer's Flax layer: its family's slot (maxflops.xla.registry)
+            out, state["top_idx"], state["aux"] = proof_of_kind(kind).layer(c, kind, p, h, state["top_idx"],
+                                                                             state["aux"])
             return out
 
         def ffn(h):
@@ -163,111 +146,6 @@ class Layer(nn.Module):
             else:
                 x = x + branch(_rms(x))
         return (x, state["top_idx"], state["aux"]), None
-
-    def _gdn(self, c, kind, p, h, top_idx, aux):
-        """The gated delta net: its projections, conv and recurrence (kernels.gdn)."""
-        D = h.shape[-1]
-        nk, nv, dk, dv, ker = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
-                               c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
-        params = {"in_qkvz": p("in_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), "in_ba": p("in_ba", (D, 2 * nv)),
-                  "conv": p("conv", (ker, 1, 2 * nk * dk + nv * dv)), "out": p("out", (nv * dv, D))}
-        return K.gdn(params, h, nk, nv, dk, dv, ker), top_idx, aux
-
-    def _attention(self, c, kind, p, h, top_idx, aux):
-        """GQA or MLA attention over its mask; a DSA layer (the dsa family's slot too) with its indexer and top-k."""
-        B, L, D = h.shape
-        H = c["num_query_heads"]
-        impl, bq, bkv = c["attention_impl"], c["attention_block_q"], c["attention_block_kv"]
-        gate = None
-        if kind.projection == "mla":
-            ql, kl, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
-                                     c["qk_rope_head_dim"], c["v_head_dim"])
-            params = {"wkv_a": p("wkv_a", (D, kl + rope)), "wkv_b": p("wkv_b", (kl, H * (nope + v))),
-                      "wo": p("wo", (H * v, D))}
-            if ql:
-                params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", (ql, H * (nope + rope)))}
-            else:
-                params["wq"] = p("wq", (D, H * (nope + rope)))
-            if c["mla_absorbed"]:
-                q, k, vv, q_lat = K.mla_absorbed_qkv(params, h, H, ql, kl, nope, rope)
-            else:
-                q, k, vv, q_lat = K.mla_qkv(params, h, H, ql, kl, nope, rope, v)
-        else:
-            hd = c["head_dim"]
-            gated_q = c["attention_output_gate"]
-            params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wk": p("wk", (D, c["num_kv_heads"] * hd)),
-                      "wv": p("wv", (D, c["num_kv_heads"] * hd)), "wo": p("wo", (H * hd, D))}
-            q, k, vv, gate = K.gqa_qkv(params, h, H, c["num_kv_heads"], hd, gated_q)
-        with jax.named_scope("core_attention"):
-            if kind.mixer == DSA:
-                if kind.computes_index:
-                    n, hdi = c["index_n_heads"], c["index_head_dim"]
-                    idx_params = {"idx_wq": p("idx_wq", ((c["q_lora_rank"] or D), n * hdi)),
-                                  "idx_wk": p("idx_wk", (D, hdi)), "idx_w": p("idx_w", (D, n))}
-                    scores = K.indexer_scores(idx_params, h, q_lat, n, hdi, impl, bq, bkv)
-                    top_idx = K.topk_indices(scores, kind.span)
-                    if c["indexer_loss_scaling_factor"] > 0:
-                        aux = aux + c["indexer_loss_scaling_factor"] * K.indexer_kl_loss(q, k, scores, impl, bq, bkv)
-                o = K.dsa_attention(q, k, vv, top_idx, kind.span, c["dsa_impl"], c["flash_backward_recompute"])
-            else:
-                o = K.attention(q, k, vv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
-        if gate is not None:
-            o = o * jax.nn.sigmoid(gate)
-        if kind.projection == "mla" and c["mla_absorbed"]:
-            out = K.mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"])
-        else:
-            with jax.named_scope("out_proj"):
-                out = K.dense(o.reshape(B, L, -1), params["wo"])
-        return out, top_idx, aux
-
-    def _compressed(self, c, kind, p, h, top_idx, aux):
-        """DeepSeek-V4 attention: q through its latent, one K=V projection, the window and (CSA, HCA) compressed
-        blocks in one softmax, the grouped low-rank output."""
-        B, L, D = h.shape
-        H, hd, nkv, ql = c["num_query_heads"], c["head_dim"], c["num_kv_heads"], c["q_lora_rank"]
-        impl, bq, bkv = c["attention_impl"], c["attention_block_q"], c["attention_block_kv"]
-        params = {"wkv": p("wkv", (D, nkv * hd))}
-        if ql:
-            params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", (ql, H * hd))}
-        else:
-            params["wq"] = p("wq", (D, H * hd))
-        groups, rank = c["o_groups"], c["o_lora_rank"]
-        if groups:
-            params |= {"wo_a": p("wo_a", (groups, H * hd // groups, rank)), "wo_b": p("wo_b", (groups * rank, D))}
-        else:
-            params["wo"] = p("wo", (H * hd, D))
-        q, kv, q_lat = K.compressed_qkv(params, h, H, nkv, hd, ql)
-        if kind.mixer in COMPRESSED:
-            m, overlap, topk = kind.ratio, kind.mixer == CSA, kind.span
-            width = hd * (2 if overlap else 1)
-            comp, keep = K.compress({"wkv": p("c_wkv", (D, width)), "wgate": p("c_wgate", (D, width))}, h, m,
-                                    overlap, "compressor")
-            blocks_idx = None
-            if kind.computes_index:
-                n, hdi = c["index_n_heads"], c["index_head_dim"]
-                idx = {"idx_wq": p("idx_wq", (ql or D, n * hdi)), "idx_w": p("idx_w", (D, n)),
-                       "idx_wkv": p("idx_wkv", (D, 2 * hdi)), "idx_wgate": p("idx_wgate", (D, 2 * hdi))}
-                scores, idx_keep = K.compressed_indexer(idx, h, q_lat, m, n, hdi, impl, bq, bkv,
-                                                        c["weighted_sum_impl"] == "einsum")
-                # without its loss nothing reaches the indexer: its kept-alive zero must not open a gradient path
-                if c["indexer_loss_scaling_factor"] == 0:
-                    idx_keep = jax.lax.stop_gradient(idx_keep)
-                keep = keep + idx_keep
-                blocks_idx = K.compressed_topk(scores, topk)
-                if c["indexer_loss_scaling_factor"] > 0:
-                    aux = aux + c["indexer_loss_scaling_factor"] * K.compressed_kl_loss(q, comp, scores, m, impl, bq,
-                                                                                        bkv)
-            with jax.named_scope("core_attention"):
-                o = K.compressed_attention(q, kv, comp, m, c["sliding_window_size"], blocks_idx, topk, impl, bq, bkv,
-                                           c["dsa_impl"] if topk else impl, c["flash_backward_recompute"]) + keep
-        else:
-            with jax.named_scope("core_attention"):
-                o = K.attention(q, kv, kv, kind.mixer, kind.span, impl, bq, bkv, c["flash_backward_recompute"])
-        o = o.reshape(B, L, -1)
-        if groups:
-            return K.grouped_out(params, o, groups), top_idx, aux
-        with jax.named_scope("out_proj"):
-            return K.dense(o, params["wo"]), top_idx, aux
 
 
 def _mlp_params(p, prefix, D, F, gated):

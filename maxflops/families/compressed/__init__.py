@@ -13,12 +13,12 @@ under ``dsa_impl`` (top-k) or ``attention_impl`` (every block), the indexer's sk
 
 from __future__ import annotations
 
-from .. import masks, terms
-from ..components import WEIGHT, Component
-from ..fields import _f
-from . import attention, dsa
-from .attention import WINDOW
-from .base import Family, Priced, ffn_width
+from ... import masks, terms
+from ...components import WEIGHT, Component
+from ...fields import _f
+from .. import attention, dsa
+from ..attention import WINDOW
+from ..base import Family, Priced, ffn_width
 
 CSA, HCA = "csa", "hca"
 COMPRESSED = frozenset({CSA, HCA})
@@ -77,47 +77,60 @@ def project(p: Priced, kind, c, tokens) -> tuple:
     return h, hd, hd
 
 
-def _layer(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> None:
-    """A compressed layer: its projections, then for CSA and HCA its compressor, its indexer (CSA), and the keys
-    each query attends (the sliding window's plus the compressed blocks'); the core over them."""
-    h, d_qk, d_v = project(p, kind, c, tokens)
-    if kind.mixer not in COMPRESSED:  # a window-only (or global) layer
-        attended = (attention.impl_pairs if hardware else attention.pairs)(kind.mixer, kind.span, seqs, c, decode)
-        attention.core(p, h, d_qk, d_v, attended)
-        return
-    d, W, m, K = c["emb_dim"], c["sliding_window_size"], kind.ratio, kind.span
-    p.out["compressor"] = terms.compressor(d, c["head_dim"], kind.mixer == CSA) * tokens
-    if hardware:
-        window = attention.impl_pairs(WINDOW, W, seqs, c, decode)
-        attended_blocks = hardware_blocks(seqs, m, K, c, decode)
-    else:
-        window = attention.pairs(WINDOW, W, seqs, c, decode)
-        attended_blocks = blocks(seqs, m, K, c, decode)
-    if kind.computes_index and (hardware or c["indexer_flops"]):
-        hd = c["head_dim"]
-        skip = c["indexer_skip_short"] if hardware else c["indexer_skip_within_topk"]
-        run = seqs.longer_than((K + 1) * m - 1) if skip and not decode else seqs  # more blocks than the top-k
-        if run is None:
-            idx_tokens = scored = 0
-        else:
-            idx_tokens = run.count if decode else run.tokens
-            scored = (hardware_blocks(run, m, 0, c, decode) if hardware
-                      else blocks(run, m, 0, c, decode, indexer=True))
-        if hardware and c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
-            p.out["indexer_kl"] = terms.attention_per_pair(h, hd, 0) * scored  # the main scores, detached target
-        n, hd_i = c["index_n_heads"], c["index_head_dim"]
-        name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
-        p.out[name] = terms.compressed_indexer_proj(d, c["q_lora_rank"], n, hd_i) * idx_tokens
-        dsa.indexer_score(p, c, n, hd_i, scored, hardware)
-    attention.core(p, h, d_qk, d_v, window + attended_blocks)
+def _indexer_run(kind, c, seqs, decode, skip: bool):
+    """The sequences a CSA layer's indexer runs on (``skip``: only those with more blocks than the top-k), and its
+    tokens; (None, 0) if none."""
+    K, m = kind.span, kind.ratio
+    run = seqs.longer_than((K + 1) * m - 1) if skip and not decode else seqs
+    if run is None:
+        return None, 0
+    return run, run.count if decode else run.tokens
+
+
+def _indexer_proj(p: Priced, c, idx_tokens) -> None:
+    n, hd_i = c["index_n_heads"], c["index_head_dim"]
+    name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
+    p.out[name] = terms.compressed_indexer_proj(c["emb_dim"], c["q_lora_rank"], n, hd_i) * idx_tokens
 
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
-    _layer(p, kind, c, seqs, decode, tokens, hardware=False)
+    """A compressed layer's model FLOPs: its projections, then for CSA and HCA its compressor, its indexer (CSA, where
+    ``indexer_flops``), and the keys each query attends under the conventions (the sliding window's plus the
+    compressed blocks'); the core over them."""
+    h, d_qk, d_v = project(p, kind, c, tokens)
+    if kind.mixer not in COMPRESSED:  # a window-only (or global) layer
+        attention.core(p, h, d_qk, d_v, attention.pairs(kind.mixer, kind.span, seqs, c, decode))
+        return
+    m, K = kind.ratio, kind.span
+    p.out["compressor"] = terms.compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
+    if kind.computes_index and c["indexer_flops"]:
+        run, idx_tokens = _indexer_run(kind, c, seqs, decode, c["indexer_skip_within_topk"])
+        _indexer_proj(p, c, idx_tokens)
+        scored = 0 if run is None else blocks(run, m, 0, c, decode, indexer=True)
+        dsa.indexer_score(p, c, c["index_n_heads"], c["index_head_dim"], scored, hardware=False)
+    window = attention.pairs(WINDOW, c["sliding_window_size"], seqs, c, decode)
+    attention.core(p, h, d_qk, d_v, window + blocks(seqs, m, K, c, decode))
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
-    _layer(p, kind, c, seqs, decode, tokens, hardware=True)
+    """What the kernels run: the window under ``attention_impl``, the blocks under ``dsa_impl`` (top-k) or
+    ``attention_impl`` (``hardware_blocks``), a CSA layer's indexer always (skipping short sequences under
+    ``indexer_skip_short``) and, training with its loss, the main scores over its pairs (its KL target)."""
+    h, d_qk, d_v = project(p, kind, c, tokens)
+    if kind.mixer not in COMPRESSED:
+        attention.core(p, h, d_qk, d_v, attention.impl_pairs(kind.mixer, kind.span, seqs, c, decode))
+        return
+    m, K = kind.ratio, kind.span
+    p.out["compressor"] = terms.compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
+    if kind.computes_index:
+        run, idx_tokens = _indexer_run(kind, c, seqs, decode, c["indexer_skip_short"])
+        scored = 0 if run is None else hardware_blocks(run, m, 0, c, decode)
+        if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
+            p.out["indexer_kl"] = terms.attention_per_pair(h, c["head_dim"], 0) * scored  # detached target
+        _indexer_proj(p, c, idx_tokens)
+        dsa.indexer_score(p, c, c["index_n_heads"], c["index_head_dim"], scored, hardware=True)
+    window = attention.impl_pairs(WINDOW, c["sliding_window_size"], seqs, c, decode)
+    attention.core(p, h, d_qk, d_v, window + hardware_blocks(seqs, m, K, c, decode))
 
 
 def decode_cache(kind, c, seqs) -> dict:
@@ -226,8 +239,4 @@ FAMILY = Family(
     price_hardware=price_hardware,
     decode_cache=decode_cache,
     check=check,
-    kernels=("compressed_qkv", "grouped_out", "compress", "compressed_indexer", "compressed_attention",
-             "compressed_kl_loss"),
-    flax_layer="_compressed",
-    bench_cases=("DeepSeek-V4 CSA attention",),
 )

@@ -9,9 +9,9 @@ The DSA family (``maxflops.families.dsa``) reuses the projections and the core.
 
 from __future__ import annotations
 
-from .. import masks, terms
-from ..fields import _f
-from .base import Family, Priced, ffn_width
+from ... import masks, terms
+from ...fields import _f
+from ..base import Family, Priced, ffn_width
 
 GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL = "global", "window", "chunk", "bidirectional"
 
@@ -249,7 +249,6 @@ FAMILY = Family(
     price_hardware=price_hardware,
     decode_cache=decode_cache,
     check=check,
-    kernels=("attention", "attention_decode", "gqa_qkv", "mla_qkv", "mla_absorbed_qkv", "mla_absorbed_out"),
-    flax_layer="_attention",
-    bench_cases=("attention causal", "decode attention"),
+    hf_layer_types={"full_attention": "G", "attention": "G", "full": "G", "sliding_attention": "L",
+                    "chunked_attention": "C"},
 )

@@ -13,12 +13,12 @@ The indexer is shared with the compressed family's CSA layers (``indexer_score``
 
 from __future__ import annotations
 
-from .. import masks, terms
-from ..components import ATTENTION_KIND, WEIGHT, Component
-from ..fields import _f
-from . import attention
-from .attention import GLOBAL
-from .base import Family, Priced
+from ... import masks, terms
+from ...components import ATTENTION_KIND, WEIGHT, Component
+from ...fields import _f
+from .. import attention
+from ..attention import GLOBAL
+from ..base import Family, Priced
 
 DSA = "dsa"
 
@@ -249,7 +249,5 @@ FAMILY = Family(
     decode_cache=decode_cache,
     label=label,
     check=check,
-    kernels=("indexer_scores", "topk_indices", "dsa_attention", "indexer_kl_loss"),
-    flax_layer="_attention",
-    bench_cases=("DSA indexer", "top-k selection", "DSA sparse attention", "MaxText DSA"),
+    hf_layer_types={"deepseek_sparse_attention": "G", "indexed_attention": "G"},  # DSA on 'G' layers
 )

@@ -12,11 +12,11 @@ its matmuls. Decode: the state and the conv's last K - 1 inputs, read and writte
 
 from __future__ import annotations
 
-from .. import masks, terms
-from ..components import WEIGHT, Component
-from ..fields import _f
-from .attention import WINDOW
-from .base import Family, Priced
+from ... import masks, terms
+from ...components import WEIGHT, Component
+from ...fields import _f
+from ..attention import WINDOW
+from ..base import Family, Priced
 
 GDN = "gdn"
 
@@ -155,7 +155,5 @@ FAMILY = Family(
     price_hardware=price_hardware,
     decode_cache=decode_cache,
     check=check,
-    kernels=("gdn",),
-    flax_layer="_gdn",
-    bench_cases=("gated delta net",),
+    hf_layer_types={"linear_attention": "D", "linear": "D"},
 )

@@ -1,0 +1,433 @@
+"""The attention family's proof side: its reference kernels (masked attention in the ideal, dense and blocked forms,
+decode against a cache, the GQA and MLA projections), its Flax layer and its bench cases. Imports jax; the family's
+analytic module does not.
+
+Shapes: x [B, L, D]; q [B, L, H, d]; k, v [B, S, Hkv, d]. Forms of masked attention (``impl``):
+- ``ideal``: one dot per query row over exactly its visible keys;
+- ``dense``: the full L x L square, masked;
+- ``blocked``: per query block, one dot over the contiguous range of key blocks its mask touches (the tiles a
+  flash/splash kernel visits), masked inside.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ...bench.case import Case, component, components, engine, tokamax
+from ...xla.kernels import NEG, dense
+from . import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW
+
+LETTER = {GLOBAL: "G", WINDOW: "L", CHUNK: "C"}
+
+
+# --- masks as index ranges ---------------------------------------------------------------------------------
+
+def visible(mixer: str, span: int, i: int, L: int) -> tuple[int, int]:
+    """[lo, hi) keys of query i (0-based) in a sequence of length L."""
+    if mixer == BIDIRECTIONAL:
+        return 0, L
+    if mixer == WINDOW:
+        return max(0, i - span + 1), i + 1
+    if mixer == CHUNK:
+        return (i // span) * span, i + 1
+    return 0, i + 1  # global causal
+
+
+def mask_matrix(mixer: str, span: int, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    i, j = rows[:, None], cols[None, :]
+    if mixer == BIDIRECTIONAL:
+        return np.ones((len(rows), len(cols)), bool)
+    m = j <= i
+    if mixer == WINDOW:
+        m &= j > i - span
+    elif mixer == CHUNK:
+        m &= (j // span) == (i // span)
+    return m
+
+
+def query_blocks(mixer: str, span: int, L: int, impl: str, bq: int = 1, bkv: int = 1):
+    """[(q_lo, q_hi, k_lo, k_hi)]: the query rows and the contiguous key range one dot covers."""
+    if impl == "ideal":
+        return [(i, i + 1, *visible(mixer, span, i, L)) for i in range(L)]
+    if impl == "dense":
+        return [(0, L, 0, L)]
+    out = []
+    for a0 in range(0, L, bq):
+        a1 = min(a0 + bq, L)
+        lo = visible(mixer, span, a0, L)[0]
+        hi = L - 1 if mixer == BIDIRECTIONAL else a1 - 1
+        out.append((a0, a1, (lo // bkv) * bkv, min((hi // bkv + 1) * bkv, L)))
+    return out
+
+
+# --- softmax attention ---------------------------------------------------------------------------------------
+
+def _softmax(s, m):
+    s = jnp.where(m, s, NEG)
+    return jax.nn.softmax(s, axis=-1)
+
+
+def attention(q, k, v, mixer=GLOBAL, span=0, impl="ideal", block_q=1, block_kv=1, flash=False):
+    """Masked multi-head attention with GQA (H = G * Hkv). q [B,L,H,dqk], k [B,L,Hkv,dqk], v [B,L,Hkv,dv].
+
+    Matmuls: for each (query rows, key range) block, QK^T (2*H*dqk per pair) and PV (2*H*dv per pair).
+    ``flash``: the probabilities are rematerialized in the backward pass (QK^T recomputed once), as flash
+    attention's backward does.
+    """
+    B, L, H, dqk = q.shape
+    hkv = k.shape[2]
+    g = H // hkv
+    qg = q.reshape(B, L, hkv, g, dqk)
+    outs = []
+
+    def probs(qb, kb, m):
+        s = jnp.einsum("bqkgd,bskd->bkgqs", qb, kb)
+        return _softmax(s, m)
+
+    if flash:
+        probs = jax.checkpoint(probs, static_argnums=())
+    for a0, a1, lo, hi in query_blocks(mixer, span, L, impl, block_q, block_kv):
+        m = jnp.asarray(mask_matrix(mixer, span, np.arange(a0, a1), np.arange(lo, hi)))
+        p = probs(qg[:, a0:a1], k[:, lo:hi], m)
+        outs.append(jnp.einsum("bkgqs,bskd->bqkgd", p, v[:, lo:hi]))
+    o = jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
+    return o.reshape(B, L, H, v.shape[-1])
+
+
+def attention_decode(q, k, v, mixer=GLOBAL, span=0, impl="ideal", block_kv=1):
+    """The new token (position kv = S-1) against the cache k, v [B, S, Hkv, d]. q [B, 1, H, dqk]."""
+    B, _, H, dqk = q.shape
+    S, hkv = k.shape[1], k.shape[2]
+    kv = S - 1
+    lo, hi = visible(mixer, span, kv, S)
+    if impl == "dense":
+        lo, hi = 0, S
+    elif impl == "blocked":
+        lo, hi = (lo // block_kv) * block_kv, min((kv // block_kv + 1) * block_kv, S)
+    m = jnp.asarray(mask_matrix(mixer, span, np.array([kv]), np.arange(lo, hi)))
+    qg = q.reshape(B, 1, hkv, H // hkv, dqk)
+    s = jnp.einsum("bqkgd,bskd->bkgqs", qg, k[:, lo:hi])
+    p = _softmax(s, m)
+    return jnp.einsum("bkgqs,bskd->bqkgd", p, v[:, lo:hi]).reshape(B, 1, H, v.shape[-1])
+
+
+# --- projections -----------------------------------------------------------------------------------------------
+
+def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False):
+    """q (and a per-head output gate), k, v projections. Returns q, k, v, gate (or None)."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q = dense(x, p["wq"]).reshape(B, L, n_q, -1)
+        k = dense(x, p["wk"]).reshape(B, L, n_kv, head_dim)
+        v = dense(x, p["wv"]).reshape(B, L, n_kv, head_dim)
+    gate = None
+    if output_gate:
+        q, gate = q[..., :head_dim], q[..., head_dim:]
+    return q, k, v, gate
+
+
+def mla_qkv(p, x, n_q, q_lora, kv_lora, nope, rope, v_dim):
+    """Non-absorbed MLA. Returns q [B,L,H,nope+rope], k [B,L,H,nope+rope], v [B,L,H,v], the q latent."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q_lat = dense(x, p["wq_a"]) if q_lora else x
+        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
+        ckv = dense(x, p["wkv_a"])
+        c, k_rope = ckv[..., :kv_lora], ckv[..., kv_lora:]
+        kv = dense(c, p["wkv_b"]).reshape(B, L, n_q, nope + v_dim)
+    k = jnp.concatenate([kv[..., :nope], jnp.broadcast_to(k_rope[:, :, None, :], (B, L, n_q, rope))], -1)
+    return q, k, kv[..., nope:], q_lat
+
+
+def mla_absorbed_qkv(p, x, n_q, q_lora, kv_lora, nope, rope):
+    """Absorbed MLA as multi-query attention in the kv latent: q = [q_nope W_uk | q_rope] per head
+    [B,L,H,kv_lora+rope], one shared key [c | k_rope] [B,L,1,kv_lora+rope] and value c [B,L,1,kv_lora].
+    W_uk and W_uv are views of wkv_b. Returns q, k, v, the q latent."""
+    B, L, _ = x.shape
+    with jax.named_scope("qkv_proj"):
+        q_lat = dense(x, p["wq_a"]) if q_lora else x
+        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
+        w_uk = p["wkv_b"].reshape(kv_lora, n_q, -1)[:, :, :nope].transpose(1, 2, 0)  # [H, nope, kv_lora]
+        q_abs = jnp.einsum("blhn,hnc->blhc", q[..., :nope], w_uk)
+        ckv = dense(x, p["wkv_a"])
+    q_cat = jnp.concatenate([q_abs, q[..., nope:]], -1)
+    return q_cat, ckv[:, :, None, :], ckv[:, :, None, :kv_lora], q_lat
+
+
+def mla_absorbed_out(p, o_lat, n_q, kv_lora, nope):
+    """The latent attention output [B,L,H,kv_lora] expanded per head by W_uv, then projected out."""
+    B, L = o_lat.shape[:2]
+    with jax.named_scope("out_proj"):
+        w_uv = p["wkv_b"].reshape(kv_lora, n_q, -1)[:, :, nope:].transpose(1, 0, 2)  # [H, kv_lora, v]
+        o = jnp.einsum("blhc,hcv->blhv", o_lat, w_uv).reshape(B, L, -1)
+        return dense(o, p["wo"])
+
+
+KERNELS = (attention, attention_decode, gqa_qkv, mla_qkv, mla_absorbed_qkv, mla_absorbed_out)
+
+
+# --- the Flax layer ----------------------------------------------------------------------------------------------
+
+def softmax_core(c, kind, p, h, q, k, v, q_lat, top_idx, aux):
+    """The core of a plain attention layer: masked attention over its mixer's pairs (``attention_impl``)."""
+    o = attention(q, k, v, kind.mixer, kind.span, c["attention_impl"], c["attention_block_q"],
+                  c["attention_block_kv"], c["flash_backward_recompute"])
+    return o, top_idx, aux
+
+
+def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
+    """GQA or MLA projections, ``core`` (its q, k, v -> output; the DSA family passes its own), the output gate and
+    projection. ``p(name, shape)`` makes a parameter once. Returns (output, top_idx, aux)."""
+    B, L, D = h.shape
+    H = c["num_query_heads"]
+    gate = None
+    if kind.projection == "mla":
+        ql, kl, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                                 c["qk_rope_head_dim"], c["v_head_dim"])
+        params = {"wkv_a": p("wkv_a", (D, kl + rope)), "wkv_b": p("wkv_b", (kl, H * (nope + v))),
+                  "wo": p("wo", (H * v, D))}
+        if ql:
+            params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", (ql, H * (nope + rope)))}
+        else:
+            params["wq"] = p("wq", (D, H * (nope + rope)))
+        if c["mla_absorbed"]:
+            q, k, vv, q_lat = mla_absorbed_qkv(params, h, H, ql, kl, nope, rope)
+        else:
+            q, k, vv, q_lat = mla_qkv(params, h, H, ql, kl, nope, rope, v)
+    else:
+        hd = c["head_dim"]
+        gated_q = c["attention_output_gate"]
+        params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wk": p("wk", (D, c["num_kv_heads"] * hd)),
+                  "wv": p("wv", (D, c["num_kv_heads"] * hd)), "wo": p("wo", (H * hd, D))}
+        q, k, vv, gate = gqa_qkv(params, h, H, c["num_kv_heads"], hd, gated_q)
+        q_lat = h
+    with jax.named_scope("core_attention"):
+        o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
+    if gate is not None:
+        o = o * jax.nn.sigmoid(gate)
+    if kind.projection == "mla" and c["mla_absorbed"]:
+        out = mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"])
+    else:
+        with jax.named_scope("out_proj"):
+            out = dense(o.reshape(B, L, -1), params["wo"])
+    return out, top_idx, aux
+
+
+def reduce(c) -> dict:
+    """The reduced model's attention: head dims 8 (MLA: q_lora 16 if used, kv_lora 12, nope 6, rope 4, v 6), at most
+    2 kv heads and query groups of at most 2 (a group of 1 stays 1; MLA 2 heads), windows <= 5, chunks <= 6."""
+    h, hkv = c["num_query_heads"], c["num_kv_heads"]
+    kv = min(hkv, 2)
+    out = dict(head_dim=8, num_kv_heads=kv, num_query_heads=kv * min(h // hkv, 2),
+               q_lora_rank=16 if c["q_lora_rank"] else 0, kv_lora_rank=12, qk_nope_head_dim=6, qk_rope_head_dim=4,
+               v_head_dim=6)
+    if c["attention_type"] == "mla":
+        out.update(num_query_heads=2, num_kv_heads=2)
+    if c["sliding_window_size"]:
+        out["sliding_window_size"] = min(c["sliding_window_size"], 5)
+    if c["chunk_attn_window_size"]:
+        out["chunk_attn_window_size"] = min(c["chunk_attn_window_size"], 6)
+    return out
+
+
+MATVEC = ""  # its dots stay matrix-matrix under XLA's optimizer
+
+
+# --- bench cases -------------------------------------------------------------------------------------------------
+
+# tokamax's attention implementations per backend: XLA's own everywhere; its kernels where the hardware has them.
+TOKAMAX_ATTENTION = {"cpu": ("xla", "xla_chunked"), "gpu": ("xla", "cudnn", "triton", "mosaic_gpu"),
+                     "tpu": ("xla", "mosaic_tpu")}
+# Tiles assumed for tokamax's attention kernels (their defaults; unverified until an accelerator run).
+TOKAMAX_TILE = {"cudnn": 128, "triton": 128, "mosaic_gpu": 128, "mosaic_tpu": 512}
+
+
+def mla_cfg(p) -> dict:
+    """The engine keys of the bench's MLA shapes (shared with the DSA family's cases)."""
+    ql, kl, nope, rope, v = p["mla"]
+    return dict(attention_type="mla", num_query_heads=p["H"], num_kv_heads=p["H"], q_lora_rank=ql, kv_lora_rank=kl,
+                qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=v, emb_dim=p["D"],
+                max_target_length=p["L"], per_device_batch_size=p["B"])
+
+
+def bench_cases(ctx) -> list:
+    p, arr, sharded, dtype = ctx.p, ctx.arr, ctx.sharded, ctx.dtype
+    B, L, H, Hkv, d = p["B"], p["L"], p["H"], p["Hkv"], p["d"]
+    attn_cfg = dict(max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=Hkv, head_dim=d)
+    cases = []
+
+    def attention_case(mixer, span, impl):
+        label = {GLOBAL: "causal", WINDOW: f"sliding window {span}", CHUNK: f"chunked {span}"}[mixer]
+
+        def run(mesh):
+            args, div = sharded(mesh, [arr(B, L, H, d), arr(B, L, Hkv, d), arr(B, L, Hkv, d)])
+            fn = jax.jit(lambda q, k, v: attention(q, k, v, mixer, span, impl, p["blk"], p["blk"]))
+            return fn, args, div
+
+        def analytic():
+            b = engine(attention_layer_pattern=LETTER[mixer], sliding_window_size=span if mixer == WINDOW else 0,
+                       chunk_attn_window_size=span if mixer == CHUNK else 0, attention_impl=impl,
+                       attention_block_q=p["blk"], attention_block_kv=p["blk"], **attn_cfg)
+            return component(b, "core_attention")
+
+        shapes = f"B={B} L={L} H={H}/{Hkv} d={d}" + (f" tile {p['blk']}" if impl == "blocked" else "")
+        return Case(f"attention {label} ({impl}, reference kernel)", shapes, run, analytic)
+
+    # jax.nn.dot_product_attention: the XLA form computes the full square, masked; cuDNN on GPU.
+    def dpa_case(implementation):
+        def run(mesh):
+            args, div = sharded(mesh, [arr(B, L, H, d), arr(B, L, Hkv, d), arr(B, L, Hkv, d)])
+            fn = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True,
+                                                                     implementation=implementation))
+            return fn, args, div
+
+        def analytic():
+            impl = "dense" if implementation == "xla" else "blocked"
+            b = engine(attention_impl=impl, attention_block_q=128, attention_block_kv=128, **attn_cfg)
+            return component(b, "core_attention")
+
+        why = "" if implementation == "xla" else "cuDNN flash attention: a custom call XLA cannot count; " \
+                                                   "hardware assumes 128 x 128 tiles"
+        return Case(f"attention causal (jax.nn.dot_product_attention, {implementation})",
+                    f"B={B} L={L} H={H}/{Hkv} d={d}", run, analytic, module="none" if implementation != "xla"
+                    else "optimized", why=why, only=("gpu",) if implementation == "cudnn" else ())
+
+    # Decode: one new token per sequence against a KV cache (memory-bound: the cache is read once).
+    S = p.get("decode_kv", 4 * L)
+
+    def decode_run(mesh):
+        args, div = sharded(mesh, [arr(B, 1, H, d), arr(B, S, Hkv, d), arr(B, S, Hkv, d)])
+        return jax.jit(lambda q, k, v: attention_decode(q, k, v)), args, div
+
+    def decode_cfg():
+        return dict(mode="decode", decode_kv_length=S - 1, per_device_batch_size=B, num_query_heads=H,
+                    num_kv_heads=Hkv, head_dim=d, kv_cache_bytes=jnp.dtype(dtype).itemsize)
+
+    def decode_analytic():
+        return component(engine(**decode_cfg()), "core_attention")
+
+    def decode_bytes(args):
+        import maxflops
+
+        from ...bench.case import ENGINE_BASE
+
+        t = maxflops.decode_traffic(maxflops.model_config(**ENGINE_BASE, **decode_cfg()))
+        return t.components["kv_read"], args[1].nbytes + args[2].nbytes
+
+    cases.append(Case(f"decode attention, GQA, KV cache {S} (reference kernel)", f"B={B} S={S} H={H}/{Hkv} d={d}",
+                      decode_run, decode_analytic, engine_bytes=decode_bytes))
+    cases.append(dpa_case("xla"))
+    cases.append(dpa_case("cudnn"))
+    cases.append(attention_case(GLOBAL, 0, "blocked"))
+    cases.append(attention_case(WINDOW, p["W"], "blocked"))
+    cases.append(attention_case(CHUNK, p["C"], "blocked"))
+
+    # Splash attention (Pallas, TPU only) with causal, local-window and chunked masks.
+    for mask_name in ("causal", "local", "chunked"):
+        cases.append(_splash_case(mask_name, p, arr))
+
+    # MLA: projections + causal attention, non-absorbed and absorbed.
+    ql, kl, nope, rope, v = p["mla"]
+    D = p["D"]
+
+    def mla_case(absorbed):
+        def run(mesh):
+            prm = {"wkv_a": arr(D, kl + rope), "wkv_b": arr(kl, H * (nope + v)), "wo": arr(H * v, D),
+                   "wq_a": arr(D, ql), "wq_b": arr(ql, H * (nope + rope))}
+
+            def one_layer(prm, x):
+                if absorbed:
+                    q, k, vv, _ = mla_absorbed_qkv(prm, x, H, ql, kl, nope, rope)
+                    o = attention(q, k, vv, GLOBAL, 0, "blocked", p["blk"], p["blk"])
+                    return mla_absorbed_out(prm, o, H, kl, nope)
+                q, k, vv, _ = mla_qkv(prm, x, H, ql, kl, nope, rope, v)
+                o = attention(q, k, vv, GLOBAL, 0, "blocked", p["blk"], p["blk"])
+                return dense(o.reshape(B, L, -1), prm["wo"])
+
+            return jax.jit(one_layer), [prm, arr(B, L, D)], 1
+
+        def analytic():
+            b = engine(mla_absorbed=absorbed, attention_impl="blocked", attention_block_q=p["blk"],
+                       attention_block_kv=p["blk"], **mla_cfg(p))
+            return components(b, "qkv_proj", "core_attention", "out_proj")
+
+        return Case(f"MLA {'absorbed' if absorbed else 'non-absorbed'} (projections + causal attention)",
+                    f"B={B} L={L} H={H} D={D} q/kv lora {ql}/{kl}", run, analytic)
+
+    cases.append(mla_case(False))
+    cases.append(mla_case(True))
+
+    # tokamax's attention, each implementation it offers on this backend.
+    for impl in TOKAMAX_ATTENTION.get(ctx.backend, ()):
+        for window in (0, p["W"]):
+            cases.append(_tokamax_attention_case(impl, window, p, arr, attn_cfg, sharded))
+    return cases
+
+
+def _tokamax_attention_case(impl, window, p, arr, attn_cfg, sharded):
+    B, L, H, Hkv, d = p["B"], p["L"], p["H"], p["Hkv"], p["d"]
+    kernel = impl not in ("xla", "xla_chunked")
+
+    def run(mesh):
+        tk = tokamax()
+        args, div = sharded(mesh, [arr(B, L, H, d), arr(B, L, Hkv, d), arr(B, L, Hkv, d)])
+        local = (window - 1, 0) if window else None
+        fn = jax.jit(lambda q, k, v: tk.dot_product_attention(q, k, v, is_causal=True, local_window_size=local,
+                                                              implementation=impl))
+        return fn, args, div
+
+    def analytic():
+        tile = TOKAMAX_TILE.get(impl, 1)
+        b = engine(attention_layer_pattern="L" if window else "G", sliding_window_size=window,
+                   attention_impl="blocked" if kernel else "dense", attention_block_q=tile, attention_block_kv=tile,
+                   **attn_cfg)
+        return component(b, "core_attention")
+
+    label = f"sliding window {window}" if window else "causal"
+    why = (f"a {impl} kernel XLA cannot count; hardware assumes {TOKAMAX_TILE[impl]} x {TOKAMAX_TILE[impl]} tiles "
+           "(XLA's cost analysis, which holds the kernel's own estimate, is recorded)") if kernel else ""
+    return Case(f"tokamax attention {label} ({impl})", f"B={B} L={L} H={H}/{Hkv} d={d}", run, analytic,
+                module="none" if kernel else "optimized", why=why)
+
+
+def make_splash(mask_name: str, L: int, H: int, span: int, block: int, interpret: bool = False):
+    """The Pallas splash attention kernel (MHA, [B, H, L, d] via vmap) for a causal, local-window or chunked
+    mask with the maxflops semantics: window W = the query and W-1 keys before it; chunks restart every C."""
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm
+
+    if mask_name == "causal":
+        m = sm.CausalMask((L, L))
+    elif mask_name == "local":
+        m = sm.LocalMask((L, L), window_size=(span - 1, 0), offset=0)
+    else:
+        rows, cols = np.arange(L)[:, None], np.arange(L)[None, :]
+        m = sm.NumpyMask((cols <= rows) & (cols // span == rows // span))
+    sizes = sk.BlockSizes(block_q=block, block_kv=block, block_kv_compute=block)
+    kernel = sk.make_splash_mha(sm.MultiHeadMask([m] * H), head_shards=1, q_seq_shards=1, block_sizes=sizes,
+                                interpret=interpret)
+    return jax.vmap(kernel)
+
+
+def _splash_case(mask_name, p, arr):
+    B, L, H, d = p["B"], p["L"], p["H"], p["d"]
+    span = {"causal": 0, "local": p["W"], "chunked": p["C"]}[mask_name]
+    block = min(512, L)
+
+    def run(mesh):
+        fn = jax.jit(make_splash(mask_name, L, H, span, block))
+        return fn, [arr(B, H, L, d), arr(B, H, L, d), arr(B, H, L, d)], 1
+
+    def analytic():
+        letter = {"causal": "G", "local": "L", "chunked": "C"}[mask_name]
+        b = engine(max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=H, head_dim=d,
+                   attention_layer_pattern=letter, sliding_window_size=span if letter == "L" else 0,
+                   chunk_attn_window_size=span if letter == "C" else 0, attention_impl="blocked",
+                   attention_block_q=block, attention_block_kv=block)
+        return component(b, "core_attention")
+
+    return Case(f"splash attention, {mask_name} mask (Pallas)", f"B={B} L={L} H={H} d={d} span={span}", run,
+                analytic, module="none", why=f"a Pallas kernel XLA cannot count; hardware: the {block} x {block} "
+                f"tiles splash visits (it skips fully masked ones)", only=("tpu",))
