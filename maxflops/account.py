@@ -11,7 +11,7 @@ from . import masks, terms
 from .sequences import Packed, Uniform, as_lengths, batch
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
-from .plan import LayerKind
+from .plan import NO_FFN, NO_MIXER, LayerKind
 from .resolve import from_source, hardware_view, plan_of, resolve_call
 from .training import (REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes, recomputed, train_factor,
                        warmup)
@@ -40,9 +40,11 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     """
     p = Priced()
     tokens = seqs.count if decode else seqs.tokens
-    family = family_of(kind)
-    (family.price_hardware if hardware else family.price)(p, kind, c, seqs, decode, tokens)
-    _ffn(p, kind, c, seqs, decode, tokens, hardware)
+    if kind.mixer != NO_MIXER:
+        family = family_of(kind)
+        (family.price_hardware if hardware else family.price)(p, kind, c, seqs, decode, tokens)
+    if kind.ffn != NO_FFN:
+        _ffn(p, kind, c, seqs, decode, tokens, hardware)
     _extras(p, kind, c, seqs, decode, tokens, hardware)
     return p
 
@@ -127,12 +129,13 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         else:
             taps = seqs.sum(lambda L: masks.dilated_taps(L, k, dil))
         p.out["engram_conv"] = p.tail["engram_conv"] = 2 * streams * d * taps
-    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # two mixings per layer: around attention and the FFN
+    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # one mixing per branch: around the mixer and the FFN
         G = c["mhc_expansion_rate"]
+        branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
         pre = not (hardware and c["weighted_sum_impl"] == "elementwise")
-        p.out["mhc"] = 2 * terms.mhc(G, d, c["mhc_outer_flops"], pre) * tokens
+        p.out["mhc"] = branches * terms.mhc(G, d, c["mhc_outer_flops"], pre) * tokens
         if pre:  # the pre contraction's stream gradient is each stream's weight times the output's: an outer product
-            p.single["mhc"] = 2 * 2 * G * d * tokens
+            p.single["mhc"] = branches * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
         # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
         for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum"):

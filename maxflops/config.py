@@ -57,13 +57,19 @@ SCHEMA: dict[str, Field] = {
                                  minimum=0),
     "interleave_moe_layer_step": _f(1, int, "With s > 1, layer l (0-based) past the dense prefix is MoE iff "
                                             "(l+1) % s == 0 (Llama 4).", minimum=1),
+    "ffn_layer_pattern": _f("", str, "The FFN of each decoder layer, cyclic like attention_layer_pattern (a "
+                                     "per-layer list is a pattern of num_decoder_layers letters): F the dense FFN, "
+                                     "E the MoE FFN, - none (a mixer-only layer, as Nemotron-H's Mamba and "
+                                     "attention layers). '' (default): every layer has an FFN, MoE as num_experts, "
+                                     "first_num_dense_layers and interleave_moe_layer_step say."),
     # --- mixers -------------------------------------------------------------------------------------------
     "attention_layer_pattern": _f("G", str, "Mixer pattern over decoder layers, cyclic: layer l uses "
                                             "pattern[l % len]. G global causal, L sliding window, C chunked, "
                                             "D gated-delta-net linear attention; with attention_type='compressed' "
                                             "S compressed sparse attention (window + the top-k compressed blocks "
                                             "an indexer picks) and H heavily compressed attention (window + every "
-                                            "compressed block). Any length: a per-layer list is a pattern of "
+                                            "compressed block); - no mixer (an FFN-only layer: see "
+                                            "ffn_layer_pattern). Any length: a per-layer list is a pattern of "
                                             "num_decoder_layers letters, and letters past the last layer are "
                                             "not used (the MTP modules' mixers are mtp_layer_pattern)."),
     "mtp_layer_pattern": _f("", str, "Mixers of the MTP modules, cyclic: module k (1-based) uses "
@@ -396,9 +402,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
     for key in ("attention_layer_pattern", "mtp_layer_pattern"):
         for ch in c[key]:
-            if ch not in LETTERS:
+            if ch not in LETTERS and not (ch == NO_MIXER_LETTER and key == "attention_layer_pattern"):
                 err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are "
-                         + ", ".join(f"{k} ({fam.letters[k]})" for k, fam in LETTERS.items()))
+                         + ", ".join(f"{k} ({fam.letters[k]})" for k, fam in LETTERS.items())
+                         + (f", {NO_MIXER_LETTER} (no mixer: an FFN-only layer)" if key == "attention_layer_pattern"
+                            else ""))
+    _check_layer_shapes(c, err)
     n_layers, n_mtp = c["num_decoder_layers"], c["mtp_num_layers"]
     # the letters in use: the decoder's (a cycle of any length) and the MTP modules' (built in train mode, checked
     # in every mode so that one config serves all three)
@@ -414,7 +423,7 @@ def _check_relations(c: Mapping[str, Any]) -> None:
 
     for family in FAMILIES:  # each family's own checks, on the letters in use
         if family.check is not None:
-            family.check(c, used[:len(used) - len(mtp_letters)], err)
+            family.check(c, used[:len(used) - len(mtp_letters)].replace(NO_MIXER_LETTER, ""), err)
             if mtp_letters:
                 family.check(c, mtp_letters, err_mtp)
     pattern = used
@@ -458,6 +467,34 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["mode"] != "decode" and (exact_batch * c["max_target_length"]).denominator != 1:
         err("per_device_batch_size", f"{b!r} x max_target_length={c['max_target_length']} must be a whole number "
                                      "of tokens")
+
+
+NO_MIXER_LETTER = "-"  # attention_layer_pattern: a layer without a mixer (its FFN only)
+FFN_LETTERS = {"F": "the dense FFN", "E": "the MoE FFN", "-": "no FFN (a mixer-only layer)"}
+
+
+def _check_layer_shapes(c, err) -> None:
+    """ffn_layer_pattern's letters, and that every layer has a mixer or an FFN (or both)."""
+    ffn, mixers = c["ffn_layer_pattern"], c["attention_layer_pattern"]
+    for ch in ffn:
+        if ch not in FFN_LETTERS:
+            err("ffn_layer_pattern", f"{ffn!r} has unknown letter {ch!r}; letters are "
+                                     + ", ".join(f"{k} ({v})" for k, v in FFN_LETTERS.items()))
+    if not ffn:
+        return
+    n = c["num_decoder_layers"]
+    if "E" in ffn[:n] and c["num_experts"] < 2:
+        err("ffn_layer_pattern", f"{ffn!r} has MoE layers ('E') but num_experts={c['num_experts']}")
+    for key, default in (("first_num_dense_layers", 0), ("interleave_moe_layer_step", 1), ("ffn_all_moe", False)):
+        if c[key] != default:
+            err(key, f"{c[key]!r}: ffn_layer_pattern={ffn!r} says each layer's FFN (leave {key} at {default!r})")
+    for layer in range(n):
+        if mixers[layer % len(mixers)] == NO_MIXER_LETTER and ffn[layer % len(ffn)] == "-":
+            err("ffn_layer_pattern", f"layer {layer} has neither a mixer (attention_layer_pattern={mixers!r}) nor an "
+                                     f"FFN (ffn_layer_pattern={ffn!r})")
+    if c["mtp_num_layers"]:
+        err("mtp_num_layers", f"{c['mtp_num_layers']}: MTP modules of a model with ffn_layer_pattern (hybrid layer "
+                              "shapes) are not modelled")
 
 
 def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:

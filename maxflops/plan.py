@@ -9,7 +9,10 @@ Patterns handled here and nowhere else:
   'G' layers become DSA sparse layers when ``use_sparse_indexer`` is on with MLA, and a DSA layer computes its own
   top-k index iff the GLM-5 reuse rule says so; 'S' and 'H' are DeepSeek-V4's compressed layers (ratio
   ``csa_compress_ratio`` / ``hca_compress_ratio``), an 'S' layer with the indexer always computing its own;
-- FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``);
+- FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``), or
+  each layer's own (``ffn_layer_pattern``: dense, MoE or none);
+- layer shapes: a '-' mixer letter is a layer without a mixer (``NO_MIXER``), a '-' FFN letter one without an FFN
+  (Nemotron-H's separate Mamba, attention, MLP and MoE layers);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
   ``remat_block_layers``;
@@ -31,13 +34,18 @@ from .families.dsa import DSA, computes_index  # noqa: E402,F401
 from .families.gdn import GDN  # noqa: E402,F401
 
 
+NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
+NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern)
+_FFN = {"F": "dense", "E": "moe", "-": NO_FFN}
+
+
 @dataclasses.dataclass(frozen=True)
 class LayerKind:
-    mixer: str  # one of GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL, DSA, CSA, HCA, GDN (its family's)
+    mixer: str  # its family's mixer (GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL, DSA, CSA, HCA, GDN, ...), or NO_MIXER
     span: int  # window W, chunk C or top-k K (CSA: its top-k blocks, 0 = every visible block); 0 for the others
     projection: str  # "gqa", "mla", "compressed" or "gdn"
     computes_index: bool  # DSA and CSA: this layer runs the indexer (else it reuses an earlier top-k)
-    ffn: str  # "dense" or "moe"
+    ffn: str  # "dense", "moe" or NO_FFN
     mtp: bool  # an MTP module (adds the eh projection and its own output head)
     ratio: int = 0  # CSA and HCA: tokens per compressed block (their window is sliding_window_size)
     kv_shared: bool = False  # reuses an earlier layer's keys and values (no K/V projections)
@@ -76,11 +84,18 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     first_shared = n - c["num_kv_shared_layers"] if c["num_kv_shared_layers"] else n
     engram = frozenset(c["engram_layers"])
     skip, block = c["remat_skip_layers"], c["remat_block_layers"]
+    ffn_pattern = c["ffn_layer_pattern"]
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
-        mixer, span, index, ratio = mixer_of(letter, layer + 1, c)
-        ffn = "moe" if is_moe_layer(layer, c) else "dense"
-        projection = projection_of(mixer, c)
+        if letter == "-":
+            mixer, span, index, ratio, projection = NO_MIXER, 0, False, 0, ""
+        else:
+            mixer, span, index, ratio = mixer_of(letter, layer + 1, c)
+            projection = projection_of(mixer, c)
+        if ffn_pattern:
+            ffn = _FFN[ffn_pattern[layer % len(ffn_pattern)]]
+        else:
+            ffn = "moe" if is_moe_layer(layer, c) else "dense"
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
                                                  ratio=ratio,

@@ -6,6 +6,9 @@ from __future__ import annotations
 from .breakdown import Breakdown
 from .components import kind_of
 from .families import MIXER_FAMILY
+from .plan import NO_FFN, NO_MIXER
+
+FFN_LABELS = {"dense": "dense FFN", "moe": "MoE FFN", NO_FFN: "no FFN"}
 
 
 
@@ -45,11 +48,14 @@ def _layer_groups(b: Breakdown):
 def _describe(row) -> str:
     if row.group == "head":
         return "output head"
-    family = MIXER_FAMILY[row.mixer]
-    mixer = family.mixers[row.mixer]
-    if family.label is not None:
-        mixer = family.label(mixer, row)
-    return f"{mixer}, {'MoE' if row.ffn == 'moe' else 'dense'} FFN"
+    if row.mixer == NO_MIXER:
+        mixer = "no mixer"
+    else:
+        family = MIXER_FAMILY[row.mixer]
+        mixer = family.mixers[row.mixer]
+        if family.label is not None:
+            mixer = family.label(mixer, row)
+    return f"{mixer}, {FFN_LABELS[row.ffn]}"
 
 
 def text_report(b: Breakdown, config=None, traffic=None) -> str:

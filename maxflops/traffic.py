@@ -30,7 +30,7 @@ from . import masks, terms
 from .account import ffn_width, price_forward
 from .config import CONVENTIONS
 from .families import family_of
-from .plan import LayerKind
+from .plan import NO_FFN, NO_MIXER, LayerKind
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 
@@ -101,11 +101,13 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
         weights += c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     out = {"weights": weights * wb}
-    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # the two mixings' projections G*D -> 2G + G^2
+    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
-        out["weights"] += 2 * G * c["emb_dim"] * (2 * G + G * G) * wb
-    for name, value in family_of(kind).decode_cache(kind, c, seqs).items():  # the mixer's cache (or state)
-        out[name] = out.get(name, 0) + value
+        branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
+        out["weights"] += branches * G * c["emb_dim"] * (2 * G + G * G) * wb
+    if kind.mixer != NO_MIXER:
+        for name, value in family_of(kind).decode_cache(kind, c, seqs).items():  # the mixer's cache (or state)
+            out[name] = out.get(name, 0) + value
     return out
 
 

@@ -30,7 +30,7 @@ import optax
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
-from ..plan import build_plan
+from ..plan import NO_FFN, NO_MIXER, build_plan
 from . import kernels as K
 from .registry import proof_of, proof_of_kind
 
@@ -140,7 +140,9 @@ class Layer(nn.Module):
             with jax.named_scope("mlp"):
                 return K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
 
-        for tag, branch in (("attn", mixer), ("ffn", ffn)):
+        branches = [("attn", mixer)] if kind.mixer != NO_MIXER else []
+        branches += [("ffn", ffn)] if kind.ffn != NO_FFN else []
+        for tag, branch in branches:
             if c["mhc_expansion_rate"] > 1:
                 x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum")
             else:

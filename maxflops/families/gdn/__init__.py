@@ -12,10 +12,10 @@ its matmuls. Decode: the state and the conv's last K - 1 inputs, read and writte
 
 from __future__ import annotations
 
-from ... import masks, terms
+from ... import terms
 from ...components import WEIGHT, Component
 from ...fields import _f
-from ..attention import WINDOW
+from .. import conv
 from ..base import Family, Priced
 
 GDN = "gdn"
@@ -28,20 +28,11 @@ def _widths(c):
             c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
 
 
-def _taps(c, seqs, decode, tokens, K):
-    """The conv's taps: every one (``gdn_conv_taps='full'``) or the non-padding ones, a causal window of K."""
-    if c["gdn_conv_taps"] == "full":
-        return K * tokens
-    if decode:
-        return seqs.sum(lambda kv: masks.new_token_keys(WINDOW, K, kv))
-    return seqs.exact_pairs(WINDOW, K)
-
-
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     d, nk, nv, dk, dv, K = _widths(c)
     proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
     p.out["qkv_proj"] = proj_in * tokens
-    p.out["gdn_conv"] = 2 * terms.gdn_conv_channels(nk, nv, dk, dv) * _taps(c, seqs, decode, tokens, K)
+    conv.price(p, "gdn_conv", terms.gdn_conv_channels(nk, nv, dk, dv), K, c, seqs, decode, tokens)
     p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
     p.out["out_proj"] = proj_out * tokens
@@ -51,14 +42,8 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     d, nk, nv, dk, dv, K = _widths(c)
     proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
     p.out["qkv_proj"] = proj_in * tokens
-    if c["gdn_conv_impl"] == "padded" and not decode:  # K taps at each of L + K - 1 outputs
-        taps = seqs.sum(lambda L: K * (L + K - 1))
-    else:
-        taps = _taps(c, seqs, decode, tokens, K)
-    channels = terms.gdn_conv_channels(nk, nv, dk, dv)
-    p.out["gdn_conv"] = 2 * channels * taps
-    if c["mode"] == "train":
-        _conv_grads(p, c, channels, K * tokens)
+    conv.price_hardware(p, "gdn_conv", c["gdn_conv_impl"], terms.gdn_conv_channels(nk, nv, dk, dv), K, c, seqs,
+                        decode, tokens)
     if c["gdn_impl"] != "recurrent" and not decode:
         C = c["gdn_chunk_size"]  # every sequence padded to whole chunks
         chunks = seqs.sum(lambda L: -(-L // C))
@@ -71,18 +56,6 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     p.out["out_proj"] = proj_out * tokens
     # no remat policy name covers the gated delta net's projections or core ('context' is attention's)
     p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
-
-
-def _conv_grads(p: Priced, c, channels: int, all_taps) -> None:
-    """The causal conv's two gradients beyond the forward's cost each: the input gradient over every tap
-    (``gdn_conv_impl='pre_padded'``), the weight gradient over every pair of channels (``conv_weight_grad``)."""
-    fwd, extra = p.out["gdn_conv"], 0
-    if c["gdn_conv_impl"] == "pre_padded":
-        extra += 2 * channels * all_taps - fwd
-    if c["conv_weight_grad"] == "dense":
-        extra += fwd * (channels - 1)
-    if extra:
-        p.grad_extra["gdn_conv"] = extra
 
 
 def decode_cache(kind, c, seqs) -> dict:
@@ -118,27 +91,21 @@ SCHEMA = {
                                       "transform by triangular solves instead of the A V and A K matmuls).",
                    choices=("recurrent", "chunked", "chunked_solve")),
     "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
-    "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: 'valid' the non-padding taps (XLA's "
-                                      "count of a padded conv), forward and both gradients; 'padded' every tap of the "
-                                      "L + K - 1 outputs of a conv padded by K - 1 on both sides before the causal "
-                                      "slice (torch's conv1d in transformers); 'pre_padded' the sequence padded by "
-                                      "K - 1 zeros before an unpadded conv (MaxText): the forward and the weight "
-                                      "gradient read the valid taps (XLA folds the zeros into the conv's padding), "
-                                      "the input gradient every tap (K per token).",
-                        choices=("valid", "padded", "pre_padded")),
-    "conv_weight_grad": _f("grouped", str, "Hardware, train: the depthwise conv's weight gradient (gated delta "
-                                           "net): 'grouped' each channel on its own (the forward's taps); 'dense' "
+    "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: " + conv.IMPL_DOC,
+                        choices=conv.IMPLS),
+    "conv_weight_grad": _f("grouped", str, "Hardware, train: the depthwise convs' weight gradient (gated "
+                                           "delta net, Mamba): 'grouped' each channel on its own (the forward's taps); 'dense' "
                                            "every pair of channels, the diagonal kept: XLA on CPU rewrites the "
                                            "batch-grouped convolution as a dense one, channels times the FLOPs.",
                            choices=("grouped", "dense")),
-    "gdn_conv_taps": _f("exact", str, "Causal depthwise convs (gated delta net, Engram): 'exact' counts "
+    "gdn_conv_taps": _f("exact", str, "Causal depthwise convs (gated delta net, Mamba, Engram): 'exact' counts "
                                       "non-padding taps only (min(i+1, kernel) for token i without dilation); "
                                       "'full' counts the whole kernel (MaxText).", choices=("exact", "full")),
     "gdn_core_state_ops": _f(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
                                      "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
                                      "rank-one update and the decay are elementwise. MaxText and Megatron "
                                      "count 4.", minimum=1),
-    "state_bytes": _f(4, int, "Bytes per element of the gated delta net's recurrent state and conv window.",
+    "state_bytes": _f(4, int, "Bytes per element of a recurrent state and conv window (gated delta net, Mamba).",
                       minimum=1),
 }
 
