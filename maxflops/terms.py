@@ -146,6 +146,34 @@ def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 2) -> int:
     return 2 * state_ops * n_v * dk * dv
 
 
+def mamba2_proj(d: int, heads: int, head_dim: int, state: int, groups: int) -> tuple[int, int]:
+    """Mamba-2 projections per token: (input, output). input: D -> z and x (d_in = heads x head_dim each), B and C
+    (groups x state each), dt (heads). output: d_in -> D."""
+    d_in = heads * head_dim
+    return 2 * d * (2 * d_in + 2 * groups * state + heads), 2 * d_in * d
+
+
+def mamba2_conv_channels(heads: int, head_dim: int, state: int, groups: int) -> int:
+    """Channels of Mamba-2's causal depthwise conv: x, B and C."""
+    return heads * head_dim + 2 * groups * state
+
+
+def mamba2_scan(heads: int, head_dim: int, state: int, flops_per_state: int = 2) -> int:
+    """The Mamba-2 recurrence per token, all heads: ``flops_per_state`` per state element (2: the read h C; the decay
+    and the outer-product update are elementwise)."""
+    return flops_per_state * heads * head_dim * state
+
+
+def ssd_chunked(heads: int, head_dim: int, state: int, chunk: int, chunks: int) -> int:
+    """The chunked SSD algorithm over one sequence padded to ``chunks`` chunks of ``chunk`` tokens, all heads (B and
+    C repeated from their groups to the heads, as transformers' torch path and mamba_ssm run it): per chunk and head
+    C B^T (2 Q^2 N), its masked product with x (2 Q^2 P), the chunk's state B^T x (2 Q N P) and the read of the
+    incoming state by C (2 Q N P); between chunks the decay matrix over the chunks plus the initial state, applied
+    to every state (2 (chunks + 1)^2 P N per head)."""
+    q, p, n = chunk, head_dim, state
+    return heads * (chunks * (2 * q * q * n + 2 * q * q * p + 4 * q * n * p) + 2 * (chunks + 1) ** 2 * p * n)
+
+
 def ple_layer(d: int, p: int) -> int:
     """One layer's per-layer-embedding matmuls, one token: gate D -> P and projection P -> D."""
     return 2 * d * p + 2 * p * d

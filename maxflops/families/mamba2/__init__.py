@@ -1,0 +1,121 @@
+"""Mamba-2 (SSD), letter 'M', mixer and projection "mamba2": a selective state-space layer. Per value head a state
+h [head_dim x state_dim] replaces attention over pairs; groups of heads share the B and C projections.
+
+Per token, with d_in = heads x head_dim, G groups, N the state width, K the conv width:
+- in_proj D -> z (d_in), x (d_in), B (G x N), C (G x N), dt (heads): 2 D (2 d_in + 2 G N + heads);
+- the causal depthwise conv over x, B and C (d_in + 2 G N channels, K taps; ``maxflops.families.conv``);
+- the scan, per head: h <- exp(dt A) h + dt x (x) B (a decay and an outer product: no contraction), y = h C + D x
+  (a read of the state against C: 2 head_dim N), so ``mamba_scan_flops`` = 2 per (inner channel, state) and token;
+- the gated norm (elementwise) and out_proj d_in -> D.
+Hardware: the recurrence as above (``mamba_impl='recurrent'``; its state read's state gradient is an outer product)
+or the chunked SSD algorithm of transformers' torch path and mamba_ssm (``'chunked'``, chunks of
+``mamba_chunk_size``, every sequence padded to whole chunks: ``terms.ssd_chunked``); the conv by ``mamba_conv_impl``.
+Decode: the recurrence for the new token; the state and the conv's last K - 1 inputs read and written.
+"""
+
+from __future__ import annotations
+
+from ... import terms
+from ...components import WEIGHT, Component
+from ...fields import _f
+from .. import conv
+from ..base import Family, Priced
+
+MAMBA2 = "mamba2"
+
+COMPONENTS = (Component("ssm_conv", WEIGHT, 95, "a state-space mixer's causal depthwise conv (Mamba's x, B, C)"),)
+
+
+def widths(c):
+    """(D, heads, head_dim, state_dim, groups, conv kernel)."""
+    return (c["emb_dim"], c["mamba_num_heads"], c["mamba_head_dim"], c["mamba_state_dim"], c["mamba_n_groups"],
+            c["mamba_conv_kernel"])
+
+
+def _project(p: Priced, c, tokens) -> tuple:
+    d, H, P, N, G, K = widths(c)
+    proj_in, proj_out = terms.mamba2_proj(d, H, P, N, G)
+    p.out["qkv_proj"] = proj_in * tokens
+    p.out["out_proj"] = proj_out * tokens
+    return terms.mamba2_conv_channels(H, P, N, G), K
+
+
+def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    _, H, P, N, _, _ = widths(c)
+    channels, K = _project(p, c, tokens)
+    conv.price(p, "ssm_conv", channels, K, c, seqs, decode, tokens)
+    p.out["core_attention"] = terms.mamba2_scan(H, P, N, c["mamba_scan_flops"]) * tokens
+    p.single["core_attention"] = p.out["core_attention"]  # the state read h C: its state gradient is an outer product
+
+
+def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    _, H, P, N, _, _ = widths(c)
+    channels, K = _project(p, c, tokens)
+    conv.price_hardware(p, "ssm_conv", c["mamba_conv_impl"], channels, K, c, seqs, decode, tokens)
+    if c["mamba_impl"] == "chunked" and not decode:
+        Q = c["mamba_chunk_size"]
+        p.out["core_attention"] = seqs.sum(lambda L: terms.ssd_chunked(H, P, N, Q, -(-L // Q)))
+    else:
+        p.out["core_attention"] = terms.mamba2_scan(H, P, N, 2) * tokens
+        p.single["core_attention"] = p.out["core_attention"]
+    # no remat policy name covers a Mamba layer's projections or scan ('context' is attention's)
+    p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
+
+
+def decode_cache(kind, c, seqs) -> dict:
+    """The conv's weights streamed (they are no matmul), and per sequence the state (heads x head_dim x state_dim)
+    with the conv's last K - 1 inputs, read and written."""
+    _, H, P, N, G, K = widths(c)
+    channels = terms.mamba2_conv_channels(H, P, N, G)
+    return {"weights": channels * K * c["weight_bytes"],
+            "state": 2 * (H * P * N + (K - 1) * channels) * c["state_bytes"] * seqs.count}
+
+
+def mixer_of(letter: str, layer_number: int, c):
+    return (MAMBA2, 0, False, 0) if letter == "M" else None
+
+
+def check(c, letters: str, err) -> None:
+    if "M" not in letters:
+        return
+    if c["mamba_num_heads"] % c["mamba_n_groups"]:
+        err("mamba_n_groups", f"{c['mamba_n_groups']} does not divide mamba_num_heads={c['mamba_num_heads']}")
+    if c["attention_output_dim"]:
+        err("attention_output_dim", "is not supported with Mamba ('M') layers")
+
+
+# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+
+SCHEMA = {
+    "mamba_num_heads": _f(128, int, "Mamba-2 heads (each with its own state; d_in = heads x head_dim).", minimum=1),
+    "mamba_head_dim": _f(64, int, "Mamba-2 head width (channels per head).", minimum=1),
+    "mamba_state_dim": _f(128, int, "Mamba-2 state width N (ssm_state_size, d_state).", minimum=1),
+    "mamba_n_groups": _f(8, int, "Mamba-2 groups sharing the B and C projections (divides the heads).", minimum=1),
+    "mamba_conv_kernel": _f(4, int, "Mamba's causal depthwise conv width over x, B and C.", minimum=1),
+    "mamba_impl": _f("recurrent", str, "Hardware Mamba-2 scan: 'recurrent' (the state read h C per token and head) "
+                                        "or 'chunked' (the SSD algorithm of transformers' torch path and "
+                                        "mamba_ssm: per chunk of mamba_chunk_size C B^T, its product with x, the "
+                                        "chunk states and their read, and the state passing between chunks; see "
+                                        "terms.ssd_chunked).", choices=("recurrent", "chunked")),
+    "mamba_chunk_size": _f(128, int, "Chunk length of mamba_impl='chunked' (every sequence padded to whole chunks).",
+                           minimum=1),
+    "mamba_conv_impl": _f("valid", str, "Hardware Mamba causal conv: " + conv.IMPL_DOC, choices=conv.IMPLS),
+    "mamba_scan_flops": _f(2, int, "Model FLOPs of the Mamba scan per inner channel, state element and token. Exact "
+                                   "2: the state read h C (the decay and the update dt x (x) B are elementwise).",
+                           minimum=1),
+}
+
+
+FAMILY = Family(
+    name="mamba2",
+    letters={"M": "Mamba-2 (SSD) state-space layer"},
+    mixers={MAMBA2: "Mamba-2"},
+    components=COMPONENTS,
+    schema=SCHEMA,
+    mixer_of=mixer_of,
+    price=price,
+    price_hardware=price_hardware,
+    decode_cache=decode_cache,
+    projection=MAMBA2,
+    check=check,
+)
