@@ -24,9 +24,10 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     its core attention, the 'tail', 'single' and 'unnamed' parts by component, and hardware's ``grad_extra``.
 
     The tail is the matmuls whose outputs are only added into the layer's output (the dense FFN's down
-    projection; a shared expert's without its gate): a rematerialized layer does not recompute them, because
-    its backward pass needs their inputs, not their outputs. (The attention output feeds the FFN's norm, and
-    routed experts' outputs are scaled by router weights, so those are recomputed.)
+    projection; a shared expert's without its gate; in a layer without an FFN, the mixer's last matmul, its
+    ``closing`` part): a rematerialized layer does not recompute them, because its backward pass needs their
+    inputs, not their outputs. (The attention output feeds the FFN's norm, and routed experts' outputs are scaled by
+    router weights, so those are recomputed.)
 
     The single parts are matmuls one of whose operand gradients contracts nothing (an outer product) or is not
     needed: the indexer's weighted sum over its heads, the gated delta net's state reads, the dense MoE path's
@@ -45,6 +46,8 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
         (family.price_hardware if hardware else family.price)(p, kind, c, seqs, decode, tokens)
     if kind.ffn != NO_FFN:
         _ffn(p, kind, c, seqs, decode, tokens, hardware)
+    else:  # a mixer-only layer: the mixer's last matmul only joins the layer's output
+        p.tail.update(p.closing)
     _extras(p, kind, c, seqs, decode, tokens, hardware)
     return p
 
@@ -138,7 +141,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
             p.single["mhc"] = branches * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
         # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
-        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum"):
+        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
             p.tail.pop(k, None)
         p.tail["mhc"] = 2 * G * G * d * tokens
     if kind.mtp:

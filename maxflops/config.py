@@ -485,7 +485,7 @@ def _check_layer_shapes(c, err) -> None:
     n = c["num_decoder_layers"]
     if "E" in ffn[:n] and c["num_experts"] < 2:
         err("ffn_layer_pattern", f"{ffn!r} has MoE layers ('E') but num_experts={c['num_experts']}")
-    for key, default in (("first_num_dense_layers", 0), ("interleave_moe_layer_step", 1), ("ffn_all_moe", False)):
+    for key, default in (("first_num_dense_layers", 0), ("interleave_moe_layer_step", 1)):
         if c[key] != default:
             err(key, f"{c[key]!r}: ffn_layer_pattern={ffn!r} says each layer's FFN (leave {key} at {default!r})")
     for layer in range(n):
@@ -552,7 +552,7 @@ HARDWARE_BELOW_MODEL = {
 # Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the
 # reporting-only knobs MaxText's per-model quirks use. Hardware FLOPs read each at its default (resolve.hardware_view).
 REPORTING_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle) | frozenset(
-    {"mhc_flops", "mhc_head_flops", "indexer_proj_split"})
+    {"mhc_flops", "mhc_head_flops", "indexer_proj_split", "mamba_scan_flops"})
 
 
 def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -92,8 +92,10 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         else:
             mixer, span, index, ratio = mixer_of(letter, layer + 1, c)
             projection = projection_of(mixer, c)
-        if ffn_pattern:
+        if ffn_pattern:  # each layer's own (ffn_all_moe, a reporting convention: its dense FFNs counted as MoE)
             ffn = _FFN[ffn_pattern[layer % len(ffn_pattern)]]
+            if ffn == "dense" and c["ffn_all_moe"] and c["num_experts"] > 1:
+                ffn = "moe"
         else:
             ffn = "moe" if is_moe_layer(layer, c) else "dense"
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,

@@ -85,7 +85,7 @@ def recomputed(component: str, forward, qk, tail, saved: frozenset, wi_share=Fra
     if component == "qkv_proj" and "qkv" in saved:
         return unnamed
     if component == "out_proj" and "out" in saved:
-        return unnamed
+        return max(unnamed - tail, 0)  # (a mixer-only layer's output projection is a tail: never recomputed)
     if component == "core_attention" and "context" in saved:  # P V is saved; the scores are recomputed
         return qk + unnamed
     if component in ("mlp", "moe_routed", "moe_shared") and saved & {"mlpwi", "mlpwo"}:

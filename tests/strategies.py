@@ -2,7 +2,7 @@
 
 ``config_kwargs(...)`` draws the keyword arguments of ``maxflops.model_config``: every mixer letter, GQA / MLA /
 compressed attention, DSA with index reuse, dense and MoE FFNs, MTP, mHC, Engram, per-layer embeddings, vision,
-the gated delta net, every hardware knob, every convention and (optionally) reporting knobs set one by one.
+the gated delta net, Mamba-2, layers with a mixer or an FFN alone, every hardware knob, every convention and (optionally) reporting knobs set one by one.
 Widths are small and pairwise distinct, lengths short. Every key the schema has is drawn somewhere (see
 ``COVERED`` and ``NOT_DRAWN``; tests/test_properties.py checks the two cover ``SCHEMA``).
 """
@@ -25,7 +25,7 @@ REPORTING_KNOBS = (
     "indexer_every_layer", "indexer_stage_in_model", "indexer_train_factor", "gdn_conv_taps", "gdn_core_state_ops",
     "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
-    "mla_norm_flops", "padded_vocab_in_model_flops",
+    "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
@@ -35,7 +35,7 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 # Hardware (implementation) knobs with a finite set of values: drawn from SCHEMA's choices.
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
-                    "conv_weight_grad", "outer_product_grads", "weighted_sum_impl")
+                    "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -50,12 +50,13 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
-         "make_vocab_size_divisible_by": 1}
+         "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid"}
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
-              "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim")
+              "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
+              "mamba_state_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -103,7 +104,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     atype = attention_type or draw(st.sampled_from(SCHEMA["attention_type"].choices))
     kw["attention_type"] = atype
     compressed = atype == "compressed"
-    letters = "GLSH" if compressed else "GLCD"
+    letters = "GLSH" if compressed else "GLCDM"
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -136,7 +137,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if "D" not in pattern:
+    if "D" not in pattern and "M" not in pattern:
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -200,6 +201,25 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["gdn_key_head_dim"] = w["gdn_key_head_dim"]
         kw["gdn_value_head_dim"] = w["gdn_value_head_dim"]
         kw["gdn_conv_kernel_dim"] = draw(st.integers(1, 5))
+    # --- Mamba-2 ----------------------------------------------------------------------------------------------
+    if "M" in pattern:
+        heads = draw(st.sampled_from([1, 2, 3, 4, 6]))
+        kw["mamba_num_heads"] = heads
+        kw["mamba_n_groups"] = draw(st.sampled_from(_divisors(heads)))
+        kw["mamba_head_dim"] = w["mamba_head_dim"]
+        kw["mamba_state_dim"] = w["mamba_state_dim"]
+        kw["mamba_conv_kernel"] = draw(st.integers(1, 5))
+    # --- layer shapes: a mixer alone, an FFN alone (Nemotron-H) ---------------------------------------------
+    if not compressed and not n_mtp and draw(st.integers(0, 3)) == 0:
+        mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
+        ffns = []
+        for l in range(n):
+            shape = draw(st.sampled_from(["both", "mixer", "ffn"]))
+            ffns.append("-" if shape == "mixer" else draw(st.sampled_from("FE" if E > 1 else "F")))
+            if shape == "ffn":
+                mixers[l] = "-"
+        kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = "".join(mixers), "".join(ffns)
+        kw["first_num_dense_layers"], kw["interleave_moe_layer_step"] = 0, 1
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))
@@ -224,6 +244,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["attention_block_kv"] = draw(st.integers(1, 24))
         kw["capacity_factor"] = draw(st.sampled_from([0.5, 1.0, 1.25, 1.3, 2.0]))
         kw["gdn_chunk_size"] = draw(st.integers(1, 16))
+        kw["mamba_chunk_size"] = draw(st.integers(1, 16))
         kw["make_vocab_size_divisible_by"] = draw(st.sampled_from([1, 8, 128]))
         kw["tensor_parallel_size"] = draw(st.integers(1, 4))
         skip = draw(st.integers(0, n))
@@ -262,6 +283,8 @@ def knob_value(key):
         return st.integers(0, 3)
     if key == "gdn_core_state_ops":
         return st.integers(1, 4)
+    if key == "mamba_scan_flops":
+        return st.integers(1, 7)
     raise AssertionError(key)
 
 
@@ -281,7 +304,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "per_device_batch_size", "max_target_length", "decode_kv_length", "gradient_accumulation_steps",
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
-    "convention_quirks", "not_priced",
+    "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
+    "ffn_layer_pattern",
 }
 
 

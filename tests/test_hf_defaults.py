@@ -90,6 +90,8 @@ LOADER_ONLY = {
     ("gpt_oss", "experts_per_token"),
     # DeepSeek-V4's checkpoint format: per-layer compress ratios (a legacy kwarg DeepseekV4Config pops)
     ("deepseek_v4", "compress_ratios"),
+    # NemotronH's legacy layer string (a kwarg NemotronHConfig pops): absent, layers_block_type (or its default list)
+    ("nemotron_h", "hybrid_override_pattern"),
 }
 
 

@@ -1,7 +1,7 @@
 """Hardware FLOPs against transformers' own eager models, counted by torch's FlopCounterMode.
 
 tests/fixtures/hf_eager/cases.json was made by the script beside it (torch 2.13 CPU, transformers 5.24): tiny
-models of six families (every width distinct), one forward pass and one training step (forward and backward of the
+models of eight families (every width distinct), one forward pass and one training step (forward and backward of the
 loss), every mm/bmm/conv torch executed counted. Here the config transformers saved for each model goes through
 maxflops' Hugging Face loader, and ``count`` with the implementation knobs that describe transformers' eager code
 must give exactly those counts.
@@ -32,11 +32,18 @@ KNOBS = {
     # torch_chunk_gated_delta_rule (chunks of 64, the UT transform by triangular solves) and a conv1d padded by
     # K - 1 on both sides
     "qwen3_next": dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded"),
+    # mamba2_chunk_scan's torch path (the chunked SSD algorithm, chunk_size from the file) and causal_conv1d_fn's
+    # torch path (a conv1d padded by K - 1 on both sides)
+    "mamba2": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
+    "nemotron_h": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
 }
 # Training steps not matched, with the reason: torch's FlopCounterMode charges a depthwise conv's backward as if
 # it were dense over the channels (1,647,360 FLOPs for a forward of 25,344), and the triangular solves' backward adds
 # matmuls for the solved system's gradient, which maxflops' 3x rule does not price.
-TRAIN_NOT_MATCHED = {"qwen3_next"}
+TRAIN_NOT_MATCHED = {"qwen3_next", "mamba2", "nemotron_h"}
+# Of those, the Mamba families match exactly once the conv is set aside: everything but the conv's forward and its
+# (dense-priced) backward equals maxflops' training step without its conv; the conv's forward matches on its own.
+CONV_SET_ASIDE = {"mamba2": "ssm_conv", "nemotron_h": "ssm_conv"}
 
 
 def config(name, mode, tmp_path):
@@ -67,6 +74,18 @@ def test_training_step_equals_transformers_eager(name, tmp_path):
 @pytest.mark.parametrize("name", sorted(TRAIN_NOT_MATCHED))
 def test_unmatched_training_steps_are_still_unmatched(name, tmp_path):
     assert maxflops.count(config(name, "train", tmp_path)).hardware_flops != CASES[name]["train_flops"]
+
+
+@pytest.mark.parametrize("name", sorted(CONV_SET_ASIDE))
+def test_training_step_equals_transformers_eager_but_the_conv(name, tmp_path):
+    ops, conv = CASES[name]["train_ops"], CONV_SET_ASIDE[name]
+    torch_rest = CASES[name]["train_flops"] - ops["aten.convolution"] - ops["aten.convolution_backward"]
+    b = maxflops.count(config(name, "train", tmp_path))
+    assert b.hardware_flops - b.hardware_components[conv] == torch_rest
+    assert maxflops.count(config(name, "prefill", tmp_path)).hardware_components[conv] == \
+        CASES[name]["forward_ops"]["aten.convolution"] == ops["aten.convolution"]
+    # torch's counter charges the depthwise conv's backward densely: far above the forward's two matmuls' worth
+    assert ops["aten.convolution_backward"] > 10 * ops["aten.convolution"]
 
 
 def test_deepseek_v4_per_module(tmp_path):

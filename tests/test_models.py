@@ -48,11 +48,25 @@ def compressed_scored(c, L=T):
     return int(((b + 1) * m - 1 <= i).sum())
 
 
-def layer_weights(c, letter, moe, computes_index, active=True):
-    """(name, shape) of every matmul weight a token goes through in one layer."""
+def ffn_of(c, l):
+    """'dense', 'moe' or None (no FFN) for 0-based layer l."""
+    if c["ffn_layer_pattern"]:
+        return {"F": "dense", "E": "moe", "-": None}[c["ffn_layer_pattern"][l % len(c["ffn_layer_pattern"])]]
+    moe = c["num_experts"] > 1 and l >= c["first_num_dense_layers"] and (l + 1) % c["interleave_moe_layer_step"] == 0
+    return "moe" if moe else "dense"
+
+
+def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
+    """(name, shape) of every matmul weight a token goes through in one layer (``ffn=False``: a layer without an
+    FFN; letter '-': without a mixer)."""
     D = c["emb_dim"]
     w = []
-    if letter == "D":
+    if letter == "-":
+        pass
+    elif letter == "M":  # Mamba-2: in_proj to z, x, B, C, dt; out_proj (the conv's kernel is no matmul)
+        H, P, N, G = c["mamba_num_heads"], c["mamba_head_dim"], c["mamba_state_dim"], c["mamba_n_groups"]
+        w += [("in_proj", (D, 2 * H * P + 2 * G * N + H)), ("out_proj", (H * P, D))]
+    elif letter == "D":
         nk, nv, dk, dv = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
                           c["gdn_value_head_dim"])
         w += [("in_proj_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), ("in_proj_ba", (D, 2 * nv)),
@@ -81,13 +95,16 @@ def layer_weights(c, letter, moe, computes_index, active=True):
         gate = 2 if c["attention_output_gate"] else 1
         w += [("wq", (D, gate * H * hd)), ("wk", (D, Hkv * hd)), ("wv", (D, Hkv * hd)), ("wo", (H * hd, D))]
     gated = len(c["mlp_activations"]) == 2
-    if moe:
+    if not ffn:
+        pass
+    elif moe:
         E, k, S, F = c["num_experts"], c["num_experts_per_tok"], c["shared_experts"], c["moe_mlp_dim"]
+        FS = c["shared_expert_mlp_dim"] or F
         w += [("router", (D, E))]
         for e in range(k if active else E):
             w += [(f"expert{e}.up", (D, F)), (f"expert{e}.down", (F, D))] + ([(f"expert{e}.gate", (D, F))] if gated else [])
         for s in range(S):
-            w += [(f"shared{s}.up", (D, F)), (f"shared{s}.down", (F, D))] + ([(f"shared{s}.gate", (D, F))] if gated else [])
+            w += [(f"shared{s}.up", (D, FS)), (f"shared{s}.down", (FS, D))] + ([(f"shared{s}.gate", (D, FS))] if gated else [])
         if c["shared_expert_gate"]:
             w += [("shared_gate", (D, 1))]
     else:
@@ -116,16 +133,24 @@ def golden_train(c, tokens=T):
     layers = []
     for l in range(N):
         letter = pattern[l % len(pattern)]
-        moe = c["num_experts"] > 1 and l >= c["first_num_dense_layers"] and (l + 1) % c["interleave_moe_layer_step"] == 0
+        moe = ffn_of(c, l)
         # GLM-5.2 index reuse written out as its published schedule: layers 1, 2, 3, then every 4th.
         own_index = c["index_topk_freq"] == 1 or (l + 1) <= c["index_skip_offset"] or \
             (l + 1 - c["index_skip_offset"]) % c["index_topk_freq"] == 0
         layers.append((letter, moe, own_index))
     layers += [(layers[-1][0], layers[-1][1], True, "mtp")] * c["mtp_num_layers"]
     for entry in layers:
-        letter, moe, own_index = entry[:3]
-        learn += 3 * flops(layer_weights(c, letter, moe, own_index)) * tokens
-        if letter == "D":
+        letter, ffn, own_index = entry[:3]
+        learn += 3 * flops(layer_weights(c, letter, ffn == "moe", own_index, ffn=ffn is not None)) * tokens
+        if letter == "-":
+            continue
+        if letter == "M":
+            H, P, N, G, K = (c["mamba_num_heads"], c["mamba_head_dim"], c["mamba_state_dim"], c["mamba_n_groups"],
+                             c["mamba_conv_kernel"])
+            taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
+            learn += 3 * 2 * (H * P + 2 * G * N) * taps
+            attn += 3 * 2 * H * P * N * tokens  # the state read y = h C per head, channel and state element
+        elif letter == "D":
             nk, nv, dk, dv, K = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
                                  c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
             taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
@@ -186,6 +211,8 @@ PUBLISHED = {
     "mixtral-8x7b": "46.7", "deepseek2-16b": "15.7", "deepseek3-671b": "671", "deepseek3.2-671b": "671",
     "qwen3-235b-a22b": "235", "gpt-oss-120b": "116.8", "llama4-17b-128e": "4.0e2", "qwen3-next-80b-a3b": "8.0e1",
     "gemma3-27b": "27.0", "glm5": "744", "deepseek4-284b": "284",
+    # NVIDIA's model cards: "8B", "56B", "9B" (one significant digit but 56), Nemotron-3-Nano "31.6B total"
+    "nemotron-h-8b": "8", "nemotron-h-56b": "56", "nemotron-nano-9b-v2": "9", "nemotron-3-nano-30b-a3b": "31.6",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
@@ -206,9 +233,13 @@ def test_configs_match_published_parameter_counts(name):
     pattern = c["attention_layer_pattern"]
     total = 0
     for l in range(c["num_decoder_layers"]):
-        moe = c["num_experts"] > 1 and l >= c["first_num_dense_layers"] and (l + 1) % c["interleave_moe_layer_step"] == 0
+        ffn = ffn_of(c, l)
         letter = pattern[l % len(pattern)]
-        total += sum(math.prod(s) for _, s in layer_weights(c, letter, moe, True, active=False))
+        total += sum(math.prod(s) for _, s in layer_weights(c, letter, ffn == "moe", True, active=False,
+                                                             ffn=ffn is not None))
+        if letter == "M":  # the conv kernel (d_in + 2GN channels x K taps), no matmul but weights
+            total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
+                * c["mamba_conv_kernel"]
         if c["use_sparse_indexer"] and letter in "GS" and name not in WITHOUT_INDEXER:
             total += sum(math.prod(s) for _, s in indexer_weights(c))
     total += c["vocab_size"] * c["emb_dim"] * (1 if name in TIED else 2)

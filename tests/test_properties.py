@@ -306,7 +306,7 @@ def decode_exact_hardware(c):
     """The implementations under which a program prices the new token as the last query of a longer prefill."""
     return (c["attention_impl"] == "ideal" and c["dsa_impl"] == "ideal" and c["moe_impl"] != "capacity"
             and c["gdn_impl"] == "recurrent" and c["gdn_conv_impl"] != "padded" and c["indexer_impl"] == "attention"
-            and not c["indexer_skip_short"])
+            and not c["indexer_skip_short"] and c["mamba_impl"] == "recurrent" and c["mamba_conv_impl"] != "padded")
 
 
 @budget()
@@ -315,12 +315,13 @@ def test_decode_is_difference_of_prefills(kw, T, data):
     """decode(kv=T) == prefill(T+1) - prefill(T) per component, prefill(0) being nothing, whatever other reporting
     knobs say, once the pair-rule knobs are exact (decode counts the new token's exact keys). Hardware too, with
     the ideal attention kernels, any MoE but 'capacity' (its dispatch group is the batch in decode), the recurrent
-    gated delta net, a conv that reads no padding, the indexer over the attended pairs and never skipped."""
+    gated delta net and Mamba, convs that read no padding, the indexer over the attended pairs and never skipped."""
     kw = {k: v for k, v in kw.items() if k not in PAIR_RULE_KNOBS}
     if data.draw(st.booleans(), label="decode-friendly hardware"):
         kw.update(attention_impl="ideal", dsa_impl="ideal", gdn_impl="recurrent", indexer_impl="attention",
                   indexer_skip_short=False, moe_impl=data.draw(st.sampled_from(["ideal", "dense", "ragged_dense"])),
-                  gdn_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
+                  gdn_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), mamba_impl="recurrent",
+                  mamba_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
     if any(q.split(":")[1].split("=")[0] in PAIR_RULE_KNOBS for q in kw.get("convention_quirks", ())):
         del kw["convention_quirks"]
     cfg = build(kw)
@@ -608,11 +609,14 @@ def bad_values(key):
 
 
 def raises_naming(fn, *keys):
-    """fn() raises a ValueError whose message names one of ``keys`` (quoted, or leading: 'segment_lengths[0] = ...')."""
+    """fn() raises a ValueError whose message names one of ``keys`` (quoted, leading: 'segment_lengths[0] = ...', or
+    with its value: "attention_type='mla'")."""
+    import re
+
     with pytest.raises(ValueError) as e:
         fn()
     msg = str(e.value)
-    assert any(f"'{k}'" in msg or msg.startswith(k) for k in keys), (keys, msg)
+    assert any(f"'{k}'" in msg or msg.startswith(k) or re.search(rf"(?<!\w){k}=", msg) for k in keys), (keys, msg)
 
 
 FUZZ_KEYS = sorted(k for k in SCHEMA if k not in NOT_DRAWN)
@@ -783,16 +787,19 @@ def test_traffic_structure(kw):
 
 
 def mhc_weight_bytes(cfg):
-    """The mHC weights one decode step reads: per layer the two mixings' projections G*D -> 2G + G^2; the hyper
-    head's G*D -> G once per output head; Engram's key projection E_in -> G*D grows with G too."""
+    """The mHC weights one decode step reads: per layer one mixing's projection G*D -> 2G + G^2 around each branch
+    (the mixer, the FFN: two, or one in a layer that has a mixer or an FFN alone); the hyper head's G*D -> G once per
+    output head; Engram's key projection E_in -> G*D grows with G too."""
     G, D = cfg.mhc_expansion_rate, cfg.emb_dim
     if G == 1:
         return 0
-    per_layer = 2 * G * D * (2 * G + G * G)
+    mixers, ffns, n = cfg.attention_layer_pattern, cfg.ffn_layer_pattern, cfg.num_decoder_layers
+    branches = sum((mixers[l % len(mixers)] != "-") + (not ffns or ffns[l % len(ffns)] != "-") for l in range(n))
+    one = G * D * (2 * G + G * G)
     head = G * D * G if cfg.mhc_hyper_head else 0
     e_in = cfg.engram_num_heads * cfg.engram_head_dim * (cfg.engram_max_ngram_size - 1)
     engram = len(cfg.engram_layers) * e_in * (G - 1) * D
-    return (cfg.num_decoder_layers * per_layer + head + engram) * cfg.weight_bytes
+    return (branches * one + head + engram) * cfg.weight_bytes
 
 
 @budget()

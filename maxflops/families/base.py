@@ -18,6 +18,9 @@ class Priced:
     single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
     unnamed: dict = dataclasses.field(default_factory=dict)  # parts no remat policy saves, by component
     grad_extra: dict = dataclasses.field(default_factory=dict)  # backward FLOPs beyond two per forward, by component
+    # the mixer's last matmul, by component: its output only joins the layer's output when no FFN follows (a
+    # mixer-only layer), so that a rematerialized layer does not recompute it (see price_forward's tail)
+    closing: dict = dataclasses.field(default_factory=dict)
 
 
 def ffn_width(c) -> int:

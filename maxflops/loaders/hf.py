@@ -7,6 +7,7 @@ from typing import Any
 
 from ..families import FAMILIES
 from ..maxtext.mapping import maxtext_quirks
+from . import hf_ssm
 from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, ACTIVATIONS, VISION, MISSING, Loaded, Reader, fit_ffn,
                      fit_index, fit_pattern, read_file, refuse_unknown, validate_overrides)
 
@@ -95,6 +96,17 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "v_head_dim": 256, "qk_nope_head_dim": 192, "num_experts_per_tok": 8, "hidden_act": "silu",
         "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "first_k_dense_replace": 3,
     },
+    "mamba2": {  # Mamba2Config
+        "vocab_size": 32768, "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64,
+        "state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 256, "expand": 2,
+    },
+    "nemotron_h": {  # NemotronHConfig (no published model: every key of a real file is given)
+        "vocab_size": 131072, "hidden_size": 4096, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 21504, "mlp_hidden_act": "relu2",
+        "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,
+        "chunk_size": 128, "mamba_ssm_cache_dtype": "float32", "n_routed_experts": 8, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 7688, "moe_shared_expert_intermediate_size": 7688, "num_nextn_predict_layers": 0,
+    },
     "deepseek_v4": {  # DeepseekV4Config (DeepSeek-V4-Flash's values)
         "vocab_size": 129280, "hidden_size": 4096, "moe_intermediate_size": 2048, "num_hidden_layers": 43,
         "num_attention_heads": 64, "head_dim": 512, "q_lora_rank": 1024, "num_experts_per_tok": 6,
@@ -108,7 +120,7 @@ _FAMILY = {
     "llama": "dense", "mistral": "dense", "qwen3": "dense", "mixtral": "moe", "qwen3_moe": "moe",
     "gpt_oss": "moe", "qwen3_next": "qwen3_next", "gemma3_text": "dense", "llama4_text": "llama4",
     "deepseek_v2": "deepseek", "deepseek_v3": "deepseek", "deepseek_v32": "deepseek", "glm_moe_dsa": "deepseek",
-    "deepseek_v4": "deepseek_v4",
+    "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
@@ -126,7 +138,7 @@ _HF_NO_EFFECT = frozenset("""
     attn_scale use_qk_norm for_llm_compressor _attn_implementation_autoset compress_rope_theta hc_eps
     hc_sinkhorn_iters chunk_size_feed_forward is_encoder_decoder id2label label2id output_attentions
     output_hidden_states problem_type return_dict
-""".split())
+""".split()) | hf_ssm.NO_EFFECT_KEYS
 
 _HF_VISION = frozenset("""
     vision_config mm_tokens_per_image boi_token_index eoi_token_index image_token_index image_token_id
@@ -235,6 +247,10 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
     family = _FAMILY[text_type]
     if family == "deepseek_v4":
         return _hf_deepseek_v4(r, d)
+    if family == "mamba2":
+        return hf_ssm.mamba2(r, d)
+    if family == "nemotron_h":
+        return hf_ssm.nemotron_h(r, d, lambda key: _given(r, key))
     o: dict[str, Any] = {}
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)

@@ -12,7 +12,8 @@ delta net's heads of 4, windows <= 5, chunks <= 6, top-k <= 5, ...); the trunk's
 - widths: emb_dim 32, FFN 48, experts 16 wide, vocabulary 64;
 - experts: at most 8, top-k at most half of them, shared experts and gates kept;
 - layer pattern: each run of equal letters shortened to at most 2 (Gemma 3's LLLLLG -> LLG), two cycles of it
-  after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept;
+  after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept; with ffn_layer_pattern
+  (hybrid layer shapes) each distinct (mixer, FFN) pair of layers kept at most twice, in order of first appearance;
 - sequences: batch 2 x 13 tokens (13 = 6 + 6 + 1: a partial chunk), attention tiles <= 4 x 3; MTP at most 1 module.
 """
 
@@ -60,11 +61,19 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
     pattern = c["attention_layer_pattern"]
     n = c["num_decoder_layers"]
-    if len(pattern) >= n:  # a per-layer list: each kind of layer once, in order of first appearance (runs up to 2)
+    ffn = c["ffn_layer_pattern"]
+    if ffn:  # hybrid layer shapes: a layer is its (mixer, FFN) pair; the pairs are reduced as letters are below
+        pairs = [(pattern[l % len(pattern)], ffn[l % len(ffn)]) for l in range(n)]
+        kept = [pair for pair in dict.fromkeys(pairs) for _ in range(min(pairs.count(pair), 2))]
+        pattern, out["ffn_layer_pattern"] = "".join(m for m, _ in kept), "".join(f for _, f in kept)
+    elif len(pattern) >= n:  # a per-layer list: each kind of layer once, in order of first appearance (runs up to 2)
         pattern = "".join(ch * min(pattern[:n].count(ch), 2) for ch in dict.fromkeys(pattern[:n]))
-    pattern = _short_pattern(pattern)
+    if not ffn:
+        pattern = _short_pattern(pattern)
     dense_prefix = min(c["first_num_dense_layers"], 1)
     layers = max(dense_prefix + 2 * max(len(pattern), c["interleave_moe_layer_step"]), 4)
+    if ffn and layers % len(pattern):  # whole cycles of the pairs
+        layers += len(pattern) - layers % len(pattern)
     if c["mtp_num_layers"] and not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "own":
         out["mtp_layer_pattern"] = c["attention_layer_pattern"][(n - 1) % len(c["attention_layer_pattern"])]
     out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)

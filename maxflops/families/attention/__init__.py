@@ -76,11 +76,12 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
             p.out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
             p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
+            p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens  # wo (after the W_uv expand)
             return h, kv_lora + rope, kv_lora
         p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
         if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
             p.unnamed["qkv_proj"] = 2 * d * (q_lora + kv_lora + rope) * tokens
-        p.out["out_proj"] = terms.attention_out(h, v, d_out) * tokens
+        p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens
         return h, nope + rope, v
     hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
     if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
@@ -95,7 +96,7 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         norms = "none" if kind.mixer == GLOBAL else "qk"
     if hardware and (gate or norms != "none"):
         p.unnamed["qkv_proj"] = renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv) * tokens
-    p.out["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
+    p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
     return h, hd, hd
 
 

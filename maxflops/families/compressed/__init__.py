@@ -72,8 +72,9 @@ def project(p: Priced, kind, c, tokens) -> tuple:
     p.out["qkv_proj"] = terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv) * tokens
     if c["o_groups"]:
         p.out["out_proj"] = terms.grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
+        p.closing["out_proj"] = 2 * c["o_groups"] * c["o_lora_rank"] * d_out * tokens  # wo_b, after the groups
     else:
-        p.out["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
+        p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
     return h, hd, hd
 
 

@@ -35,7 +35,7 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     conv.price(p, "gdn_conv", terms.gdn_conv_channels(nk, nv, dk, dv), K, c, seqs, decode, tokens)
     p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
-    p.out["out_proj"] = proj_out * tokens
+    p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -53,7 +53,7 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     else:
         p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
         p.single["core_attention"] = p.out["core_attention"]
-    p.out["out_proj"] = proj_out * tokens
+    p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
     # no remat policy name covers the gated delta net's projections or core ('context' is attention's)
     p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
 

@@ -36,7 +36,7 @@ def _project(p: Priced, c, tokens) -> tuple:
     d, H, P, N, G, K = widths(c)
     proj_in, proj_out = terms.mamba2_proj(d, H, P, N, G)
     p.out["qkv_proj"] = proj_in * tokens
-    p.out["out_proj"] = proj_out * tokens
+    p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
     return terms.mamba2_conv_channels(H, P, N, G), K
 
 

@@ -1,0 +1,161 @@
+"""Hugging Face config.json -> schema overrides for the state-space families (Mamba-2, and hybrids of it with
+attention, MLP and MoE layers), as transformers 5.24 builds their models. Called by ``maxflops.loaders.hf``, which
+owns the file handling, the defaults tables and the loader contract; this module owns what each model type's keys
+mean.
+
+    mamba2       every layer one Mamba-2 mixer (no FFN)
+    nemotron_h   one block per layer: Mamba-2 ('linear_attention' / M), attention ('full_attention' / *),
+                 a plain MLP ('mlp' / -) or MoE ('moe' / E), given by layers_block_type or hybrid_override_pattern
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..reader import ACTIVATIONS, NO_EFFECT, Reader, fit_pattern
+
+# NemotronHConfig's block names and the legacy pattern letters -> (mixer letter, FFN letter) of maxflops
+_NEMOTRON_BLOCKS = {"linear_attention": ("M", "-"), "full_attention": ("G", "-"), "mlp": ("-", "F"),
+                    "moe": ("-", "E")}
+_NEMOTRON_LEGACY = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
+_NEMOTRON_DEFAULT_BLOCKS = ("linear_attention", "moe", "full_attention", "mlp")
+_CACHE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+# keys of these model types with no FLOPs effect (beyond the shared list in maxflops.loaders.hf)
+NO_EFFECT_KEYS = frozenset("""
+    use_conv_bias mamba_proj_bias use_bias mamba_hidden_act time_step_min time_step_max time_step_limit
+    time_step_floor time_step_rank residual_in_fp32 rescale_prenorm_residual layer_norm_epsilon use_mamba_kernels
+    num_logits_to_keep moe_shared_expert_overlap norm_eps
+""".split())
+
+
+def hybrid_patterns(hybrid_override_pattern: str) -> dict:
+    """NemotronH's layer string (M Mamba-2, * attention, - MLP, E MoE; one block per letter) as maxflops' two
+    patterns: {"attention_layer_pattern": ..., "ffn_layer_pattern": ...}, one letter per layer each."""
+    bad = [ch for ch in hybrid_override_pattern if ch not in _NEMOTRON_LEGACY]
+    if bad or not hybrid_override_pattern:
+        raise ValueError(f"hybrid_override_pattern {hybrid_override_pattern!r}: expected letters M (Mamba-2), "
+                         "* (attention), - (MLP), E (MoE)")
+    blocks = [_NEMOTRON_BLOCKS[_NEMOTRON_LEGACY[ch]] for ch in hybrid_override_pattern]
+    return {"attention_layer_pattern": "".join(b[0] for b in blocks),
+            "ffn_layer_pattern": "".join(b[1] for b in blocks)}
+
+
+def _mamba(r: Reader, d, o: dict, heads_key: str, head_dim_key: str, state_key: str) -> None:
+    o["mamba_num_heads"] = r.int(heads_key, d(heads_key), minimum=1)
+    o["mamba_head_dim"] = r.int(head_dim_key, d(head_dim_key), minimum=1)
+    o["mamba_state_dim"] = r.int(state_key, d(state_key), minimum=1)
+    o["mamba_n_groups"] = r.int("n_groups", d("n_groups"), minimum=1)
+    o["mamba_conv_kernel"] = r.int("conv_kernel", d("conv_kernel"), minimum=1)
+    o["mamba_chunk_size"] = r.int("chunk_size", d("chunk_size"), minimum=1)
+    if o["mamba_num_heads"] % o["mamba_n_groups"]:
+        raise r.fail("n_groups", f"does not divide the {o['mamba_num_heads']} Mamba heads", o["mamba_n_groups"])
+
+
+def mamba2(r: Reader, d) -> dict:
+    """Mamba2Config: num_hidden_layers Mamba-2 blocks (a norm, the mixer, the residual), no FFN. Its mixer's width
+    is hidden_size x expand, which the config class requires to equal num_heads x head_dim."""
+    o: dict[str, Any] = {"attention_layer_pattern": "M", "ffn_layer_pattern": "-"}
+    o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    _mamba(r, d, o, "num_heads", "head_dim", "state_size")
+    expand = r.int("expand", d("expand"), minimum=1)
+    if o["emb_dim"] * expand != o["mamba_num_heads"] * o["mamba_head_dim"]:
+        raise r.fail("expand", f"hidden_size x expand = {o['emb_dim'] * expand} must equal num_heads x head_dim = "
+                               f"{o['mamba_num_heads'] * o['mamba_head_dim']} (Mamba2Config refuses it)", expand)
+    r.ignore("hidden_act", NO_EFFECT + ": the mixer's conv activation")
+    return o
+
+
+def nemotron_h(r: Reader, d, given) -> dict:
+    """NemotronHConfig: one block per entry of layers_block_type (else the legacy hybrid_override_pattern, else the
+    class's default list), each a norm, one mixer and the residual: a Mamba-2 mixer (mamba_num_heads x
+    mamba_head_dim wide; expand is not read), GQA attention, a plain MLP (up, mlp_hidden_act, down), or MoE (a
+    sigmoid router D -> n_routed_experts, plain experts of moe_intermediate_size, one shared MLP of
+    moe_shared_expert_intermediate_size)."""
+    o: dict[str, Any] = {}
+    if given("layers_block_type"):
+        types = r.list("layers_block_type", str)
+        key = "layers_block_type"
+        if r.has("hybrid_override_pattern"):
+            r.ignore("hybrid_override_pattern", "superseded by layers_block_type")
+    elif r.has("hybrid_override_pattern"):
+        pattern = r.str("hybrid_override_pattern")
+        bad = [ch for ch in pattern if ch not in _NEMOTRON_LEGACY]
+        if bad or not pattern:
+            raise r.fail("hybrid_override_pattern", "expected letters M (Mamba-2), * (attention), - (MLP), E (MoE)",
+                         pattern)
+        types = [_NEMOTRON_LEGACY[ch] for ch in pattern]
+        key = "hybrid_override_pattern"
+    else:  # NemotronHConfig.__post_init__'s list when neither is given
+        types = list(_NEMOTRON_DEFAULT_BLOCKS)
+        r.defaults["layers_block_type"] = types
+        key = "layers_block_type"
+    bad = [t for t in types if t not in _NEMOTRON_BLOCKS]
+    if bad or not types:
+        raise r.fail(key, f"block type {bad[0] if bad else None!r} is not one of {', '.join(_NEMOTRON_BLOCKS)}")
+    if r.has("num_hidden_layers"):  # NemotronHConfig derives the layer count from the list, whatever this says
+        r.ignore("num_hidden_layers", f"superseded by {key} ({len(types)} layers)")
+    n = o["num_decoder_layers"] = len(types)
+    mixers = [_NEMOTRON_BLOCKS[t][0] for t in types]
+    ffns = [_NEMOTRON_BLOCKS[t][1] for t in types]
+    o["attention_layer_pattern"] = fit_pattern(mixers, r, key)
+    o["ffn_layer_pattern"] = fit_pattern(ffns, r, key)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    act = r.str("mlp_hidden_act", d("mlp_hidden_act"))
+    o["mlp_activations"] = (ACTIVATIONS.get(act, act),)  # plain MLPs and experts: up, act, down (no gate)
+
+    if "G" in mixers:
+        o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+        o["num_kv_heads"] = r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1)
+        o["head_dim"] = r.int("head_dim", d("head_dim"), minimum=1)
+        if r.has("attention_head_dim"):  # older files' name; transformers reads head_dim (default 128) instead
+            if r.int("attention_head_dim", minimum=1, record=False) != o["head_dim"]:
+                raise r.fail("attention_head_dim", f"differs from head_dim={o['head_dim']}, which transformers' "
+                                                   "NemotronH attention uses", r.data["attention_head_dim"])
+            r.ignore("attention_head_dim", f"superseded: head_dim ({o['head_dim']}) is what transformers reads")
+        if given("sliding_window"):
+            raise r.fail("sliding_window", "not modelled: NemotronH attention with a sliding window")
+        r.ignore("sliding_window", NO_EFFECT + " (null)")
+    else:
+        for k in ("num_attention_heads", "num_key_value_heads", "head_dim", "attention_head_dim", "sliding_window"):
+            r.ignore(k, "unused: no attention layers")
+    if "M" in mixers:
+        _mamba(r, d, o, "mamba_num_heads", "mamba_head_dim", "ssm_state_size")
+        r.ignore("expand", "unused: NemotronH's Mamba width is mamba_num_heads x mamba_head_dim")
+        dtype = r.str("mamba_ssm_cache_dtype", d("mamba_ssm_cache_dtype"))
+        if dtype not in _CACHE_BYTES:
+            raise r.fail("mamba_ssm_cache_dtype", f"expected one of {', '.join(_CACHE_BYTES)}", dtype)
+        o["state_bytes"] = _CACHE_BYTES[dtype]
+    else:
+        for k in ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "chunk_size",
+                  "expand", "mamba_ssm_cache_dtype"):
+            r.ignore(k, "unused: no Mamba layers")
+    if "F" in ffns:
+        o["mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+    else:
+        r.ignore("intermediate_size", "unused: no MLP layers")
+    if "E" in ffns:
+        o["num_experts"] = r.int("n_routed_experts", d("n_routed_experts"), minimum=2)
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+        o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+        o["shared_experts"] = 1
+        o["shared_expert_mlp_dim"] = r.int("moe_shared_expert_intermediate_size",
+                                           d("moe_shared_expert_intermediate_size"), minimum=1)
+        r.ignore("n_shared_experts", "unused: NemotronHMoE always has one shared MLP "
+                                     "(moe_shared_expert_intermediate_size wide)")
+        if given("moe_latent_size"):
+            raise r.fail("moe_latent_size", "not modelled: experts in a latent space (its D -> latent and back "
+                                            "projections)")
+        r.ignore("moe_latent_size", NO_EFFECT + " (null)")
+    else:
+        for k in ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                  "moe_shared_expert_intermediate_size", "n_shared_experts", "moe_latent_size"):
+            r.ignore(k, "unused: no MoE layers")
+    mtp = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"), minimum=0)
+    if mtp:
+        raise r.fail("num_nextn_predict_layers", "not modelled: NemotronH's MTP blocks (mtp_layers_block_type)", mtp)
+    r.ignore("mtp_layers_block_type", "unused: no MTP layers")
+    return o
