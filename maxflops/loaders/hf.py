@@ -100,6 +100,18 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "vocab_size": 32768, "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64,
         "state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 256, "expand": 2,
     },
+    "bamba": {  # BambaConfig (mamba_d_head "auto": mamba_expand x hidden_size // mamba_n_heads)
+        "vocab_size": 128000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "mamba_n_heads": 128,
+        "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_expand": 2,
+        "mamba_chunk_size": 256,
+    },
+    "granitemoehybrid": {  # GraniteMoeHybridConfig (num_key_value_heads: post-init rule)
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "hidden_act": "silu", "num_local_experts": 8, "num_experts_per_tok": 2,
+        "shared_intermediate_size": 1024, "mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_groups": 1,
+        "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256,
+    },
     "nemotron_h": {  # NemotronHConfig (no published model: every key of a real file is given)
         "vocab_size": 131072, "hidden_size": 4096, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 21504, "mlp_hidden_act": "relu2",
@@ -120,7 +132,8 @@ _FAMILY = {
     "llama": "dense", "mistral": "dense", "qwen3": "dense", "mixtral": "moe", "qwen3_moe": "moe",
     "gpt_oss": "moe", "qwen3_next": "qwen3_next", "gemma3_text": "dense", "llama4_text": "llama4",
     "deepseek_v2": "deepseek", "deepseek_v3": "deepseek", "deepseek_v32": "deepseek", "glm_moe_dsa": "deepseek",
-    "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h",
+    "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h", "bamba": "bamba",
+    "granitemoehybrid": "granitemoehybrid",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
@@ -249,8 +262,8 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         return _hf_deepseek_v4(r, d)
     if family == "mamba2":
         return hf_ssm.mamba2(r, d)
-    if family == "nemotron_h":
-        return hf_ssm.nemotron_h(r, d, lambda key: _given(r, key))
+    if family in ("nemotron_h", "bamba", "granitemoehybrid"):
+        return getattr(hf_ssm, family)(r, d, lambda key: _given(r, key))
     o: dict[str, Any] = {}
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)

@@ -6,6 +6,10 @@ mean.
     mamba2       every layer one Mamba-2 mixer (no FFN)
     nemotron_h   one block per layer: Mamba-2 ('linear_attention' / M), attention ('full_attention' / *),
                  a plain MLP ('mlp' / -) or MoE ('moe' / E), given by layers_block_type or hybrid_override_pattern
+    bamba        every layer a Mamba-2 mixer or attention (attn_layer_indices) and a gated MLP
+    granitemoehybrid
+                 every layer a Mamba-2 mixer or attention (layer_types) and MoE with one shared gated MLP (or the
+                 shared MLP alone with num_local_experts 0)
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ _CACHE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 NO_EFFECT_KEYS = frozenset("""
     use_conv_bias mamba_proj_bias use_bias mamba_hidden_act time_step_min time_step_max time_step_limit
     time_step_floor time_step_rank residual_in_fp32 rescale_prenorm_residual layer_norm_epsilon use_mamba_kernels
-    num_logits_to_keep moe_shared_expert_overlap norm_eps
+    num_logits_to_keep moe_shared_expert_overlap norm_eps mamba_conv_bias z_loss_coefficient embedding_multiplier
+    logits_scaling residual_multiplier attention_multiplier position_embedding_type normalization_function
 """.split())
+_TYPE_LETTERS = {"linear_attention": "M", "mamba": "M", "full_attention": "G", "attention": "G"}  # (legacy names)
 
 
 def hybrid_patterns(hybrid_override_pattern: str) -> dict:
@@ -158,4 +164,96 @@ def nemotron_h(r: Reader, d, given) -> dict:
     if mtp:
         raise r.fail("num_nextn_predict_layers", "not modelled: NemotronH's MTP blocks (mtp_layers_block_type)", mtp)
     r.ignore("mtp_layers_block_type", "unused: no MTP layers")
+    return o
+
+
+def _hybrid_common(r: Reader, d, o: dict, mixers: list) -> None:
+    """The keys Bamba and GraniteMoeHybrid share: widths, GQA attention (head_dim = hidden_size // heads), and the
+    Mamba-2 mixer with mamba_* names (its width mamba_expand x hidden_size = mamba_n_heads x mamba_d_head)."""
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    act = r.str("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")  # gated: act(gate) * up
+    if "G" in mixers:
+        heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+        kv = r.int("num_key_value_heads", heads, minimum=1, none_ok=True)
+        o["num_kv_heads"] = heads if kv is None else kv
+        if o["emb_dim"] % heads:
+            raise r.fail("num_attention_heads", f"does not divide hidden_size={o['emb_dim']} (the head width)", heads)
+        o["head_dim"] = o["emb_dim"] // heads
+    else:
+        for k in ("num_attention_heads", "num_key_value_heads"):
+            r.ignore(k, "unused: no attention layers")
+    if "M" in mixers:
+        heads = r.int("mamba_n_heads", d("mamba_n_heads"), minimum=1)
+        expand = r.int("mamba_expand", d("mamba_expand"), minimum=1)
+        width = expand * o["emb_dim"]
+        head_dim = r.raw("mamba_d_head", d("mamba_d_head"))
+        if head_dim == "auto":
+            head_dim = width // heads
+        elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+            raise r.fail("mamba_d_head", "expected a positive integer or 'auto'", head_dim)
+        if heads * head_dim != width:
+            raise r.fail("mamba_d_head", f"mamba_n_heads x mamba_d_head = {heads * head_dim} must equal mamba_expand x "
+                                         f"hidden_size = {width} (the config class refuses it)", head_dim)
+        o["mamba_num_heads"], o["mamba_head_dim"] = heads, head_dim
+        o["mamba_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
+        o["mamba_n_groups"] = r.int("mamba_n_groups", d("mamba_n_groups"), minimum=1)
+        o["mamba_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
+        o["mamba_chunk_size"] = r.int("mamba_chunk_size", d("mamba_chunk_size"), minimum=1)
+        if heads % o["mamba_n_groups"]:
+            raise r.fail("mamba_n_groups", f"does not divide mamba_n_heads={heads}", o["mamba_n_groups"])
+    else:
+        for k in ("mamba_n_heads", "mamba_expand", "mamba_d_head", "mamba_d_state", "mamba_n_groups", "mamba_d_conv",
+                  "mamba_chunk_size"):
+            r.ignore(k, "unused: no Mamba layers")
+    o["attention_layer_pattern"] = fit_pattern(mixers, r, "layer_types")
+
+
+def bamba(r: Reader, d, given) -> dict:
+    """BambaConfig: num_hidden_layers layers, attention at attn_layer_indices and Mamba-2 elsewhere, each followed by
+    a gated MLP (intermediate_size)."""
+    o: dict[str, Any] = {}
+    n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    attn = set(r.list("attn_layer_indices", int, none_ok=True) or []) if given("attn_layer_indices") else set()
+    if any(not 0 <= i < n for i in attn):
+        raise r.fail("attn_layer_indices", f"has a layer outside 0..{n - 1}", sorted(attn))
+    _hybrid_common(r, d, o, ["G" if i in attn else "M" for i in range(n)])
+    o["mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+    return o
+
+
+def granitemoehybrid(r: Reader, d, given) -> dict:
+    """GraniteMoeHybridConfig: num_hidden_layers layers, each a Mamba-2 mixer or attention (layer_types; absent: every
+    layer Mamba) and then MoE (a router D -> num_local_experts, gated experts of intermediate_size, top
+    num_experts_per_tok) plus one shared gated MLP of shared_intermediate_size; with num_local_experts 0 the shared
+    MLP alone."""
+    o: dict[str, Any] = {}
+    n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    key = "layers_block_type" if r.has("layers_block_type") and not r.has("layer_types") else "layer_types"
+    if given(key):  # (layers_block_type: the attribute-map alias of layer_types)
+        types = r.list(key, str)
+        if len(types) != n:
+            raise r.fail(key, f"has {len(types)} entries for num_hidden_layers={n}")
+        bad = [t for t in types if t not in _TYPE_LETTERS]
+        if bad:
+            raise r.fail(key, f"layer type {bad[0]!r} is not one of {', '.join(_TYPE_LETTERS)}")
+        mixers = [_TYPE_LETTERS[t] for t in types]
+    else:  # GraniteMoeHybridConfig.__post_init__: every layer Mamba
+        mixers = ["M"] * n
+    _hybrid_common(r, d, o, mixers)
+    experts = r.int("num_local_experts", d("num_local_experts"), minimum=0)
+    shared = r.int("shared_intermediate_size", d("shared_intermediate_size"), minimum=1)
+    if experts:
+        o["num_experts"] = experts
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+        o["moe_mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+        o["shared_experts"], o["shared_expert_mlp_dim"] = 1, shared
+        if experts == 1:  # one routed expert is still a routed layer (its router runs), which the schema counts
+            raise r.fail("num_local_experts", "one routed expert is not modelled (maxflops' MoE needs 2 or more)",
+                         experts)
+    else:
+        o["mlp_dim"] = shared
+        for k in ("num_experts_per_tok", "intermediate_size"):
+            r.ignore(k, "unused: no experts (num_local_experts 0; the shared MLP alone)")
     return o
