@@ -292,6 +292,9 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
 # DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
 # the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.
 _NO_WINDOWS = {"window_pairs": "global", "window_scope": "pattern"}
+# Megatron's hybrid path prices a Mamba layer with d_in = 2 x hidden, 7 FLOPs per (token, channel, state) for the
+# scan and no conv (training.py's mamba_layer_flops, unchanged since 2025-03)
+CONVENTIONS["megatron"].update({"mamba_scan_flops": 7, "mamba_inner_width": "twice_hidden", "ssm_conv_flops": False})
 CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "global", "indexer_flops": False}
 CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
                                   "indexer_train_factor": 0}
@@ -552,7 +555,7 @@ HARDWARE_BELOW_MODEL = {
 # Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the
 # reporting-only knobs MaxText's per-model quirks use. Hardware FLOPs read each at its default (resolve.hardware_view).
 REPORTING_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle) | frozenset(
-    {"mhc_flops", "mhc_head_flops", "indexer_proj_split", "mamba_scan_flops"})
+    {"mhc_flops", "mhc_head_flops", "indexer_proj_split", "mamba_scan_flops", "mamba1_scan_flops"})
 
 
 def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,8 @@ REPORTING_KNOBS = (
     "indexer_every_layer", "indexer_stage_in_model", "indexer_train_factor", "gdn_conv_taps", "gdn_core_state_ops",
     "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
-    "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops",
+    "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops",
+    "mamba1_scan_flops",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
@@ -56,7 +57,7 @@ WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", 
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
-              "mamba_state_dim")
+              "mamba_state_dim", "mamba1_inner_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -104,7 +105,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     atype = attention_type or draw(st.sampled_from(SCHEMA["attention_type"].choices))
     kw["attention_type"] = atype
     compressed = atype == "compressed"
-    letters = "GLSH" if compressed else "GLCDM"
+    letters = "GLSH" if compressed else "GLCDMA"
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -137,7 +138,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if "D" not in pattern and "M" not in pattern:
+    if not set("DMA") & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -209,6 +210,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["mamba_head_dim"] = w["mamba_head_dim"]
         kw["mamba_state_dim"] = w["mamba_state_dim"]
         kw["mamba_conv_kernel"] = draw(st.integers(1, 5))
+    if "A" in pattern:
+        kw["mamba1_inner_dim"] = w["mamba1_inner_dim"]
+        kw["mamba1_state_dim"] = draw(st.integers(1, 6))
+        kw["mamba1_dt_rank"] = draw(st.integers(1, 4))
+        kw["mamba1_conv_kernel"] = draw(st.integers(1, 5))
     # --- layer shapes: a mixer alone, an FFN alone (Nemotron-H) ---------------------------------------------
     if not compressed and not n_mtp and draw(st.integers(0, 3)) == 0:
         mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
@@ -283,7 +289,7 @@ def knob_value(key):
         return st.integers(0, 3)
     if key == "gdn_core_state_ops":
         return st.integers(1, 4)
-    if key == "mamba_scan_flops":
+    if key in ("mamba_scan_flops", "mamba1_scan_flops"):
         return st.integers(1, 7)
     raise AssertionError(key)
 
@@ -305,7 +311,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
-    "ffn_layer_pattern",
+    "ffn_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
 }
 
 

@@ -1,4 +1,4 @@
-"""Mamba-2 (SSD): the engine's model FLOPs against a naive per-token implementation that counts its own
+"""Mamba-2 (SSD) and Mamba-1 (the selective scan): the engine's model FLOPs against a naive per-token implementation that counts its own
 multiply-adds; the reference kernel against that implementation's output; XLA's count of the kernel (recurrent and
 chunked, forward and train, packed documents) against the engine's hardware figure; and the hybrid layer shapes
 (a mixer alone, an FFN alone) against the same layers counted one by one."""
@@ -195,4 +195,107 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, train)
     b = _engine("train" if train else "prefill", max_target_length=L, per_device_batch_size=B, emb_dim=D,
                 mamba_num_heads=H, mamba_head_dim=P, mamba_state_dim=N, mamba_n_groups=G, mamba_conv_kernel=K,
                 mamba_impl=impl, mamba_chunk_size=chunk)
+    assert {n: got[n] for n in names} == {n: b.hardware_components[n] for n in names}
+
+
+# --- Mamba-1 (the selective scan) ------------------------------------------------------------------------------------
+
+class NaiveMamba1(NaiveMamba2):
+    """A Mamba-1 layer token by token in numpy, counting the multiply-adds of its contractions (the paper's S6
+    recurrence: per channel a state of N, its decay and input from the token)."""
+
+    def __init__(self, D, inner, N, R, K):
+        self.D, self.inner, self.N, self.R, self.K = D, inner, N, R, K
+        self.w_in = RNG.normal(size=(D, 2 * inner)) * 0.3
+        self.conv = RNG.normal(size=(K, inner)) * 0.3
+        self.x_proj = RNG.normal(size=(inner, R + 2 * N)) * 0.3
+        self.dt_proj = RNG.normal(size=(R, inner)) * 0.3
+        self.dt_bias, self.D_skip = RNG.normal(size=inner) * 0.3, RNG.normal(size=inner)
+        self.A_log = RNG.normal(size=(inner, N)) * 0.3
+        self.w_out = RNG.normal(size=(inner, D)) * 0.3
+        self.macs = {}
+
+    def forward(self, xs):
+        inner, N, R, K = self.inner, self.N, self.R, self.K
+        proj = np.stack([self.matvec("qkv_proj", x, self.w_in) for x in xs])
+        x, z = proj[:, :inner], proj[:, inner:]
+        conv = np.zeros_like(x)
+        for t in range(len(xs)):
+            for k in range(K):
+                if t - (K - 1 - k) >= 0:
+                    conv[t] += self.conv[k] * x[t - (K - 1 - k)]
+                    self._mac("ssm_conv", inner)
+        x = conv / (1 + np.exp(-conv))
+        h = np.zeros((inner, N))
+        A = -np.exp(self.A_log)
+        ys = []
+        for t in range(len(xs)):
+            dbc = self.matvec("qkv_proj", x[t], self.x_proj)
+            dt = np.log1p(np.exp(self.matvec("qkv_proj", dbc[:R], self.dt_proj) + self.dt_bias))
+            b, c = dbc[R:R + N], dbc[R + N:]
+            h = np.exp(dt[:, None] * A) * h + (dt * x[t])[:, None] * b[None, :]
+            y = np.array([self.matvec("core_attention", h[i], c[:, None])[0] for i in range(inner)])
+            ys.append((y + self.D_skip * x[t]) * (z[t] / (1 + np.exp(-z[t]))))
+        return np.stack([self.matvec("out_proj", v, self.w_out) for v in ys])
+
+
+MAMBA1_SHAPES = [(8, 12, 4, 3, 4, [13]), (6, 10, 3, 2, 2, [1, 5, 9]), (10, 8, 5, 1, 1, [7])]
+
+
+@pytest.mark.parametrize("D,inner,N,R,K,docs", MAMBA1_SHAPES)
+def test_mamba1_model_flops_equal_a_naive_layer(D, inner, N, R, K, docs):
+    naive = NaiveMamba1(D, inner, N, R, K)
+    for L in docs:
+        naive.forward(RNG.normal(size=(L, D)))
+    b = maxflops.count(maxflops.model_config(
+        num_decoder_layers=1, attention_layer_pattern="A", ffn_layer_pattern="-", emb_dim=D, vocab_size=8,
+        mamba1_inner_dim=inner, mamba1_state_dim=N, mamba1_dt_rank=R, mamba1_conv_kernel=K, mode="prefill",
+        max_target_length=sum(docs)), segment_lengths=docs)
+    assert {k: v for k, v in b.components.items() if k != "logits"} == {k: 2 * v for k, v in naive.macs.items()}
+    assert b.hardware_flops == b.total
+
+
+def test_mamba1_kernel_computes_the_naive_layer():
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        from maxflops.families.mamba1.proof import mamba1
+
+        D, inner, N, R, K = 8, 12, 4, 3, 4
+        naive = NaiveMamba1(D, inner, N, R, K)
+        x = RNG.normal(size=(2, 13, D))
+        want = np.stack([naive.forward(row) for row in x])
+        p = {"in_proj": naive.w_in, "conv": naive.conv[:, None, :], "x_proj": naive.x_proj, "dt_proj": naive.dt_proj,
+             "dt_bias": naive.dt_bias, "A_log": naive.A_log, "D_skip": naive.D_skip, "out": naive.w_out}
+        got = mamba1({k: jax.numpy.asarray(v) for k, v in p.items()}, jax.numpy.asarray(x), inner, N, R, K)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9, atol=1e-9)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("train", [False, True])
+@pytest.mark.parametrize("L,K", [(9, 3), (2, 4), (13, 1)])
+def test_xla_counts_the_mamba1_kernel_as_the_engine_prices_it(L, K, train):
+    import jax
+    import jax.numpy as jnp
+
+    from maxflops.families.mamba1.proof import mamba1
+    from maxflops.xla.hlo import count_lowered
+
+    B, D, inner, N, R = 2, 16, 12, 4, 3
+    naive = NaiveMamba1(D, inner, N, R, K)
+    p = {"in_proj": naive.w_in, "conv": naive.conv[:, None, :], "x_proj": naive.x_proj, "dt_proj": naive.dt_proj,
+         "dt_bias": naive.dt_bias, "A_log": naive.A_log, "D_skip": naive.D_skip, "out": naive.w_out}
+    p = {k: jnp.asarray(v, jnp.float32) for k, v in p.items()}
+    x = jnp.asarray(RNG.normal(size=(B, L, D)), jnp.float32)
+    fn = lambda p, x: mamba1(p, x, inner, N, R, K)  # noqa: E731
+    if train:
+        fn = jax.grad(lambda p, x: jnp.sum(mamba1(p, x, inner, N, R, K) ** 2), argnums=(0, 1))
+    names = ["qkv_proj", "ssm_conv", "core_attention", "out_proj"]
+    got = count_lowered(fn, p, x).by_scope(names)
+    b = _engine("train" if train else "prefill", attention_layer_pattern="A", max_target_length=L,
+                per_device_batch_size=B, emb_dim=D, mamba1_inner_dim=inner, mamba1_state_dim=N, mamba1_dt_rank=R,
+                mamba1_conv_kernel=K)
     assert {n: got[n] for n in names} == {n: b.hardware_components[n] for n in names}

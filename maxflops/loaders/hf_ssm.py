@@ -10,10 +10,15 @@ mean.
     granitemoehybrid
                  every layer a Mamba-2 mixer or attention (layer_types) and MoE with one shared gated MLP (or the
                  shared MLP alone with num_local_experts 0)
+    mamba, falcon_mamba
+                 every layer one Mamba-1 mixer (no FFN)
+    jamba        every layer a Mamba-1 mixer or attention (attn_layer_period / offset) and a gated MLP or MoE
+                 (expert_layer_period / offset)
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..reader import ACTIVATIONS, NO_EFFECT, Reader, fit_pattern
@@ -31,6 +36,8 @@ NO_EFFECT_KEYS = frozenset("""
     time_step_floor time_step_rank residual_in_fp32 rescale_prenorm_residual layer_norm_epsilon use_mamba_kernels
     num_logits_to_keep moe_shared_expert_overlap norm_eps mamba_conv_bias z_loss_coefficient embedding_multiplier
     logits_scaling residual_multiplier attention_multiplier position_embedding_type normalization_function
+    time_step_scale time_step_init_scheme use_mambapy use_associative_scan mixer_rms_eps mamba_proj_bias
+    use_falcon_mambapy
 """.split())
 _TYPE_LETTERS = {"linear_attention": "M", "mamba": "M", "full_attention": "G", "attention": "G"}  # (legacy names)
 
@@ -256,4 +263,83 @@ def granitemoehybrid(r: Reader, d, given) -> dict:
         o["mlp_dim"] = shared
         for k in ("num_experts_per_tok", "intermediate_size"):
             r.ignore(k, "unused: no experts (num_local_experts 0; the shared MLP alone)")
+    return o
+
+
+def _dt_rank(r: Reader, key: str, d, hidden: int) -> int:
+    """A Mamba-1 dt rank: an integer, or 'auto' = ceil(hidden_size / 16) as the config classes derive it."""
+    value = r.raw(key, d(key))
+    if value == "auto":
+        return math.ceil(hidden / 16)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise r.fail(key, "expected a positive integer or 'auto'", value)
+    return value
+
+
+def mamba(r: Reader, d) -> dict:
+    """MambaConfig / FalconMambaConfig: num_hidden_layers Mamba-1 blocks (a norm, the mixer, the residual), no FFN;
+    the mixer expand x hidden_size wide, dt rank time_step_rank. (Falcon-Mamba's extra RMS norms of dt, B and C are
+    elementwise.)"""
+    o: dict[str, Any] = {"attention_layer_pattern": "A", "ffn_layer_pattern": "-"}
+    o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    o["mamba1_inner_dim"] = r.int("expand", d("expand"), minimum=1) * o["emb_dim"]
+    r.ignore("intermediate_size", "superseded: the config class derives it as expand x hidden_size "
+                                  f"({o['mamba1_inner_dim']})")
+    o["mamba1_state_dim"] = r.int("state_size", d("state_size"), minimum=1)
+    o["mamba1_conv_kernel"] = r.int("conv_kernel", d("conv_kernel"), minimum=1)
+    o["mamba1_dt_rank"] = _dt_rank(r, "time_step_rank", d, o["emb_dim"])
+    r.ignore("hidden_act", NO_EFFECT + ": the mixer's conv activation")
+    return o
+
+
+def jamba(r: Reader, d, given) -> dict:
+    """JambaConfig: num_hidden_layers layers, layer i attention iff i % attn_layer_period == attn_layer_offset (else
+    a Mamba-1 mixer, mamba_expand x hidden_size wide), each followed by MoE iff i % expert_layer_period ==
+    expert_layer_offset and num_experts > 1 (a router D -> num_experts, gated experts of intermediate_size), else a
+    gated MLP of intermediate_size. Its mixer's RMS norms of dt, B and C are elementwise."""
+    o: dict[str, Any] = {}
+    n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    act = r.str("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    period, offset = r.int("attn_layer_period", d("attn_layer_period"), minimum=1), r.int(
+        "attn_layer_offset", d("attn_layer_offset"), minimum=0)
+    if offset >= period:
+        raise r.fail("attn_layer_offset", f"must be below attn_layer_period={period} (JambaConfig refuses it)", offset)
+    mixers = ["G" if i % period == offset else "A" for i in range(n)]
+    experts = r.int("num_experts", d("num_experts"), minimum=1)
+    e_period, e_offset = r.int("expert_layer_period", d("expert_layer_period"), minimum=1), r.int(
+        "expert_layer_offset", d("expert_layer_offset"), minimum=0)
+    if e_offset >= e_period:
+        raise r.fail("expert_layer_offset", f"must be below expert_layer_period={e_period} (JambaConfig refuses it)",
+                     e_offset)
+    ffns = ["E" if experts > 1 and i % e_period == e_offset else "F" for i in range(n)]
+    o["attention_layer_pattern"] = fit_pattern(mixers, r, "attn_layer_period")
+    o["ffn_layer_pattern"] = fit_pattern(ffns, r, "expert_layer_period")
+    o["mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+    if "E" in ffns:
+        o["num_experts"] = experts
+        o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+        o["moe_mlp_dim"] = o["mlp_dim"]
+    else:
+        r.ignore("num_experts_per_tok", "unused: no MoE layers")
+    if "G" in mixers:
+        heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+        kv = r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1, none_ok=True)
+        o["num_kv_heads"] = heads if kv is None else kv
+        o["head_dim"] = o["emb_dim"] // heads
+    else:
+        for k in ("num_attention_heads", "num_key_value_heads"):
+            r.ignore(k, "unused: no attention layers")
+    if "A" in mixers:
+        o["mamba1_inner_dim"] = r.int("mamba_expand", d("mamba_expand"), minimum=1) * o["emb_dim"]
+        o["mamba1_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
+        o["mamba1_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
+        o["mamba1_dt_rank"] = _dt_rank(r, "mamba_dt_rank", d, o["emb_dim"])
+    else:
+        for k in ("mamba_expand", "mamba_d_state", "mamba_d_conv", "mamba_dt_rank"):
+            r.ignore(k, "unused: no Mamba layers")
     return o

@@ -41,10 +41,18 @@ def _project(p: Priced, c, tokens) -> tuple:
 
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
-    _, H, P, N, _, _ = widths(c)
-    channels, K = _project(p, c, tokens)
-    conv.price(p, "ssm_conv", channels, K, c, seqs, decode, tokens)
-    p.out["core_attention"] = terms.mamba2_scan(H, P, N, c["mamba_scan_flops"]) * tokens
+    d, H, P, N, G, K = widths(c)
+    if c["mamba_inner_width"] == "twice_hidden":  # a convention: d_in = 2 x hidden (the dt part keeps the heads)
+        inner = 2 * d
+        p.out["qkv_proj"] = 2 * d * (2 * inner + 2 * G * N + H) * tokens
+        p.out["out_proj"] = p.closing["out_proj"] = 2 * inner * d * tokens
+        channels = inner + 2 * G * N
+    else:
+        inner = H * P
+        channels, K = _project(p, c, tokens)
+    if c["ssm_conv_flops"]:
+        conv.price(p, "ssm_conv", channels, K, c, seqs, decode, tokens)
+    p.out["core_attention"] = c["mamba_scan_flops"] * inner * N * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state read h C: its state gradient is an outer product
 
 
@@ -99,10 +107,18 @@ SCHEMA = {
                                         "terms.ssd_chunked).", choices=("recurrent", "chunked")),
     "mamba_chunk_size": _f(128, int, "Chunk length of mamba_impl='chunked' (every sequence padded to whole chunks).",
                            minimum=1),
-    "mamba_conv_impl": _f("valid", str, "Hardware Mamba causal conv: " + conv.IMPL_DOC, choices=conv.IMPLS),
+    "mamba_conv_impl": _f("valid", str, "Hardware Mamba causal conv (Mamba-2 and Mamba-1): " + conv.IMPL_DOC,
+                          choices=conv.IMPLS),
     "mamba_scan_flops": _f(2, int, "Model FLOPs of the Mamba scan per inner channel, state element and token. Exact "
-                                   "2: the state read h C (the decay and the update dt x (x) B are elementwise).",
-                           minimum=1),
+                                   "2: the state read h C (the decay and the update dt x (x) B are elementwise). "
+                                   "Megatron-LM and Megatron-Bridge count 7.", minimum=1),
+    "mamba_inner_width": _f("heads", str, "Model FLOPs: the Mamba-2 inner width d_in of in_proj's x and z, the scan and "
+                                          "out_proj: 'heads' (exact: mamba_num_heads x mamba_head_dim) or "
+                                          "'twice_hidden' (Megatron-LM's and Megatron-Bridge's 2 x emb_dim, whatever "
+                                          "the heads; their dt part keeps the heads).",
+                            choices=("heads", "twice_hidden")),
+    "ssm_conv_flops": _f(True, bool, "Model FLOPs: count Mamba's causal depthwise conv (Megatron-LM, Megatron-Bridge "
+                                     "and NeMo leave it out)."),
 }
 
 
