@@ -202,6 +202,26 @@ def test_commands_run_as_written(cmd, tmp_path):
         assert p.stderr.count("model MFU") == steps and "hardware MFU" in p.stderr, p.stderr[-2000:]
     if cmd.startswith("python -m maxflops sweep --model=deepseek4-284b --lengths=4096,16384"):
         _check_deepseek4_table()
+    if cmd.startswith("python -m maxflops sweep --model=nemotron-h-8b --lengths=4096,16384"):
+        _check_hybrid_table()
+
+
+def _check_hybrid_table():
+    """The README's hybrid table (GFLOPs per token, train, batch 1) against the engine."""
+    text = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| ([\d,]+) \| \*\*([\d.]+)\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \| "
+                      r"([\d.]+) \(([\d.]+)x\) \| \*\*([\d.]+)\*\* \| ([\d.]+) \(([\d.]+)x\) \|$", text, re.M)
+    assert len(rows) == 7, rows
+    for row in rows:
+        L = int(row[0].replace(",", ""))
+        h, llama, hm, nano, nanom = (maxflops.count(maxflops.load_config(m, max_target_length=L, **kw)) for m, kw in (
+            ("nemotron-h-8b", {}), ("llama3.1-8b", {}), ("nemotron-h-8b", {"convention": "megatron_main"}),
+            ("nemotron-3-nano-30b-a3b", {}), ("nemotron-3-nano-30b-a3b", {"convention": "megatron_main"})))
+        g = lambda b, x, n: f"{x / b.tokens / 1e9:.{n}f}"  # noqa: E731
+        assert list(row[1:]) == [g(h, h.total, 1), g(h, h.attention, 2), g(llama, llama.total, 1),
+                                 g(llama, llama.attention, 2), f"{h.total / llama.total:.2f}", g(hm, hm.total, 1),
+                                 f"{hm.total / h.total:.3f}", g(nano, nano.total, 2), g(nanom, nanom.total, 2),
+                                 f"{nanom.total / nano.total:.3f}"], row
 
 
 def _check_deepseek4_table():
