@@ -44,12 +44,26 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     if kind.mixer != NO_MIXER:
         family = family_of(kind)
         (family.price_hardware if hardware else family.price)(p, kind, c, seqs, decode, tokens)
+    if kind.parallel is not None:  # a second mixer on the same input, summed into the first's output
+        side = Priced()
+        family = family_of(kind.parallel)
+        (family.price_hardware if hardware else family.price)(side, kind.parallel, c, seqs, decode, tokens)
+        _merge(p, side)
     if kind.ffn != NO_FFN:
         _ffn(p, kind, c, seqs, decode, tokens, hardware)
     else:  # a mixer-only layer: the mixer's last matmul only joins the layer's output
         p.tail.update(p.closing)
     _extras(p, kind, c, seqs, decode, tokens, hardware)
     return p
+
+
+def _merge(p: Priced, side: Priced) -> None:
+    """Add a parallel mixer's priced parts into the layer's, component by component."""
+    for name in ("out", "tail", "single", "unnamed", "grad_extra", "closing"):
+        mine, theirs = getattr(p, name), getattr(side, name)
+        for k, v in theirs.items():
+            mine[k] = mine.get(k, 0) + v
+    p.qk += side.qk
 
 
 def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:

@@ -21,6 +21,7 @@ class LayerRow:
     computes_index: bool
     components: Mapping[str, int]
     hardware_components: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    parallel: str = ""  # the mixer beside the first one (parallel_layer_pattern), or ""
 
     @property
     def hardware_flops(self) -> int:
@@ -39,7 +40,8 @@ class LayerRow:
         return self.total - self.attention
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "group": self.group, "mixer": self.mixer, "ffn": self.ffn, "computes_index": self.computes_index,
+        return {"name": self.name, "group": self.group, "mixer": self.mixer, "parallel": self.parallel, "ffn": self.ffn,
+                "computes_index": self.computes_index,
                 "total": self.total, "learnable_weight": self.learnable_weight, "attention": self.attention,
                 "components": dict(self.components), "hardware_flops": self.hardware_flops,
                 "hardware_components": dict(self.hardware_components)}
@@ -90,7 +92,8 @@ class Breakdown:
         frozen = [types.MappingProxyType(p) for p in priced]
         hw_frozen = [types.MappingProxyType(p) for p in hw_priced]
         rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
-                         plan.kinds[i].computes_index, frozen[i], hw_frozen[j])
+                         plan.kinds[i].computes_index, frozen[i], hw_frozen[j],
+                         plan.kinds[i].parallel.mixer if plan.kinds[i].parallel is not None else "")
                 for (name, i), (_, j) in zip(plan.rows, hw_plan.rows)]
         rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head),
                              types.MappingProxyType(hw_head)))

@@ -57,6 +57,10 @@ SCHEMA: dict[str, Field] = {
                                  minimum=0),
     "interleave_moe_layer_step": _f(1, int, "With s > 1, layer l (0-based) past the dense prefix is MoE iff "
                                             "(l+1) % s == 0 (Llama 4).", minimum=1),
+    "parallel_layer_pattern": _f("", str, "A second mixer in each decoder layer, run beside the first on the same "
+                                          "normed input and summed into its output (Falcon-H1's attention and "
+                                          "Mamba-2), cyclic like attention_layer_pattern, letters as its (- none). "
+                                          "'' (default): one mixer per layer."),
     "ffn_layer_pattern": _f("", str, "The FFN of each decoder layer, cyclic like attention_layer_pattern (a "
                                      "per-layer list is a pattern of num_decoder_layers letters): F the dense FFN, "
                                      "E the MoE FFN, - none (a mixer-only layer, as Nemotron-H's Mamba and "
@@ -403,13 +407,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     pattern = c["attention_layer_pattern"]
     if not pattern:
         err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
-    for key in ("attention_layer_pattern", "mtp_layer_pattern"):
+    for key in ("attention_layer_pattern", "mtp_layer_pattern", "parallel_layer_pattern"):
         for ch in c[key]:
-            if ch not in LETTERS and not (ch == NO_MIXER_LETTER and key == "attention_layer_pattern"):
+            if ch not in LETTERS and not (ch == NO_MIXER_LETTER and key != "mtp_layer_pattern"):
                 err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are "
                          + ", ".join(f"{k} ({fam.letters[k]})" for k, fam in LETTERS.items())
-                         + (f", {NO_MIXER_LETTER} (no mixer: an FFN-only layer)" if key == "attention_layer_pattern"
-                            else ""))
+                         + (f", {NO_MIXER_LETTER} (no mixer)" if key != "mtp_layer_pattern" else ""))
     _check_layer_shapes(c, err)
     n_layers, n_mtp = c["num_decoder_layers"], c["mtp_num_layers"]
     # the letters in use: the decoder's (a cycle of any length) and the MTP modules' (built in train mode, checked
@@ -424,9 +427,14 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     def err_mtp(key, msg):  # a family's complaint about the MTP modules' letters names their key
         err("mtp_layer_pattern" if key == "attention_layer_pattern" and c["mtp_layer_pattern"] else key, msg)
 
+    parallel = c["parallel_layer_pattern"]
+    parallel_used = (parallel[:n_layers] if len(parallel) >= n_layers else parallel).replace(NO_MIXER_LETTER, "")
     for family in FAMILIES:  # each family's own checks, on the letters in use
         if family.check is not None:
             family.check(c, used[:len(used) - len(mtp_letters)].replace(NO_MIXER_LETTER, ""), err)
+            if parallel_used:
+                family.check(c, parallel_used, lambda key, msg: err(
+                    "parallel_layer_pattern" if key == "attention_layer_pattern" else key, msg))
             if mtp_letters:
                 family.check(c, mtp_letters, err_mtp)
     pattern = used
@@ -479,6 +487,15 @@ FFN_LETTERS = {"F": "the dense FFN", "E": "the MoE FFN", "-": "no FFN (a mixer-o
 def _check_layer_shapes(c, err) -> None:
     """ffn_layer_pattern's letters, and that every layer has a mixer or an FFN (or both)."""
     ffn, mixers = c["ffn_layer_pattern"], c["attention_layer_pattern"]
+    parallel = c["parallel_layer_pattern"]
+    if parallel:
+        if c["mtp_num_layers"]:
+            err("mtp_num_layers", f"{c['mtp_num_layers']}: MTP modules of a model with parallel_layer_pattern are not "
+                                  "modelled")
+        for layer in range(c["num_decoder_layers"]):
+            if parallel[layer % len(parallel)] != NO_MIXER_LETTER and mixers[layer % len(mixers)] == NO_MIXER_LETTER:
+                err("parallel_layer_pattern", f"layer {layer} has a parallel mixer but no first mixer "
+                                              f"(attention_layer_pattern={mixers!r}): put it there")
     for ch in ffn:
         if ch not in FFN_LETTERS:
             err("ffn_layer_pattern", f"{ffn!r} has unknown letter {ch!r}; letters are "

@@ -11,6 +11,7 @@ Patterns handled here and nowhere else:
   ``csa_compress_ratio`` / ``hca_compress_ratio``), an 'S' layer with the indexer always computing its own;
 - FFNs: the dense prefix (``first_num_dense_layers``) and MoE interleaving (``interleave_moe_layer_step``), or
   each layer's own (``ffn_layer_pattern``: dense, MoE or none);
+- a second mixer beside the first in a layer (``parallel_layer_pattern``: Falcon-H1's attention and Mamba-2);
 - layer shapes: a '-' mixer letter is a layer without a mixer (``NO_MIXER``), a '-' FFN letter one without an FFN
   (Nemotron-H's separate Mamba, attention, MLP and MoE layers);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
@@ -52,6 +53,7 @@ class LayerKind:
     engram: bool = False  # runs an Engram block before attention
     no_remat: bool = False  # outside rematerialization (remat_skip_layers)
     inner: bool = False  # not the last layer of its rematerialized unit (remat_block_layers): no tail
+    parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +94,11 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         else:
             mixer, span, index, ratio = mixer_of(letter, layer + 1, c)
             projection = projection_of(mixer, c)
+        parallel = c["parallel_layer_pattern"]
+        side = None
+        if parallel and parallel[layer % len(parallel)] != "-":
+            p_mixer, p_span, p_index, p_ratio = mixer_of(parallel[layer % len(parallel)], layer + 1, c)
+            side = LayerKind(p_mixer, p_span, projection_of(p_mixer, c), p_index, NO_FFN, False, ratio=p_ratio)
         if ffn_pattern:  # each layer's own (ffn_all_moe, a reporting convention: its dense FFNs counted as MoE)
             ffn = _FFN[ffn_pattern[layer % len(ffn_pattern)]]
             if ffn == "dense" and c["ffn_all_moe"] and c["num_experts"] > 1:
@@ -100,7 +107,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
             ffn = "moe" if is_moe_layer(layer, c) else "dense"
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
-                                                 ratio=ratio,
+                                                 ratio=ratio, parallel=side,
                                                  no_remat=layer < skip,
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":

@@ -55,6 +55,8 @@ def _describe(row) -> str:
         mixer = family.mixers[row.mixer]
         if family.label is not None:
             mixer = family.label(mixer, row)
+    if row.parallel:
+        mixer += " + " + MIXER_FAMILY[row.parallel].mixers[row.parallel]
     return f"{mixer}, {FFN_LABELS[row.ffn]}"
 
 

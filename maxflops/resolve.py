@@ -49,7 +49,8 @@ PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", 
              "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
              "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
              "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "csa_compress_ratio", "hca_compress_ratio",
-             "remat_skip_layers", "remat_block_layers", "ffn_layer_pattern")
+             "remat_skip_layers", "remat_block_layers", "ffn_layer_pattern",
+             "parallel_layer_pattern")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -105,9 +105,10 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
         out["weights"] += branches * G * c["emb_dim"] * (2 * G + G * G) * wb
-    if kind.mixer != NO_MIXER:
-        for name, value in family_of(kind).decode_cache(kind, c, seqs).items():  # the mixer's cache (or state)
-            out[name] = out.get(name, 0) + value
+    for mixer in (kind, kind.parallel):
+        if mixer is not None and mixer.mixer != NO_MIXER:
+            for name, value in family_of(mixer).decode_cache(mixer, c, seqs).items():  # its cache (or state)
+                out[name] = out.get(name, 0) + value
     return out
 
 

@@ -226,6 +226,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                 mixers[l] = "-"
         kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = "".join(mixers), "".join(ffns)
         kw["first_num_dense_layers"], kw["interleave_moe_layer_step"] = 0, 1
+        if draw(st.booleans()):  # a second mixer beside the first (Falcon-H1), of the letters already drawn
+            kw["parallel_layer_pattern"] = "".join(
+                "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
+                for m in mixers)
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))
@@ -311,7 +315,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
-    "ffn_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
+    "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
 }
 
 

@@ -299,3 +299,42 @@ def test_xla_counts_the_mamba1_kernel_as_the_engine_prices_it(L, K, train):
                 per_device_batch_size=B, emb_dim=D, mamba1_inner_dim=inner, mamba1_state_dim=N, mamba1_dt_rank=R,
                 mamba1_conv_kernel=K)
     assert {n: got[n] for n in names} == {n: b.hardware_components[n] for n in names}
+
+
+# --- a second mixer beside the first (Falcon-H1) ----------------------------------------------------------------------
+
+def test_parallel_mixers_are_the_sum_of_their_layers():
+    common = dict(emb_dim=64, vocab_size=128, mlp_dim=96, num_query_heads=4, num_kv_heads=2, head_dim=16,
+                  mamba_num_heads=8, mamba_head_dim=16, mamba_state_dim=8, mamba_n_groups=2, max_target_length=32,
+                  per_device_batch_size=2)
+    for mode in ("train", "prefill", "decode"):
+        both = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="G",
+                                                    parallel_layer_pattern="M", mode=mode, **common))
+        attn = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="G", mode=mode,
+                                                    **common))
+        ssm = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="M",
+                                                   ffn_layer_pattern="-", mode=mode, **common))
+        assert both.total == attn.total + ssm.total - ssm.components["logits"]
+        assert both.layers[0].parallel == "mamba2"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("knobs", [{}, dict(mamba_impl="chunked", mamba_chunk_size=4, remat_policy="full",
+                                           attention_impl="blocked", mamba_conv_impl="padded")])
+def test_xla_counts_the_flax_model_of_a_hybrid_as_the_engine_prices_it(knobs):
+    """A Flax model with every layer shape (Mamba-2 alone, Mamba-1 alone, an MLP alone, MoE alone, attention beside
+    Mamba-2 with a dense FFN): hardware == XLA, train step."""
+    import jax
+
+    from maxflops.xla import model as M
+    from maxflops.xla.hlo import count_lowered
+
+    cfg = maxflops.model_config(num_decoder_layers=5, attention_layer_pattern="MA--G", ffn_layer_pattern="--FEF",
+                                parallel_layer_pattern="----M", num_experts=4, num_experts_per_tok=2, mode="train",
+                                **knobs)
+    if knobs.get("mamba_conv_impl") == "padded":  # the Flax kernels' conv reads only the valid taps
+        cfg = maxflops.model_config(**{**dict(cfg), "mamba_conv_impl": "valid"})
+    c, model, params, tokens = M.build(cfg, abstract=True)
+    step, opt = M.train_step_fn(model)
+    xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    assert maxflops.count(c).hardware_flops == xla.matmul_flops

@@ -126,6 +126,12 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "num_experts": 16, "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": 8,
         "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto",
     },
+    "falcon_h1": {  # FalconH1Config (mamba_d_head "auto": the Mamba width // mamba_n_heads)
+        "vocab_size": 128000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "mamba_d_ssm": 1024,
+        "mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4,
+        "mamba_expand": 2, "mamba_chunk_size": 256,
+    },
     "nemotron_h": {  # NemotronHConfig (no published model: every key of a real file is given)
         "vocab_size": 131072, "hidden_size": 4096, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 21504, "mlp_hidden_act": "relu2",
@@ -148,6 +154,7 @@ _FAMILY = {
     "deepseek_v2": "deepseek", "deepseek_v3": "deepseek", "deepseek_v32": "deepseek", "glm_moe_dsa": "deepseek",
     "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h", "bamba": "bamba",
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
+    "falcon_h1": "falcon_h1",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
@@ -276,7 +283,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         return _hf_deepseek_v4(r, d)
     if family in ("mamba2", "mamba"):
         return getattr(hf_ssm, family)(r, d)
-    if family in ("nemotron_h", "bamba", "granitemoehybrid", "jamba"):
+    if family in ("nemotron_h", "bamba", "granitemoehybrid", "jamba", "falcon_h1"):
         return getattr(hf_ssm, family)(r, d, lambda key: _given(r, key))
     o: dict[str, Any] = {}
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)

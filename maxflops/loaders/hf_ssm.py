@@ -14,6 +14,7 @@ mean.
                  every layer one Mamba-1 mixer (no FFN)
     jamba        every layer a Mamba-1 mixer or attention (attn_layer_period / offset) and a gated MLP or MoE
                  (expert_layer_period / offset)
+    falcon_h1    every layer attention and a Mamba-2 mixer side by side (parallel_layer_pattern), then a gated MLP
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ NO_EFFECT_KEYS = frozenset("""
     num_logits_to_keep moe_shared_expert_overlap norm_eps mamba_conv_bias z_loss_coefficient embedding_multiplier
     logits_scaling residual_multiplier attention_multiplier position_embedding_type normalization_function
     time_step_scale time_step_init_scheme use_mambapy use_associative_scan mixer_rms_eps mamba_proj_bias
-    use_falcon_mambapy
+    use_falcon_mambapy mamba_norm_before_gate mamba_rms_norm projectors_bias lm_head_multiplier mlp_multipliers
+    key_multiplier attention_out_multiplier attention_in_multiplier ssm_multipliers ssm_in_multiplier
+    ssm_out_multiplier
 """.split())
 _TYPE_LETTERS = {"linear_attention": "M", "mamba": "M", "full_attention": "G", "attention": "G"}  # (legacy names)
 
@@ -342,4 +345,45 @@ def jamba(r: Reader, d, given) -> dict:
     else:
         for k in ("mamba_expand", "mamba_d_state", "mamba_d_conv", "mamba_dt_rank"):
             r.ignore(k, "unused: no Mamba layers")
+    return o
+
+
+def falcon_h1(r: Reader, d, given) -> dict:
+    """FalconH1Config: num_hidden_layers layers, each GQA attention and a Mamba-2 mixer on the same normed input
+    (their outputs summed; the multipliers scale elementwise), then a gated MLP (intermediate_size). The Mamba width
+    is mamba_d_ssm (absent or null: mamba_expand x hidden_size) = mamba_n_heads x mamba_d_head; the attention head
+    width is head_dim if the file gives one (the model reads it), else hidden_size // heads."""
+    o: dict[str, Any] = {"attention_layer_pattern": "G", "parallel_layer_pattern": "M"}
+    o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    act = r.str("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    o["mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+    heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+    kv = r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1, none_ok=True)
+    o["num_kv_heads"] = heads if kv is None else kv
+    hd = r.int("head_dim", minimum=1, none_ok=True) if r.has("head_dim") else None
+    o["head_dim"] = hd if hd is not None else o["emb_dim"] // heads
+    width = r.int("mamba_d_ssm", d("mamba_d_ssm"), minimum=1, none_ok=True)
+    if width is None:
+        width = r.int("mamba_expand", d("mamba_expand"), minimum=1) * o["emb_dim"]
+    else:
+        r.ignore("mamba_expand", f"superseded by mamba_d_ssm ({width})")
+    n_heads = r.int("mamba_n_heads", d("mamba_n_heads"), minimum=1)
+    head_dim = r.raw("mamba_d_head", d("mamba_d_head"))
+    if head_dim == "auto":
+        head_dim = width // n_heads
+    elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+        raise r.fail("mamba_d_head", "expected a positive integer or 'auto'", head_dim)
+    if n_heads * head_dim != width:
+        raise r.fail("mamba_d_head", f"mamba_n_heads x mamba_d_head = {n_heads * head_dim} must equal the Mamba width "
+                                     f"{width} (FalconH1Config refuses it)", head_dim)
+    o["mamba_num_heads"], o["mamba_head_dim"] = n_heads, head_dim
+    o["mamba_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
+    o["mamba_n_groups"] = r.int("mamba_n_groups", d("mamba_n_groups"), minimum=1)
+    o["mamba_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
+    o["mamba_chunk_size"] = r.int("mamba_chunk_size", d("mamba_chunk_size"), minimum=1)
+    if n_heads % o["mamba_n_groups"]:
+        raise r.fail("mamba_n_groups", f"does not divide mamba_n_heads={n_heads}", o["mamba_n_groups"])
     return o

@@ -61,11 +61,15 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
     pattern = c["attention_layer_pattern"]
     n = c["num_decoder_layers"]
-    ffn = c["ffn_layer_pattern"]
-    if ffn:  # hybrid layer shapes: a layer is its (mixer, FFN) pair; the pairs are reduced as letters are below
-        pairs = [(pattern[l % len(pattern)], ffn[l % len(ffn)]) for l in range(n)]
-        kept = [pair for pair in dict.fromkeys(pairs) for _ in range(min(pairs.count(pair), 2))]
-        pattern, out["ffn_layer_pattern"] = "".join(m for m, _ in kept), "".join(f for _, f in kept)
+    ffn, parallel = c["ffn_layer_pattern"], c["parallel_layer_pattern"]
+    if ffn or parallel:  # hybrid layer shapes: a layer is its (mixer, FFN, parallel mixer), reduced as letters below
+        shapes = [(pattern[l % len(pattern)], ffn[l % len(ffn)] if ffn else "",
+                   parallel[l % len(parallel)] if parallel else "") for l in range(n)]
+        kept = [shape for shape in dict.fromkeys(shapes) for _ in range(min(shapes.count(shape), 2))]
+        pattern = "".join(m for m, _, _ in kept)
+        out["ffn_layer_pattern"] = "".join(f for _, f, _ in kept)
+        out["parallel_layer_pattern"] = "".join(q for _, _, q in kept)
+        ffn = ffn or parallel
     elif len(pattern) >= n:  # a per-layer list: each kind of layer once, in order of first appearance (runs up to 2)
         pattern = "".join(ch * min(pattern[:n].count(ch), 2) for ch in dict.fromkeys(pattern[:n]))
     if not ffn:
@@ -130,6 +134,11 @@ class Layer(nn.Module):
         def one_sequence(h):  # the mixer's Flax layer: its family's slot (maxflops.xla.registry)
             out, state["top_idx"], state["aux"] = proof_of_kind(kind).layer(c, kind, p, h, state["top_idx"],
                                                                              state["aux"])
+            if kind.parallel is not None:  # the second mixer, on the same input, its parameters apart
+                side, state["top_idx"], state["aux"] = proof_of_kind(kind.parallel).layer(
+                    c, kind.parallel, lambda name, shape: p("parallel_" + name, shape), h, state["top_idx"],
+                    state["aux"])
+                out = out + side
             return out
 
         def ffn(h):
