@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, terms
-from .sequences import Packed, Uniform, as_lengths, batch
+from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind
@@ -40,7 +40,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     its family (``maxflops.families``: ``price`` / ``price_hardware``); the FFN and the extras here.
     """
     p = Priced()
-    tokens = seqs.count if decode else seqs.tokens
+    tokens = seqs.count if decode else priced_tokens(seqs, c)[0]
     if kind.mixer != NO_MIXER:
         family = family_of(kind)
         (family.price_hardware if hardware else family.price)(p, kind, c, seqs, decode, tokens)
@@ -263,7 +263,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
             fwd = {k: v * steps for k, v in fwd.items()}
         priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
     tokens = seqs.count if decode else seqs.tokens
-    head = _head(c, tokens * head_passes(c, steps))
+    head = _head(c, (tokens if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
     head.update(_vision(c, mode, steps))
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head

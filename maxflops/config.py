@@ -198,12 +198,21 @@ SCHEMA: dict[str, Field] = {
                                    "'megatron_main' (main at d98e8a6, 2026-08-22: no DSA, indexer or window terms), "
                                    "'megatron_pr6148' (#6148's head: top-k scaling at floor(mean length), the "
                                    "indexer by its gradient rule) or 'megatron_pr6753' (#6148's head with the DSA "
-                                   "core in the absorbed form). Knobs set explicitly win.",
-                     choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753")),
+                                   "core in the absorbed form), or 'megatron_bridge' (NVIDIA-NeMo/Megatron-Bridge at "
+                                   "067f987d, its hybrid path: main's rules with its sliding-window context and a "
+                                   "packed batch's padding priced; models with Mamba layers or hybrid layer shapes "
+                                   "only). Knobs set explicitly win.",
+                     choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753",
+                              "megatron_bridge")),
     "convention_knobs_from": _f("exact", str, "Set by the library: the convention whose bundle filled the "
                                               "knobs. When 'convention' differs (changed after the config was "
                                               "built), knobs still at that bundle's values are re-derived.",
-                                choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753")),
+                                choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148",
+                                         "megatron_pr6753", "megatron_bridge")),
+    "packed_tokens": _f("real", str, "Model FLOPs of a packed batch (segment_lengths): the token-linear terms over "
+                                     "its 'real' tokens, or over every row slot, the 'padded' ones too "
+                                     "(Megatron-Bridge); the attention pairs follow the documents either way.",
+                        choices=("real", "padded")),
     "indexer_stage_in_model": _f(True, bool, "Model FLOPs follow indexer_stage. Peer functions price the sparse "
                                              "stage whatever the stage (False); hardware FLOPs always follow it."),
     "indexer_train_factor": _f(0, int, "Train multiplier of the indexer; 0 = the gradient rule "
@@ -303,6 +312,8 @@ CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_p
 CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
                                   "indexer_train_factor": 0}
 CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_form": "absorbed"}
+# Megatron-Bridge's hybrid path: main's, plus its sliding-window context and the padding of a packed batch
+CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs": "bridge", "packed_tokens": "padded"}
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 
@@ -461,6 +472,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["attention_output_gate"] and c["attention_type"] != "global":
         err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
                                      f"attention_type={c['attention_type']!r}")
+    if c["convention"] == "megatron_bridge" and not hybrid_model(c):
+        err("convention", "'megatron_bridge' reproduces Megatron-Bridge's hybrid path (models with Mamba ('M') layers or "
+                          "ffn_layer_pattern); its GPT path is not transcribed here")
     if c["mode"] != "train" and c["convention"] != "exact":
         err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
                           f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")
@@ -481,6 +495,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
 
 
 NO_MIXER_LETTER = "-"  # attention_layer_pattern: a layer without a mixer (its FFN only)
+
+
+def hybrid_model(c) -> bool:
+    """A model Megatron's hybrid path prices: Mamba-2 ('M') layers, or layers of their own shapes
+    (ffn_layer_pattern). The 'megatron_bridge' convention is defined for these only."""
+    return "M" in c["attention_layer_pattern"] or bool(c["ffn_layer_pattern"])
 FFN_LETTERS = {"F": "the dense FFN", "E": "the MoE FFN", "-": "no FFN (a mixer-only layer)"}
 
 

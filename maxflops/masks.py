@@ -147,6 +147,15 @@ def chunk_megatron(seqs, span):
     return Fraction(seqs.sum(lambda L: L * span), 2)
 
 
+def window_bridge(seqs, span, tokens, rows):
+    """Megatron-Bridge's sliding window over ``tokens`` priced in ``rows``: each token sees the mean causal context of
+    a window in a row of the mean length s = tokens/rows, W - W(W-1)/(2s), so tokens*W - rows*W(W-1)/2 pairs; when
+    W >= s, half the square (sum L^2 / 2) as a global layer."""
+    if span * rows < tokens:
+        return tokens * span - Fraction(rows * span * (span - 1), 2)
+    return half_square(seqs)
+
+
 def window_unclamped(seqs, span):
     """MaxText's DeepSeek-V4 window: L*W - W^2/2 for every sequence, also when L < W."""
     return seqs.sum(lambda L: L * span) - Fraction(span * span, 2) * seqs.count

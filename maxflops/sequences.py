@@ -125,3 +125,12 @@ def segment_lengths_from_ids(segment_ids):
     run_len = np.diff(np.append(flat_start, rows * length))
     keep = ids.reshape(-1)[flat_start] != 0
     return run_len[keep]
+
+
+def priced_tokens(seqs, c) -> tuple:
+    """(tokens, rows) the token-linear model FLOPs are priced on: full rows as they are; a packed batch's real
+    tokens in per_device_batch_size rows, or every row slot with ``packed_tokens='padded'``."""
+    if isinstance(seqs, Packed):
+        rows = batch(c)
+        return (rows * c["max_target_length"] if c["packed_tokens"] == "padded" else seqs.tokens), rows
+    return seqs.tokens, seqs.count

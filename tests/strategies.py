@@ -25,7 +25,7 @@ REPORTING_KNOBS = (
     "indexer_every_layer", "indexer_stage_in_model", "indexer_train_factor", "gdn_conv_taps", "gdn_core_state_ops",
     "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
-    "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops",
+    "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops", "packed_tokens",
     "mamba1_scan_flops",
 )
 
@@ -230,6 +230,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["parallel_layer_pattern"] = "".join(
                 "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
                 for m in mixers)
+    if convention == "megatron_bridge" and "M" not in kw["attention_layer_pattern"] \
+            and not kw.get("ffn_layer_pattern"):  # Bridge's convention prices hybrid models only
+        kw["convention"] = convention = "megatron_main"
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))
@@ -274,7 +277,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         for key in draw(st.lists(st.sampled_from(REPORTING_KNOBS), min_size=1, max_size=6, unique=True)):
             kw[key] = draw(knob_value(key))
         if draw(st.booleans()):
-            conv = draw(st.sampled_from(CONVENTION_NAMES))
+            conv = draw(st.sampled_from([n for n in CONVENTION_NAMES if n != "megatron_bridge"]))
             key = draw(st.sampled_from(REPORTING_KNOBS))
             value = draw(knob_value(key))
             kw["convention_quirks"] = (f"{conv}:{key}={value}",)

@@ -10,6 +10,7 @@ The DSA family (``maxflops.families.dsa``) reuses the projections and the core.
 from __future__ import annotations
 
 from ... import masks, terms
+from ...sequences import priced_tokens
 from ...fields import _f
 from ..base import Family, Priced, ffn_width
 
@@ -40,6 +41,9 @@ def pairs(mixer: str, span: int, seqs, c, decode: bool):
         return masks.band_maxtext(seqs, span)
     if mixer == WINDOW and c["window_pairs"] == "unclamped":
         return masks.window_unclamped(seqs, span)
+    if mixer == WINDOW and c["window_pairs"] == "bridge":
+        tokens, rows = priced_tokens(seqs, c)
+        return masks.window_bridge(seqs, span, tokens, rows)
     if mixer == CHUNK and c["window_pairs"] == "maxtext":
         return masks.chunk_maxtext(seqs, span)
     return seqs.exact_pairs(mixer, span)
@@ -226,8 +230,10 @@ SCHEMA = {
     "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
                                      "approximation), 'megatron', 'global' (the layer counted as causal "
                                      "global attention under causal_pairs: MaxText's function for olmo3), or "
-                                     "'unclamped' (L*W - W^2/2 even when L < W: MaxText's DeepSeek-V4 function).",
-                       choices=("exact", "maxtext", "megatron", "global", "unclamped")),
+                                     "'unclamped' (L*W - W^2/2 even when L < W: MaxText's DeepSeek-V4 function), or "
+                                     "'bridge' (Megatron-Bridge: T*W - rows*W(W-1)/2 over the T tokens it prices, "
+                                     "half the square when W reaches the mean row length).",
+                       choices=("exact", "maxtext", "megatron", "global", "unclamped", "bridge")),
     "window_scope": _f("pattern", str, "Which layers a window or chunk applies to: 'pattern' the 'L' and 'C' layers; "
                                        "'all_layers' every attention layer of a model that has any (Megatron's "
                                        "seed rule: the chunk if one is set, else the window, for every layer).",

@@ -1,0 +1,80 @@
+"""Megatron-Bridge's hybrid path against ``convention='megatron_bridge'``.
+
+tests/fixtures/megatron_bridge/cases.json holds what NVIDIA-NeMo/Megatron-Bridge's own
+``num_floating_point_operations`` (at 067f987d) returned for Nemotron models, run by the script beside it: whole
+rows, a packed batch whose padding Bridge prices, and sliding windows on every attention layer, on every other one
+(``window_attn_skip_freq``) and longer than the rows. Bridge is Megatron-LM's hybrid path (see
+test_megatron_hybrid.py) plus those two. Set MAXFLOPS_MEGATRON_BRIDGE=BRIDGE_GIT_DIR:MEGATRON_LM_GIT_DIR to rerun
+the function itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+import maxflops
+from maxflops.loaders.hf_ssm import hybrid_patterns
+
+HERE = pathlib.Path(__file__).parent / "fixtures" / "megatron_bridge"
+DATA = json.loads((HERE / "cases.json").read_text())
+
+
+def config(name, case, **kw):
+    """The shipped config with the case's step; Bridge's window_size and window_attn_skip_freq as 'L' letters on the
+    attention layers they reach (1-based positions over the whole pattern, as Bridge numbers them)."""
+    m = case["model"]
+    kw = dict(max_target_length=m["seq_length"], per_device_batch_size=case["batch"], **kw)
+    if m.get("window_size"):
+        freq = m.get("window_attn_skip_freq")
+        mixers = hybrid_patterns(m["hybrid_layer_pattern"])["attention_layer_pattern"]
+        kw["attention_layer_pattern"] = "".join("L" if ch == "G" and (freq is None or (i + 1) % freq) else ch
+                                                for i, ch in enumerate(mixers))
+        kw["sliding_window_size"] = m["window_size"][0] + m["window_size"][1] + 1
+    return maxflops.load_config(name.split()[0], **kw)
+
+
+@pytest.mark.parametrize("name", sorted(DATA["cases"]))
+def test_megatron_bridge_equals_its_function(name):
+    case = DATA["cases"][name]
+    assert float(case["flops"]).is_integer()
+    b = maxflops.count(config(name, case, convention="megatron_bridge"), segment_lengths=case.get("documents"))
+    assert b.total == int(case["flops"])
+
+
+def test_bridge_prices_the_padding_of_a_packed_batch():
+    case = DATA["cases"]["nemotron-3-nano-30b-a3b packed"]
+    docs = case["documents"]
+    bridge = maxflops.count(config("nemotron-3-nano-30b-a3b", case, convention="megatron_bridge"),
+                            segment_lengths=docs)
+    real = maxflops.count(config("nemotron-3-nano-30b-a3b", case, convention="megatron_bridge",
+                                 packed_tokens="real"), segment_lengths=docs)
+    slots = case["batch"] * case["model"]["seq_length"]
+    assert sum(docs) < slots
+    assert bridge.components["logits"] * sum(docs) == real.components["logits"] * slots
+    # the attention layers' pairs follow the documents (the Mamba scan, token-linear, does not)
+    attention = [(a.components["core_attention"], b.components["core_attention"])
+                 for a, b in zip(bridge.layers, real.layers) if a.mixer == "global"]
+    assert attention and all(x == y for x, y in attention)
+
+
+def test_bridge_is_refused_for_a_model_its_hybrid_path_does_not_price():
+    with pytest.raises(ValueError, match="'convention': 'megatron_bridge' reproduces Megatron-Bridge's hybrid path"):
+        maxflops.load_config("llama3.1-8b", convention="megatron_bridge")
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_MEGATRON_BRIDGE"),
+                    reason="opt-in: MAXFLOPS_MEGATRON_BRIDGE=BRIDGE_GIT_DIR:MEGATRON_LM_GIT_DIR reruns the function")
+def test_live_megatron_bridge():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen", HERE / "generate.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    bridge_dir, mlm_dir = os.environ["MAXFLOPS_MEGATRON_BRIDGE"].split(":")
+    fn = gen.bridge_function(bridge_dir, mlm_dir, DATA["meta"]["megatron_bridge_commit"])
+    for name, case in DATA["cases"].items():
+        assert gen.run(fn, case) == case["flops"], name
