@@ -338,3 +338,22 @@ def test_xla_counts_the_flax_model_of_a_hybrid_as_the_engine_prices_it(knobs):
     step, opt = M.train_step_fn(model)
     xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
     assert maxflops.count(c).hardware_flops == xla.matmul_flops
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("impl", ["recurrent", "chunked"])
+def test_xla_counts_packed_documents_through_the_hybrid_flax_model(impl):
+    """Packed documents (one THD row, each document through the mixers on its own, as varlen kernels run them):
+    hardware == XLA for Mamba-2, Mamba-1 and attention beside Mamba-2."""
+    import jax
+
+    from maxflops.xla import model as M
+    from maxflops.xla.hlo import count_lowered
+
+    cfg = maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="MAG-", ffn_layer_pattern="--FF",
+                                parallel_layer_pattern="--M-", mode="train", mamba_impl=impl)
+    docs = (5, 1, 7)
+    c, model, params, tokens = M.build(cfg, abstract=True, segment_lengths=docs)
+    step, opt = M.train_step_fn(model)
+    xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    assert maxflops.count(c, segment_lengths=docs).hardware_flops == xla.matmul_flops
