@@ -23,18 +23,31 @@ HERE = pathlib.Path(__file__).parent / "fixtures" / "megatron_bridge"
 DATA = json.loads((HERE / "cases.json").read_text())
 
 
+# a model no shipped config holds: gated-delta-net, attention, Mamba and MLP blocks
+GDN_HYBRID = dict(num_decoder_layers=8, attention_layer_pattern="D-D-G-M-", ffn_layer_pattern="-F-F-F-F", emb_dim=2048,
+                  vocab_size=151936, mlp_dim=5120, num_query_heads=16, num_kv_heads=2, head_dim=128,
+                  mamba_num_heads=64, mamba_head_dim=64, mamba_n_groups=8, mamba_state_dim=128, gdn_num_key_heads=16,
+                  gdn_num_value_heads=32, gdn_key_head_dim=128, gdn_value_head_dim=128, gdn_conv_kernel_dim=4)
+
+
+def load(name, **kw):
+    return maxflops.model_config(**GDN_HYBRID, **kw) if name == "gdn" else maxflops.load_config(name, **kw)
+
+
 def config(name, case, **kw):
     """The shipped config with the case's step; Bridge's window_size and window_attn_skip_freq as 'L' letters on the
     attention layers they reach (1-based positions over the whole pattern, as Bridge numbers them)."""
     m = case["model"]
     kw = dict(max_target_length=m["seq_length"], per_device_batch_size=case["batch"], **kw)
+    if name.startswith("gdn"):
+        return load("gdn", **kw)
     if m.get("window_size"):
         freq = m.get("window_attn_skip_freq")
         mixers = hybrid_patterns(m["hybrid_layer_pattern"])["attention_layer_pattern"]
         kw["attention_layer_pattern"] = "".join("L" if ch == "G" and (freq is None or (i + 1) % freq) else ch
                                                 for i, ch in enumerate(mixers))
         kw["sliding_window_size"] = m["window_size"][0] + m["window_size"][1] + 1
-    return maxflops.load_config(name.split()[0], **kw)
+    return load(name.split()[0], **kw)
 
 
 @pytest.mark.parametrize("name", sorted(DATA["cases"]))
