@@ -75,6 +75,8 @@ def class_default(model_type: str, key: str, values: dict):
 MODELING = {
     # Qwen3MoeAttention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
     ("qwen3_moe", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
+    # FalconH1Attention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    ("falcon_h1", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
 }
 
 

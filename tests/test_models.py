@@ -131,6 +131,7 @@ def golden_train(c, tokens=T):
     pattern, N = c["attention_layer_pattern"], c["num_decoder_layers"]
     learn = attn = 0
     layers = []
+    side_pattern = c["parallel_layer_pattern"]
     for l in range(N):
         letter = pattern[l % len(pattern)]
         moe = ffn_of(c, l)
@@ -138,6 +139,8 @@ def golden_train(c, tokens=T):
         own_index = c["index_topk_freq"] == 1 or (l + 1) <= c["index_skip_offset"] or \
             (l + 1 - c["index_skip_offset"]) % c["index_topk_freq"] == 0
         layers.append((letter, moe, own_index))
+        if side_pattern and side_pattern[l % len(side_pattern)] != "-":  # a mixer beside it: its own weights
+            layers.insert(len(layers) - 1, (side_pattern[l % len(side_pattern)], None, True))
     layers += [(layers[-1][0], layers[-1][1], True, "mtp")] * c["mtp_num_layers"]
     for entry in layers:
         letter, ffn, own_index = entry[:3]
@@ -213,6 +216,7 @@ PUBLISHED = {
     "gemma3-27b": "27.0", "glm5": "744", "deepseek4-284b": "284",
     # NVIDIA's model cards: "8B", "56B", "9B" (one significant digit but 56), Nemotron-3-Nano "31.6B total"
     "nemotron-h-8b": "8", "nemotron-h-56b": "56", "nemotron-nano-9b-v2": "9", "nemotron-3-nano-30b-a3b": "31.6",
+    "falcon-h1-34b": "34",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
@@ -237,6 +241,11 @@ def test_configs_match_published_parameter_counts(name):
         letter = pattern[l % len(pattern)]
         total += sum(math.prod(s) for _, s in layer_weights(c, letter, ffn == "moe", True, active=False,
                                                              ffn=ffn is not None))
+        side = c["parallel_layer_pattern"][l % len(c["parallel_layer_pattern"])] if c["parallel_layer_pattern"] else "-"
+        total += sum(math.prod(s) for _, s in layer_weights(c, side, False, True, ffn=False))
+        if side == "M":
+            total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
+                * c["mamba_conv_kernel"]
         if letter == "M":  # the conv kernel (d_in + 2GN channels x K taps), no matmul but weights
             total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
                 * c["mamba_conv_kernel"]

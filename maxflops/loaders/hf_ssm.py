@@ -355,6 +355,20 @@ def falcon_h1(r: Reader, d, given) -> dict:
     width is head_dim if the file gives one (the model reads it), else hidden_size // heads."""
     o: dict[str, Any] = {"attention_layer_pattern": "G", "parallel_layer_pattern": "M"}
     o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    # keys of earlier FalconH1 files that transformers 5.24's class no longer has: accepted at the values every
+    # layer-has-both model carries, refused otherwise
+    if r.has("attn_layer_indices"):
+        if r.raw("attn_layer_indices", none_ok=True, record=False) is not None:
+            raise r.fail("attn_layer_indices", "not modelled: attention on some layers only (transformers 5.24's "
+                                               "FalconH1 puts attention beside Mamba in every layer)",
+                         r.data["attn_layer_indices"])
+        r.ignore("attn_layer_indices", NO_EFFECT + " (null: attention in every layer)")
+    if r.has("mamba_use_mlp"):
+        if r.bool("mamba_use_mlp", record=False) is not True:
+            raise r.fail("mamba_use_mlp", "not modelled: layers without their MLP", r.data["mamba_use_mlp"])
+        r.ignore("mamba_use_mlp", NO_EFFECT + " (true: every layer has its MLP)")
+    if r.has("mlp_expansion_factor"):
+        r.ignore("mlp_expansion_factor", "superseded by intermediate_size (the MLP width transformers builds)")
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
     act = r.str("hidden_act", d("hidden_act"))
@@ -365,6 +379,8 @@ def falcon_h1(r: Reader, d, given) -> dict:
     o["num_kv_heads"] = heads if kv is None else kv
     hd = r.int("head_dim", minimum=1, none_ok=True) if r.has("head_dim") else None
     o["head_dim"] = hd if hd is not None else o["emb_dim"] // heads
+    if not r.has("head_dim"):  # FalconH1Attention: getattr(config, "head_dim", hidden_size // heads)
+        r.defaults["head_dim"] = o["head_dim"]
     width = r.int("mamba_d_ssm", d("mamba_d_ssm"), minimum=1, none_ok=True)
     if width is None:
         width = r.int("mamba_expand", d("mamba_expand"), minimum=1) * o["emb_dim"]
