@@ -12,7 +12,7 @@ from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind
-from .resolve import from_source, hardware_view, plan_of, resolve_call
+from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes, recomputed, train_factor,
                        warmup)
 
@@ -242,7 +242,12 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     KV-cache length instead of ``decode_kv_length``. ``overrides`` replace config keys for this count only
     (validated; e.g. ``count(cfg, max_target_length=L)`` in a sweep).
     """
-    c, plan = resolve_call(config, overrides)
+    key = call_key(config, overrides)
+    if segment_lengths is None:  # a Breakdown is immutable: the same call returns the same one
+        hit = _COUNTS.get(key)
+        if hit is not None:
+            return hit
+    c, plan = resolve_key(key)
     mode = c["mode"]
     decode = mode == "decode"
     if segment_lengths is not None:
@@ -277,8 +282,18 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         hw_head.update(_vision(hw, mode, steps))
         return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
-    return make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
-                          hardware, c["not_priced"])
+    b = make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
+                       hardware, c["not_priced"])
+    if segment_lengths is None:
+        if len(_COUNTS) >= 1024:
+            _COUNTS.clear()
+        _COUNTS[key] = b
+    return b
+
+
+# Breakdowns of calls without documents, by call key (maxflops.resolve.call_key): a config counted again, unchanged,
+# is a lookup (the per-step path of a trainer)
+_COUNTS: dict = {}
 
 
 def _head(c, tokens, hardware: bool = False) -> dict:

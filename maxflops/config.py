@@ -480,9 +480,25 @@ def _check_relations(c: Mapping[str, Any]) -> None:
                           f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")
     if c["mode"] == "decode" and not c["causal"]:
         err("causal", "decode needs causal attention")
+    check_step(c)
+
+
+# The step's keys: no relation but check_step's involves them, and no plan reads them (a sweep over them re-checks
+# only these; see maxflops.resolve)
+STEP_KEYS = frozenset({"max_target_length", "per_device_batch_size", "decode_kv_length", "gradient_accumulation_steps"})
+
+
+def check_step(c: Mapping[str, Any]) -> None:
+    """The relations of the step's keys (STEP_KEYS): the batch a whole number of tokens, a fraction of a sequence
+    with denominator up to 2^20, whole in decode."""
+    def err(key, msg):
+        raise ValueError(f"config key {key!r}: {msg}")
+
     b = c["per_device_batch_size"]
     if b <= 0:
         err("per_device_batch_size", f"must be positive, got {b!r}")
+    if type(b) is int or (type(b) is float and b.is_integer()):  # whole sequences: every rule below holds
+        return
     if c["mode"] == "decode" and not float(b).is_integer():
         err("per_device_batch_size", f"{b!r}: decode adds one token per sequence, so it must be a whole number")
     exact_batch = Fraction(b).limit_denominator(1 << 20)
@@ -596,14 +612,18 @@ REPORTING_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle
 
 
 def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """A resolved config with some keys replaced (not 'convention'), validated."""
+    """A resolved config with some keys replaced (not 'convention'), validated. Overrides of the step's keys alone
+    (STEP_KEYS) re-check only their relations (``check_step``): the rest of a resolved config is unchanged."""
     values = dict(resolved)
     for key, value in overrides.items():
         if key not in SCHEMA:
             raise ValueError(f"unknown config key {key!r}{_closest(key)}")
         values[key] = _coerce(key, value)
         _check_value(key, values[key])
-    _check_relations(values)
+    if STEP_KEYS.issuperset(overrides):
+        check_step(values)
+    else:
+        _check_relations(values)
     return values
 
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from .config import REPORTING_KNOBS, SCHEMA, _explicit, apply_overrides, as_dict, quirks, resolve
+from .config import REPORTING_KNOBS, SCHEMA, STEP_KEYS, _explicit, apply_overrides, as_dict, quirks, resolve
 from .plan import build_plan
 
-__all__ = ["resolve_call", "from_source", "register_source", "plan_of", "hardware_view", "config_key", "PLAN_KEYS"]
+__all__ = ["resolve_call", "call_key", "resolve_key", "from_source", "register_source", "plan_of", "hardware_view",
+           "config_key", "PLAN_KEYS"]
 
 _SOURCES: list[tuple[Callable[[Any], bool], Callable[[Any], dict]]] = []
 
@@ -59,8 +60,8 @@ def _plan(plan_items: tuple):
 
 
 @functools.lru_cache(maxsize=256)
-def _resolved(items: tuple) -> dict:
-    return resolve(_explicit(dict(items)))
+def _resolved(key) -> dict:
+    return resolve(_explicit(dict(key.items)))
 
 
 def plan_of(c: dict):
@@ -69,22 +70,23 @@ def plan_of(c: dict):
 
 
 @functools.lru_cache(maxsize=256)
-def _planned(items: tuple) -> tuple:
+def _planned(key) -> tuple:
     """(resolved config, its plan) of a config key: the per-step path resolves and plans once."""
-    c = _resolved(items)
+    c = _resolved(key)
     return c, plan_of(c)
 
 
 @functools.lru_cache(maxsize=4096)
-def _with_overrides(items: tuple, typed_overrides: tuple) -> tuple:
+def _with_overrides(key, typed_overrides: tuple) -> tuple:
     """(resolved config, its plan) with ``typed_overrides`` applied."""
     given = {k: v for k, _, v in typed_overrides}
     if "convention" in given or "convention_quirks" in given:  # the bundle and the quirks are applied again
-        before = dict(items)
+        before = dict(key.items)
         c = resolve(_explicit({**before, **given}, given=given, previous_quirks=before.get("convention_quirks", ())))
-    else:
-        c = apply_overrides(_resolved(items), given)
-    return c, plan_of(c)
+        return c, plan_of(c)
+    base, plan = _planned(key)
+    c = apply_overrides(base, given)
+    return c, (plan if STEP_KEYS.issuperset(given) else plan_of(c))  # the step's keys do not change the plan
 
 
 def hardware_view(c) -> dict:
@@ -98,26 +100,65 @@ def hardware_view(c) -> dict:
             "convention": "exact", "convention_knobs_from": "exact"}
 
 
-def config_key(config) -> tuple:
-    """A hashable snapshot of the config's values (cheap for a ConfigDict)."""
+class _Key:
+    """A config's values as a hashable key whose hash is computed once (the caches below look it up per call)."""
+
+    __slots__ = ("items", "_hash")
+
+    def __init__(self, items: tuple):
+        self.items = items
+        self._hash = hash(items)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return self is other or (isinstance(other, _Key) and self._hash == other._hash and self.items == other.items)
+
+
+# The last keys of ConfigDicts by the identity of their storage, with the values they were taken from: a config
+# passed again, unchanged, reuses its key (checked value by value: a changed config gets a new one)
+_SEEN: dict = {}
+
+
+def config_key(config) -> _Key:
+    """A hashable snapshot of the config's values (cheap for a ConfigDict, and cheaper for one seen unchanged)."""
     fields = getattr(config, "_fields", None)  # ConfigDict's own storage: 30x faster than to_dict()
-    if isinstance(fields, dict) and set(map(type, fields.values())) <= _PLAIN:
-        return tuple(fields.items())
+    if isinstance(fields, dict):
+        seen = _SEEN.get(id(fields))
+        values = tuple(fields.values())
+        if seen is not None and seen[0] is fields and seen[1] == values and seen[2] == tuple(fields):
+            return seen[3]
+        if set(map(type, values)) <= _PLAIN:
+            key = _Key(tuple(fields.items()))
+            if len(_SEEN) >= 64:
+                _SEEN.clear()
+            _SEEN[id(fields)] = (fields, values, tuple(fields), key)
+            return key
     d = as_dict(config)
-    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items())
+    return _Key(tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d.items()))
 
 
 _PLAIN = {int, float, str, bool, tuple}
 
 
+def call_key(config, overrides: Mapping[str, Any] | None = None) -> tuple:
+    """A hashable key of a call's config and overrides: equal keys resolve to the same config (``resolve_key``)."""
+    key = config_key(from_source(config))
+    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
+        return key, tuple(sorted((k, type(v).__name__, _frozen(k, v)) for k, v in overrides.items()))
+    return key, ()
+
+
+def resolve_key(key: tuple) -> tuple:
+    """(resolved config, plan) of a ``call_key``."""
+    return _with_overrides(*key) if key[1] else _planned(key[0])
+
+
 def resolve_call(config, overrides: Mapping[str, Any] | None = None) -> tuple:
     """(resolved config, plan) of a call's config (a ConfigDict, a mapping of schema keys, or any input a source
     reader takes: MaxText's object or a MaxText-keyed mapping) and its overrides, cached per config key."""
-    config = from_source(config)
-    key = config_key(config)
-    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
-        return _with_overrides(key, tuple(sorted((k, type(v).__name__, _frozen(k, v)) for k, v in overrides.items())))
-    return _planned(key)
+    return resolve_key(call_key(config, overrides))
 
 
 def _frozen(key: str, value):
