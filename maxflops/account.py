@@ -194,7 +194,13 @@ _OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits", "mhc_head"})
 
 
 def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[str, int]:
-    """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config).
+    """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config), each
+    component rounded to an integer (see ``_hardware_raw``)."""
+    return {k: _to_int(v) for k, v in _hardware_raw(kind, c, seqs, decode, steps).items()}
+
+
+def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
+    """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config), unrounded.
 
     Train: each component's model multiplier, plus under a remat policy one more forward of every layer matmul
     the policy does not save, except the tail (see ``price_forward``), plus one QK^T forward under
@@ -205,7 +211,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     if kind.inner:  # its output feeds the next layer of its rematerialized unit: nothing is a tail
         tail = {}
     if c["mode"] != "train":
-        return {k: _to_int(v * steps) for k, v in fwd.items()}
+        return {k: v * steps for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
     wi_share = Fraction(2, 3) if len(c["mlp_activations"]) == 2 else Fraction(1, 2)
     if kind.mtp and not c["remat_mtp"] or kind.no_remat:
@@ -223,7 +229,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
             total += recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"] and train_factor(k, c) == 3:
             total += qk
-        out[k] = _to_int(total * steps)
+        out[k] = total * steps
     return out
 
 
@@ -259,14 +265,8 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     steps = c["gradient_accumulation_steps"] if mode == "train" else 1
     train = mode == "train"
 
-    priced = []
-    for kind in plan.kinds:
-        fwd = price_forward(kind, c, seqs, decode).out
-        if train:
-            fwd = {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
-        elif steps != 1:
-            fwd = {k: v * steps for k, v in fwd.items()}
-        priced.append({k: v if type(v) is int else round(v) for k, v in fwd.items()})
+    priced = [{k: v if type(v) is int else round(v) for k, v in _model_raw(kind, c, seqs, decode, steps).items()}
+              for kind in plan.kinds]
     tokens = seqs.count if decode else seqs.tokens
     head = _head(c, (tokens if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
     head.update(_vision(c, mode, steps))
@@ -291,6 +291,14 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     return b
 
 
+def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
+    """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
+    fwd = price_forward(kind, c, seqs, decode).out
+    if c["mode"] == "train":
+        return {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
+    return {k: v * steps for k, v in fwd.items()} if steps != 1 else fwd
+
+
 # Breakdowns of calls without documents, by call key (maxflops.resolve.call_key): a config counted again, unchanged,
 # is a lookup (the per-step path of a trainer)
 _COUNTS: dict = {}
@@ -298,12 +306,16 @@ _COUNTS: dict = {}
 
 def _head(c, tokens, hardware: bool = False) -> dict:
     """The rows outside the decoder layers: the output head, and the per-layer-embedding projection."""
-    head = {"logits": _to_int(terms.logits(c["emb_dim"], _vocab(c, hardware)) * tokens)}
+    return {k: _to_int(v) for k, v in _head_raw(c, tokens, hardware).items()}
+
+
+def _head_raw(c, tokens, hardware: bool = False) -> dict:
+    head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware)) * tokens}
     if _has_hyper_head(c, hardware):
-        head["mhc_head"] = _to_int(terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens)
+        head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens
     if c["per_layer_input_dim"]:
-        head["per_layer_emb_proj"] = _to_int(
-            terms.ple_global(c["emb_dim"], c["num_decoder_layers"], c["per_layer_input_dim"]) * tokens)
+        head["per_layer_emb_proj"] = terms.ple_global(c["emb_dim"], c["num_decoder_layers"],
+                                                      c["per_layer_input_dim"]) * tokens
     return head
 
 
@@ -312,6 +324,11 @@ def _has_hyper_head(c, hardware: bool) -> bool:
 
 
 def _vision(c, mode: str, steps: int) -> dict:
+    """The vision encoder, per step, rounded (see ``_vision_raw``)."""
+    return {k: _to_int(v) for k, v in _vision_raw(c, mode, steps).items()}
+
+
+def _vision_raw(c, mode: str, steps: int) -> dict:
     """The vision encoder, per step: every sequence row encodes ``vision_images`` images in train and prefill
     (decode reuses the encoded images). Train: a frozen encoder runs forward only; the projector trains (3x)."""
     if not c["vision_layers"] or mode == "decode":
@@ -327,9 +344,9 @@ def _vision(c, mode: str, steps: int) -> dict:
     if warmup(c):  # the warm-up stage trains the indexer alone: the rest runs forward, or not at all
         encoder_passes = projector_passes = train_factor("vision_encoder", c)
     images = Fraction(c["per_device_batch_size"]).limit_denominator(1 << 20) * c["vision_images"] * steps
-    return {"vision_encoder": _to_int(encoder * encoder_passes * images),
-            "vision_attention": _to_int(layers * attention * encoder_passes * images),
-            "vision_projector": _to_int(projector * projector_passes * images)}
+    return {"vision_encoder": encoder * encoder_passes * images,
+            "vision_attention": layers * attention * encoder_passes * images,
+            "vision_projector": projector * projector_passes * images}
 
 
 def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[Breakdown]:

@@ -17,6 +17,8 @@ USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,L2,... [--vary=KEY --values=V1,V2,...]
                                 [--compare=KEY=VALUE[,KEY=VALUE] | --compare=MODEL[,MODEL...]] [--plot=out.png]
                                 [--json]
+       python -m maxflops sweep [--model=NAME ...] --lengths=L1,...|START:STOP:STEP --batches=B1,...|START:STOP:STEP
+                                [--csv=grid.csv] [--plot=grid.png] [--json]      (a grid, exact and fast)
        python -m maxflops compare A B [--config.KEY=VALUE ...] [--json]     (A, B: NAME or PATH[:KEY=VALUE,...])
        python -m maxflops --list        (known models)
   e.g. python -m maxflops --model=glm5 --config.max_target_length=32768 --config.convention=megatron
@@ -190,6 +192,12 @@ def _sweep(argv: list[str]) -> int:
     values, argv = _pop(argv, "values")
     compare, argv = _pop(argv, "compare")
     plot, argv = _pop(argv, "plot")
+    batches, argv = _pop(argv, "batches")
+    csv_path, argv = _pop(argv, "csv")
+    if batches is not None:
+        return _grid(argv, lengths, batches, compare, plot, csv_path, vary)
+    if csv_path:
+        raise UsageError("--csv: give --batches too (a grid of lengths and batches), or use --json")
     if vary and lengths:
         raise UsageError("sweep: give --lengths or --vary=KEY --values=..., not both")
     raw = values if vary else lengths
@@ -233,6 +241,90 @@ def _sweep(argv: list[str]) -> int:
         if plot:
             print(f"plot written to {plot}")
     return 0
+
+
+def _numbers(text: str, what: str, coerce) -> list:
+    """``V1,V2,...`` and ``START:STOP:STEP`` ranges (STOP included when reached), e.g. ``1024:1048576:1024``."""
+    out = []
+    for part in filter(None, text.split(",")):
+        if ":" in part:
+            try:
+                start, stop, step = (int(x) for x in part.split(":"))
+            except ValueError:
+                raise UsageError(f"--{what}: {part!r} is not START:STOP:STEP with integers") from None
+            if step <= 0 or stop < start:
+                raise UsageError(f"--{what}: {part!r}: STEP must be positive and STOP at least START")
+            out += list(range(start, stop + 1, step))
+        else:
+            out.append(coerce(part))
+    if not out:
+        raise UsageError(f"--{what} needs at least one value")
+    return out
+
+
+def _grid(argv, lengths, batches, compare, plot, csv_path, vary) -> int:
+    """``sweep --lengths=... --batches=...``: every (length, batch) of the grid, exact and fast (maxflops.grid)."""
+    from .config import _coerce, validate
+    from .grid import sweep_grid
+
+    if vary or compare:
+        raise UsageError("sweep --batches: a grid of --lengths x --batches (no --vary or --compare with it)")
+    if not lengths:
+        raise UsageError("sweep --batches needs --lengths=L1,L2,... (or START:STOP:STEP)")
+    argv = _rewrite_model(argv)
+    fv = _parse(argv)
+    cfg = validate(fv.config, given=given_keys(argv))
+    key = "decode_kv_length" if cfg["mode"] == "decode" else "max_target_length"
+    ls = _numbers(lengths, "lengths", lambda v: _coerce(key, v))
+    bs = _numbers(batches, "batches", lambda v: _coerce("per_device_batch_size", v))
+    points = len(ls) * len(bs)
+    progress = None
+    if points >= 20_000 and sys.stderr.isatty() or points >= 1_000_000:
+        def progress(done, total, _last=[-1]):  # a bar on stderr, one step per 2%
+            step = done * 50 // total
+            if step != _last[0]:
+                _last[0] = step
+                sys.stderr.write(f"\rsweep {'#' * step}{'.' * (50 - step)} {done:,}/{total:,} points")
+                if done == total:
+                    sys.stderr.write("\n")
+                sys.stderr.flush()
+    grid = sweep_grid(cfg, ls, bs, progress=progress)
+    if csv_path:
+        grid.write_csv(csv_path)
+    if plot:
+        from .plot import plot_grid
+
+        plot_grid(grid, plot)
+    if fv.json:
+        print(json.dumps({"model": grid.model_name, "mode": grid.mode, "convention": grid.convention,
+                          "rows": list(grid.rows())}, indent=1))
+        return 0
+    print(_grid_table(grid))
+    for path, what in ((csv_path, "csv"), (plot, "plot")):
+        if path:
+            print(f"{what} written to {path}")
+    return 0
+
+
+def _grid_table(grid, limit: int = 40) -> str:
+    head = [grid.length_key, "per_device_batch_size", "tokens", "model TFLOPs", "hardware TFLOPs",
+            "GFLOPs/token"]
+    rows = []
+    for row in grid.rows():
+        if len(rows) == limit:
+            break
+        rows.append([f"{row[grid.length_key]:,}", f"{row['per_device_batch_size']:g}", f"{row['tokens']:,}",
+                     f"{row['model_flops'] / 1e12:,.3f}", f"{row['hardware_flops'] / 1e12:,.3f}",
+                     f"{row['model_flops'] / row['tokens'] / 1e9:,.2f}"])
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    points = len(grid.lengths) * len(grid.batches)
+    lines = [f"FLOPs per device per step ({grid.model_name}, {grid.mode}, convention {grid.convention}): "
+             f"{len(grid.lengths):,} lengths x {len(grid.batches):,} batches = {points:,} points",
+             "  ".join(h.rjust(w) for h, w in zip(head, widths)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(x.rjust(w) for x, w in zip(r, widths)) for r in rows]
+    if points > limit:
+        lines.append(f"... {points - limit:,} more points (--csv=PATH writes them all)")
+    return "\n".join(lines)
 
 
 def _compare(argv: list[str]) -> int:

@@ -40,3 +40,31 @@ def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") 
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_grid(grid, path: str) -> None:
+    """Model TFLOPs per step against length, one line per batch (at most eight, spread over the batches given)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ValueError("--plot needs matplotlib: pip install matplotlib (or the 'plot' extra)") from None
+    x, log = axis(list(grid.lengths))
+    n = len(grid.batches)
+    picks = sorted({round(k * (n - 1) / 7) for k in range(8)}) if n > 8 else range(n)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for j in picks:
+        ax.plot(x, [grid.total[i][j] / 1e12 for i in range(len(grid.lengths))],
+                label=f"batch {grid.batches[j]:g}")
+    if log:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(grid.length_key)
+    ax.set_ylabel("model TFLOPs per device per step")
+    ax.set_title(f"{grid.model_name} ({grid.mode}, {grid.convention})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -111,7 +111,7 @@ PATHS = {
 def runnable(cmd: str, tmp: pathlib.Path) -> str:
     for placeholder, path in PATHS.items():
         cmd = cmd.replace(placeholder, path)
-    cmd = re.sub(r"(--plot=|--json |--csv )(\S+)", lambda m: m.group(1) + str(tmp / pathlib.Path(m.group(2)).name),
+    cmd = re.sub(r"(--plot=|--json |--csv |--csv=)(\S+)", lambda m: m.group(1) + str(tmp / pathlib.Path(m.group(2)).name),
                  cmd)
     if cmd.startswith("pip install -e '.[test]' && "):  # CI installs exactly this (.ci/run); run what follows
         cmd = cmd.split("&& ", 1)[1]
