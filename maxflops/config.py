@@ -631,7 +631,11 @@ def model_config(**overrides):
     """A locked ConfigDict: schema defaults, then the convention bundle, then ``overrides``; validated."""
     from ml_collections import config_dict
 
-    cfg = config_dict.ConfigDict(resolve(overrides))
+    values = resolve(overrides)
+    cfg = config_dict.ConfigDict()
+    # Every resolved value is plain (int, float, str, bool, tuple; no dict, no FieldReference): what ConfigDict's
+    # own filling stores, key by key, without its per-key dir() call (most of a ConfigDict's construction time)
+    cfg._fields.update(values)
     cfg.lock()
     return cfg
 
