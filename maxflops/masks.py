@@ -121,30 +121,37 @@ def pairs(mixer: str, span: int, L):
 # Each takes the step's sequences (an object with ``sum(f)`` over sequence lengths) and returns a pair count,
 # a Fraction where the approximation is not whole.
 
+def _ratio(n: int, d: int):
+    """n / d exactly: an int when d divides n (int arithmetic is many times faster than Fraction's), else a
+    Fraction."""
+    q, r = divmod(n, d)
+    return q if not r else Fraction(n, d)
+
+
 def half_square(seqs):
     """'Causal = half the square': sum L^2/2 (MaxText, Megatron)."""
-    return Fraction(seqs.sum(lambda L: L * L), 2)
+    return _ratio(seqs.sum(lambda L: L * L), 2)
 
 
 def band_maxtext(seqs, span):
     """MaxText's sliding window and DSA top-k: L*m - m^2/2 with m = min(L, span) (the dense L^2/2 when
     L <= span): a right triangle of side m, then m keys per query; the diagonal's m/2 is dropped."""
-    return Fraction(seqs.sum(lambda L: 2 * L * _minimum(L, span) - _minimum(L, span) ** 2), 2)
+    return _ratio(seqs.sum(lambda L: 2 * L * _minimum(L, span) - _minimum(L, span) ** 2), 2)
 
 
 def chunk_maxtext(seqs, span):
     """MaxText's chunked attention: half the sum of squared chunk lengths."""
-    return Fraction(seqs.sum(lambda L: (L // span) * span * span + (L % span) ** 2), 2)
+    return _ratio(seqs.sum(lambda L: (L // span) * span * span + (L % span) ** 2), 2)
 
 
 def window_megatron(seqs, span):
     """Megatron's sliding window (seed 3: effective length min(L, W), halved): L*min(L, W)/2."""
-    return Fraction(seqs.sum(lambda L: L * _minimum(L, span)), 2)
+    return _ratio(seqs.sum(lambda L: L * _minimum(L, span)), 2)
 
 
 def chunk_megatron(seqs, span):
     """Megatron's chunked attention (seed 3: effective length C, halved, even when L < C): L*C/2."""
-    return Fraction(seqs.sum(lambda L: L * span), 2)
+    return _ratio(seqs.sum(lambda L: L * span), 2)
 
 
 def window_bridge(seqs, span, tokens, rows):
@@ -152,18 +159,18 @@ def window_bridge(seqs, span, tokens, rows):
     a window in a row of the mean length s = tokens/rows, W - W(W-1)/(2s), so tokens*W - rows*W(W-1)/2 pairs; when
     W >= s, half the square (sum L^2 / 2) as a global layer."""
     if span * rows < tokens:
-        return tokens * span - Fraction(rows * span * (span - 1), 2)
+        return tokens * span - _ratio(rows * span * (span - 1), 2)
     return half_square(seqs)
 
 
 def window_unclamped(seqs, span):
     """MaxText's DeepSeek-V4 window: L*W - W^2/2 for every sequence, also when L < W."""
-    return seqs.sum(lambda L: L * span) - Fraction(span * span, 2) * seqs.count
+    return seqs.sum(lambda L: L * span) - _ratio(span * span * seqs.count, 2)
 
 
 def compressed_maxtext(seqs, m):
     """MaxText's DeepSeek-V4 visible blocks: half the L x L/m rectangle, L^2/(2m)."""
-    return Fraction(seqs.sum(lambda L: L * L), 2 * m)
+    return _ratio(seqs.sum(lambda L: L * L), 2 * m)
 
 
 def compressed_topk_maxtext(seqs, m, K):
