@@ -312,8 +312,12 @@ CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_p
 CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
                                   "indexer_train_factor": 0}
 CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_form": "absorbed"}
-# Megatron-Bridge's hybrid path: main's, plus its sliding-window context and the padding of a packed batch
-CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs": "bridge", "packed_tokens": "padded"}
+# Megatron-Bridge: main's rules, plus its sliding-window context, the padding of a packed batch, DSA's absorbed sparse
+# core and its indexer (by the reuse rule, MTP layers numbering themselves from 1 and copying the last layer's mixer)
+CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs": "bridge", "packed_tokens": "padded",
+                                  "dsa_pairs": "bridge", "dsa_core_form": "absorbed", "indexer_flops": True,
+                                  "indexer_pairs": "bridge", "indexer_head_reduction": True,
+                                  "indexer_train_factor": 0, "mtp_layer_numbering": "own"}
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 
@@ -472,9 +476,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["attention_output_gate"] and c["attention_type"] != "global":
         err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
                                      f"attention_type={c['attention_type']!r}")
-    if c["convention"] == "megatron_bridge" and not hybrid_model(c):
-        err("convention", "'megatron_bridge' reproduces Megatron-Bridge's hybrid path (models with Mamba ('M') layers or "
-                          "ffn_layer_pattern); its GPT path is not transcribed here")
+    if c["convention"] == "megatron_bridge" and not bridge_defined(c):
+        if c["attention_type"] == "compressed":
+            err("convention", "'megatron_bridge': Megatron-Bridge's DeepSeek-V4 rule (its dsv4_hybrid variant) is not "
+                              "transcribed here (attention_type='compressed')")
+        err("convention", "'megatron_bridge': Megatron-Bridge's DSA terms with an indexer loss (its teacher scores) are "
+                          f"not transcribed here (indexer_loss_scaling_factor={c['indexer_loss_scaling_factor']})")
     if c["mode"] != "train" and c["convention"] != "exact":
         err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
                           f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")
@@ -513,10 +520,12 @@ def check_step(c: Mapping[str, Any]) -> None:
 NO_MIXER_LETTER = "-"  # attention_layer_pattern: a layer without a mixer (its FFN only)
 
 
-def hybrid_model(c) -> bool:
-    """A model Megatron's hybrid path prices: Mamba-2 ('M') layers, or layers of their own shapes
-    (ffn_layer_pattern). The 'megatron_bridge' convention is defined for these only."""
-    return "M" in c["attention_layer_pattern"] or bool(c["ffn_layer_pattern"])
+def bridge_defined(c) -> bool:
+    """Whether the 'megatron_bridge' convention prices this model: not DeepSeek-V4's compressed attention (Bridge's
+    dsv4_hybrid rule) nor DSA with an indexer loss (its teacher scores): those are not transcribed here."""
+    return c["attention_type"] != "compressed" and not (c["use_sparse_indexer"] and c["indexer_loss_scaling_factor"] > 0)
+
+
 FFN_LETTERS = {"F": "the dense FFN", "E": "the MoE FFN", "-": "no FFN (a mixer-only layer)"}
 
 

@@ -194,6 +194,22 @@ def dsa_megatron(seqs, K):
     return dense if s <= K else dense * (K * s - Fraction(K * K, 2)) / (s * s / 2)
 
 
+def dsa_bridge(seqs, K, tokens):
+    """Megatron-Bridge's DSA over ``tokens`` priced (a packed batch's padded slots with packed_tokens='padded'): each
+    token sees the mean sparse context at c = Q/tokens (Q = sum L^2), K - K(K-1)/(2c) keys when c > K, else the
+    causal (c + 1)/2; times the tokens. For full rows, exactly sum_i min(i+1, K)."""
+    Q = seqs.sum(lambda L: L * L)
+    if Q <= K * tokens:  # c <= K
+        return _ratio(Q + tokens, 2)
+    return tokens * K - _ratio(K * (K - 1) * tokens * tokens, 2 * Q)
+
+
+def causal_bridge(seqs, tokens):
+    """Megatron-Bridge's causal context over ``tokens`` priced: (c + 1)/2 keys per token at c = Q/tokens, i.e.
+    (Q + tokens)/2 (the exact L(L+1)/2 for full rows and unpadded documents)."""
+    return _ratio(seqs.sum(lambda L: L * L) + tokens, 2)
+
+
 def dsa_megatron_floor(seqs, K):
     """Megatron-LM #6148's head and #6753: the dense s^2/2 pairs scaled by rho = a / (s/2), a = e*(1 - e/(2s)),
     e = min(K, floor(s)), s = Q/T the token-weighted mean length (one rho for the batch)."""

@@ -230,9 +230,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["parallel_layer_pattern"] = "".join(
                 "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
                 for m in mixers)
-    if convention == "megatron_bridge" and "M" not in kw["attention_layer_pattern"] \
-            and not kw.get("ffn_layer_pattern"):  # Bridge's convention prices hybrid models only
-        kw["convention"] = convention = "megatron_main"
+    if convention == "megatron_bridge" and (compressed or indexer and kw.get("indexer_loss_scaling_factor", 0) > 0):
+        kw["convention"] = convention = "megatron_main"  # not transcribed there: refused (test_megatron_bridge.py)
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))

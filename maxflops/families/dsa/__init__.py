@@ -14,6 +14,7 @@ The indexer is shared with the compressed family's CSA layers (``indexer_score``
 from __future__ import annotations
 
 from ... import masks, terms
+from ...sequences import priced_tokens
 from ...components import ATTENTION_KIND, WEIGHT, Component
 from ...fields import _f
 from .. import attention
@@ -52,6 +53,8 @@ def pairs(span: int, seqs, c, decode: bool):
         return masks.dsa_megatron(seqs, span)
     if c["dsa_pairs"] == "megatron_floor":
         return masks.dsa_megatron_floor(seqs, span)
+    if c["dsa_pairs"] == "bridge":
+        return masks.dsa_bridge(seqs, span, priced_tokens(seqs, c)[0])
     return seqs.exact_pairs(DSA, span)
 
 
@@ -83,6 +86,9 @@ def indexer_run(kind, seqs, c, decode: bool):
             return 0, 0
     if c["indexer_pairs"] == "half_square":
         return seqs.tokens, masks.half_square(seqs)
+    if c["indexer_pairs"] == "bridge":
+        tokens = priced_tokens(seqs, c)[0]
+        return tokens, masks.causal_bridge(seqs, tokens)
     return seqs.tokens, seqs.exact_pairs(GLOBAL, 0)
 
 
@@ -219,14 +225,17 @@ SCHEMA = {
                                   "min(1, attended/dense); 'megatron_floor' the same with attended = e*s - e^2/2, "
                                   "e = min(K, floor(s)) (Megatron-LM #6148's head, #6753); 'global' every query "
                                   "sees all earlier keys, counted by causal_pairs (Megatron-LM main: DSA as dense "
-                                  "MLA).", choices=("exact", "maxtext", "megatron", "megatron_floor", "global")),
+                                  "MLA); 'bridge' (Megatron-Bridge) K - K(K-1)/(2c) keys per priced token at c = "
+                                  "sum L^2 / tokens, the causal (c+1)/2 when c <= K.",
+                    choices=("exact", "maxtext", "megatron", "megatron_floor", "global", "bridge")),
     "dsa_core_form": _f("mla", str, "Per-pair widths of DSA's core attention in model FLOPs: 'mla' the non-absorbed "
                                     "heads (qk_nope + qk_rope, v_head_dim), 'absorbed' the latent (kv_lora_rank + "
                                     "qk_rope, kv_lora_rank: Megatron-LM #6753).", choices=("mla", "absorbed")),
     "indexer_flops": _f(True, bool, "Count the DSA indexer at all (Megatron-LM main has no indexer term)."),
     "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
                                       "'half_square' L^2/2 (a compressed layer's indexer: its exact visible "
-                                      "blocks, or L^2/(2m)).", choices=("exact", "half_square")),
+                                      "blocks, or L^2/(2m)), or 'bridge' (Megatron-Bridge: (c+1)/2 keys per priced "
+                                      "token, c = sum L^2 / tokens).", choices=("exact", "half_square", "bridge")),
     "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
                                              "per scored pair; Megatron does not)."),
     "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
