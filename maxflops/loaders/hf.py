@@ -96,6 +96,21 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "v_head_dim": 256, "qk_nope_head_dim": 192, "num_experts_per_tok": 8, "hidden_act": "silu",
         "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32, "first_k_dense_replace": 3,
     },
+    "olmo3": {  # Olmo3Config (num_key_value_heads: post-init rule; layer_types: sliding but every 4th)
+        "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "hidden_act": "silu", "sliding_window": 4096,
+    },
+    "glm4_moe": {  # Glm4MoeConfig (head_dim: the model's getattr rule, hidden_size // heads)
+        "vocab_size": 151552, "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46,
+        "num_attention_heads": 96, "num_key_value_heads": 8, "hidden_act": "silu", "moe_intermediate_size": 1408,
+        "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "first_k_dense_replace": 1,
+        "num_nextn_predict_layers": 1,
+    },
+    "minimax_m2": {  # MiniMaxM2Config
+        "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 1536, "num_hidden_layers": 62,
+        "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
+        "num_experts_per_tok": 8, "num_local_experts": 256,
+    },
     "mamba2": {  # Mamba2Config
         "vocab_size": 32768, "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64,
         "state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 256, "expand": 2,
@@ -154,7 +169,7 @@ _FAMILY = {
     "deepseek_v2": "deepseek", "deepseek_v3": "deepseek", "deepseek_v32": "deepseek", "glm_moe_dsa": "deepseek",
     "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h", "bamba": "bamba",
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
-    "falcon_h1": "falcon_h1",
+    "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
@@ -171,7 +186,7 @@ _HF_NO_EFFECT = frozenset("""
     attn_logit_softcapping cache_implementation swiglu_limit swiglu_alpha attn_temperature_tuning floor_scale
     attn_scale use_qk_norm for_llm_compressor _attn_implementation_autoset compress_rope_theta hc_eps
     hc_sinkhorn_iters chunk_size_feed_forward is_encoder_decoder id2label label2id output_attentions
-    output_hidden_states problem_type return_dict
+    output_hidden_states problem_type return_dict rotary_dim
 """.split()) | hf_ssm.NO_EFFECT_KEYS
 
 _HF_VISION = frozenset("""
@@ -312,7 +327,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
             o["interleave_moe_layer_step"] = s
     # The dense FFN width. Mixtral and gpt-oss have no dense layer: their intermediate_size is the expert width.
     dense_key = {"llama4": "intermediate_size_mlp"}.get(family, "intermediate_size")
-    if text_type in ("mixtral", "gpt_oss"):
+    if text_type in ("mixtral", "gpt_oss", "minimax_m2"):
         dense_key = None
     if o.get("num_experts", 1) == 1 or not all(is_moe):
         if dense_key is None:
@@ -334,6 +349,10 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         else:
             r.ignore(key, f"unused: no {what} layers")
 
+    if family == "glm4_moe":  # its MTP modules (num_nextn_predict_layers; transformers builds none)
+        key = "num_mtp_layers" if r.has("num_mtp_layers") and not r.has("num_nextn_predict_layers") \
+            else "num_nextn_predict_layers"
+        o["mtp_num_layers"] = r.int(key, d("num_nextn_predict_layers"), minimum=0)
     if family == "qwen3_next":
         for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),
                          ("linear_num_value_heads", "gdn_num_value_heads"),
@@ -672,6 +691,11 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
                                 "layer)")
         window = r.raw("sliding_window", d("sliding_window"), none_ok=True)
         return ["L" if window is not None else "G"] * n, "sliding_window"
+
+    if text_type == "olmo3":  # Olmo3Config: sliding on every layer but each 4th, absent layer_types
+        if given("layer_types"):
+            return from_types({"G", "L"}), "layer_types"
+        return ["G" if (i + 1) % 4 == 0 else "L" for i in range(n)], "num_hidden_layers"
 
     if text_type in ("qwen3", "qwen3_moe"):
         if given("layer_types"):
