@@ -327,9 +327,13 @@ def test_qwen_shared_expert_width(tmp_path):
     loaded = loaders.load_hf_config(p)
     assert loaded.overrides["shared_experts"] == 2
     assert "2 shared experts" in loaded.ignored["shared_expert_intermediate_size"]
+    # not a multiple of moe_intermediate_size: one shared expert of its own width
     p = hf_variant(tmp_path, "qwen3-next-80b-a3b", shared_expert_intermediate_size=768)
-    with pytest.raises(ValueError, match="key 'shared_expert_intermediate_size' = 768"):
-        loaders.load_hf_config(p)
+    loaded = loaders.load_hf_config(p)
+    assert (loaded.overrides["shared_experts"], loaded.overrides["shared_expert_mlp_dim"]) == (1, 768)
+    one = maxflops.count(maxflops.model_config(**loaded.overrides, mode="prefill", max_target_length=8))
+    shared = one.components["moe_shared"] // one.tokens  # per token: gate+up+down of 768, and the gate D -> 1
+    assert shared == 48 * (3 * 2 * 2048 * 768 + 2 * 2048)
 
 
 def test_maxtext_indexer_names_old_and_new(tmp_path):

@@ -111,6 +111,19 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
         "num_experts_per_tok": 8, "num_local_experts": 256,
     },
+    "qwen3_5_text": {  # Qwen3_5TextConfig (layer_types: linear but every full_attention_interval-th, default 4)
+        "vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
+        "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "hidden_act": "silu",
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4,
+    },
+    "qwen3_5_moe_text": {  # Qwen3_5MoeTextConfig (every layer MoE, with a gated shared expert)
+        "vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
+        "num_key_value_heads": 2, "head_dim": 256, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
+        "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_experts_per_tok": 8, "num_experts": 256, "full_attention_interval": 4,
+    },
     "mamba2": {  # Mamba2Config
         "vocab_size": 32768, "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64,
         "state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 256, "expand": 2,
@@ -170,9 +183,11 @@ _FAMILY = {
     "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h", "bamba": "bamba",
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
+    "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
-_WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+_WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
+             "qwen3_5_moe": "qwen3_5_moe_text"}
 HF_MODEL_TYPES = tuple(sorted(set(_FAMILY) | set(_WRAPPERS)))
 
 _HF_NO_EFFECT = frozenset("""
@@ -192,7 +207,7 @@ _HF_NO_EFFECT = frozenset("""
 _HF_VISION = frozenset("""
     vision_config mm_tokens_per_image boi_token_index eoi_token_index image_token_index image_token_id
     boi_token_id eoi_token_id vision_feature_layer vision_feature_select_strategy projector_hidden_act
-    multimodal_projector_bias
+    multimodal_projector_bias video_token_id vision_start_token_id vision_end_token_id
 """.split())
 
 
@@ -353,7 +368,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         key = "num_mtp_layers" if r.has("num_mtp_layers") and not r.has("num_nextn_predict_layers") \
             else "num_nextn_predict_layers"
         o["mtp_num_layers"] = r.int(key, d("num_nextn_predict_layers"), minimum=0)
-    if family == "qwen3_next":
+    if family in ("qwen3_next", "qwen3_5"):
         for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),
                          ("linear_num_value_heads", "gdn_num_value_heads"),
                          ("linear_key_head_dim", "gdn_key_head_dim"),
@@ -545,7 +560,7 @@ def _shared_count(r: Reader, key: str, width: int, moe_width: int) -> int:
 
 def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
     """Set the MoE keys of ``o``; return (per-layer is-MoE list, the key that decided it)."""
-    if family == "dense":
+    if family in ("dense", "qwen3_5"):
         return [False] * n, "num_hidden_layers"
 
     if family == "moe":  # mixtral, gpt_oss (intermediate_size is the expert width), qwen3_moe
@@ -578,7 +593,10 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
         moe = o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
         shared = r.int("shared_expert_intermediate_size", d("shared_expert_intermediate_size"))
         if shared:
-            o["shared_experts"] = _shared_count(r, "shared_expert_intermediate_size", shared, moe)
+            if shared % moe:  # one shared expert of its own width
+                o["shared_experts"], o["shared_expert_mlp_dim"] = 1, shared
+            else:
+                o["shared_experts"] = _shared_count(r, "shared_expert_intermediate_size", shared, moe)
             o["shared_expert_gate"] = True  # Qwen3NextSparseMoeBlock.shared_expert_gate: Linear(hidden, 1), sigmoid
         return _qwen_moe_layers(r, n)
 
@@ -677,7 +695,7 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
         interval = r.int("no_rope_layer_interval", d("no_rope_layer_interval"), minimum=1)
         return ["C" if (i + 1) % interval else "G" for i in range(n)], "no_rope_layer_interval"
 
-    if family == "qwen3_next":
+    if family in ("qwen3_next", "qwen3_5"):
         if given("layer_types"):
             r.ignore("full_attention_interval", "superseded by layer_types")
             return from_types({"G", "D"}), "layer_types"
