@@ -1,7 +1,7 @@
 """Hardware FLOPs against transformers' own eager models, counted by torch's FlopCounterMode.
 
 tests/fixtures/hf_eager/cases.json was made by the script beside it (torch 2.13 CPU, transformers 5.24): tiny
-models of eighteen families (every width distinct), one forward pass and one training step (forward and backward of the
+models of nineteen families (every width distinct), one forward pass and one training step (forward and backward of the
 loss), every mm/bmm/conv torch executed counted. Here the config transformers saved for each model goes through
 maxflops' Hugging Face loader, and ``count`` with the implementation knobs that describe transformers' eager code
 must give exactly those counts.
@@ -41,7 +41,7 @@ KNOBS = {
     # Mamba-1: mamba_selective_scan's recurrent loop (a state read per token) and the padded conv1d
     "mamba": dict(mamba_conv_impl="padded"), "jamba": dict(mamba_conv_impl="padded"),
     "falcon_h1": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
-    "olmo3": {}, "glm4_moe": {}, "minimax_m2": {},
+    "olmo3": {}, "glm4_moe": {}, "minimax_m2": {}, "glm4_moe_lite": {},
     # as Qwen3-Next: chunks of 64 solved by triangular solves, a padded conv1d
     "qwen3_5": dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded"),
     "qwen3_5_moe": dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded"),

@@ -124,6 +124,12 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "linear_num_value_heads": 32, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
         "num_experts_per_tok": 8, "num_experts": 256, "full_attention_interval": 4,
     },
+    "glm4_moe_lite": {  # Glm4MoeLiteConfig (head_dim: its attribute map reads qk_rope_head_dim)
+        "vocab_size": 154880, "hidden_size": 2048, "intermediate_size": 10240, "moe_intermediate_size": 1536,
+        "num_hidden_layers": 47, "num_attention_heads": 20, "num_key_value_heads": 20, "n_shared_experts": 1,
+        "n_routed_experts": 64, "kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64, "v_head_dim": 256,
+        "qk_nope_head_dim": 192, "num_experts_per_tok": 4, "hidden_act": "silu",
+    },
     "mamba2": {  # Mamba2Config
         "vocab_size": 32768, "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64,
         "state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 256, "expand": 2,
@@ -183,7 +189,7 @@ _FAMILY = {
     "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h", "bamba": "bamba",
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
-    "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next",
+    "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
@@ -627,6 +633,10 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
         for key in ("first_k_dense_replace", "moe_layer_freq"):
             r.ignore(key, "superseded by mlp_layer_types")
         return [t == "sparse" for t in types], "mlp_layer_types"
+    if text_type == "glm4_moe_lite":  # Glm4MoeLiteConfig: mlp_layer_types, absent: the first layer dense
+        for key in ("first_k_dense_replace", "moe_layer_freq"):
+            r.ignore(key, "not read by Glm4MoeLiteConfig (its mlp_layer_types, absent: the first layer dense)")
+        return [l >= 1 for l in range(n)], "num_hidden_layers"
     k = r.int("first_k_dense_replace", d("first_k_dense_replace"))
     freq = r.int("moe_layer_freq", 1, minimum=1, record=False)
     # DeepSeek's modeling code: MoE iff layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0
