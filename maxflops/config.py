@@ -317,7 +317,8 @@ CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_fo
 CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs": "bridge", "packed_tokens": "padded",
                                   "dsa_pairs": "bridge", "dsa_core_form": "absorbed", "indexer_flops": True,
                                   "indexer_pairs": "bridge", "indexer_head_reduction": True,
-                                  "indexer_train_factor": 0, "mtp_layer_numbering": "own"}
+                                  "indexer_train_factor": 0, "mtp_layer_numbering": "own",
+                                  "kda_output_gate": "full", "kda_core_state_ops": 4}
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 

@@ -146,6 +146,27 @@ def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 2) -> int:
     return 2 * state_ops * n_v * dk * dv
 
 
+def kda_proj(d: int, heads: int, head_dim: int, rank: int, full_output_gate: bool = False) -> tuple[int, int]:
+    """Kimi delta attention projections per token: (input, output). input: q, k, v D -> heads x head_dim each; the
+    forget gate D -> rank -> heads x head_dim; beta D -> heads; the output gate as low rank as the forget gate (or
+    one D -> heads x head_dim matmul with ``full_output_gate``). output: heads x head_dim -> D."""
+    hd = heads * head_dim
+    low_rank = 2 * d * rank + 2 * rank * hd
+    gate = 2 * d * hd if full_output_gate else low_rank
+    return 2 * d * 3 * hd + low_rank + 2 * d * heads + gate, 2 * hd * d
+
+
+def kda_chunk(heads: int, head_dim: int, chunk: int) -> int:
+    """Kimi delta attention's chunked form as transformers' torch path runs it, one chunk of C tokens, all heads: per
+    head the matmuls of the UT transform's products with the beta-scaled values and the decayed keys (2 C^2 d each),
+    the reads of the state by the decayed queries and by the transformed keys and the state update K^T V_new
+    (2 C d^2 each), and the masked query-key scores times the new values (2 C^2 d). The key-key and query-key scores
+    themselves carry the per-channel decay inside the sum, so they are elementwise products and sums, not matmuls;
+    the forward substitution that inverts the UT system is elementwise too."""
+    c, d = chunk, head_dim
+    return heads * (3 * 2 * c * c * d + 3 * 2 * c * d * d)
+
+
 def mamba2_proj(d: int, heads: int, head_dim: int, state: int, groups: int) -> tuple[int, int]:
     """Mamba-2 projections per token: (input, output). input: D -> z and x (d_in = heads x head_dim each), B and C
     (groups x state each), dt (heads). output: d_in -> D."""

@@ -26,7 +26,7 @@ REPORTING_KNOBS = (
     "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
     "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops", "packed_tokens",
-    "mamba1_scan_flops",
+    "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
@@ -36,7 +36,8 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 # Hardware (implementation) knobs with a finite set of values: drawn from SCHEMA's choices.
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
-                    "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl")
+                    "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
+                    "kda_impl", "kda_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -51,13 +52,14 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
-         "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid"}
+         "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
+         "kda_impl": "recurrent", "kda_conv_impl": "valid"}
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
-              "mamba_state_dim", "mamba1_inner_dim")
+              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -105,7 +107,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     atype = attention_type or draw(st.sampled_from(SCHEMA["attention_type"].choices))
     kw["attention_type"] = atype
     compressed = atype == "compressed"
-    letters = "GLSH" if compressed else "GLCDMA"
+    # Kimi delta attention has a rule under the exact and Megatron-Bridge conventions only (the others refuse it)
+    letters = "GLSH" if compressed else "GLCDMA" + ("K" if convention in ("exact", "megatron_bridge") else "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -138,7 +141,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if not set("DMA") & set(pattern):
+    if not set("DMAK") & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -215,6 +218,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["mamba1_state_dim"] = draw(st.integers(1, 6))
         kw["mamba1_dt_rank"] = draw(st.integers(1, 4))
         kw["mamba1_conv_kernel"] = draw(st.integers(1, 5))
+    if "K" in pattern:
+        kw["kda_num_heads"] = draw(st.integers(1, 3))
+        kw["kda_head_dim"] = w["kda_head_dim"]
+        kw["kda_gate_rank"] = draw(st.integers(0, 6))
+        kw["kda_conv_kernel"] = draw(st.integers(1, 5))
     # --- layer shapes: a mixer alone, an FFN alone (Nemotron-H) ---------------------------------------------
     if not compressed and not n_mtp and draw(st.integers(0, 3)) == 0:
         mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
@@ -231,7 +239,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                 "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
                 for m in mixers)
     if convention == "megatron_bridge" and (compressed or indexer and kw.get("indexer_loss_scaling_factor", 0) > 0):
-        kw["convention"] = convention = "megatron_main"  # not transcribed there: refused (test_megatron_bridge.py)
+        # not transcribed there: refused (test_megatron_bridge.py); Megatron-LM has no KDA rule
+        kw["convention"] = convention = "exact" if "K" in pattern else "megatron_main"
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))
@@ -257,6 +266,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["capacity_factor"] = draw(st.sampled_from([0.5, 1.0, 1.25, 1.3, 2.0]))
         kw["gdn_chunk_size"] = draw(st.integers(1, 16))
         kw["mamba_chunk_size"] = draw(st.integers(1, 16))
+        kw["kda_chunk_size"] = draw(st.integers(1, 16))
         kw["make_vocab_size_divisible_by"] = draw(st.sampled_from([1, 8, 128]))
         kw["tensor_parallel_size"] = draw(st.integers(1, 4))
         skip = draw(st.integers(0, n))
@@ -293,7 +303,7 @@ def knob_value(key):
         return st.booleans()
     if key == "indexer_train_factor":
         return st.integers(0, 3)
-    if key == "gdn_core_state_ops":
+    if key in ("gdn_core_state_ops", "kda_core_state_ops"):
         return st.integers(1, 4)
     if key in ("mamba_scan_flops", "mamba1_scan_flops"):
         return st.integers(1, 7)
@@ -318,6 +328,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
+    "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size",
 }
 
 

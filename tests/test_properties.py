@@ -309,7 +309,8 @@ def decode_exact_hardware(c):
     """The implementations under which a program prices the new token as the last query of a longer prefill."""
     return (c["attention_impl"] == "ideal" and c["dsa_impl"] == "ideal" and c["moe_impl"] != "capacity"
             and c["gdn_impl"] == "recurrent" and c["gdn_conv_impl"] != "padded" and c["indexer_impl"] == "attention"
-            and not c["indexer_skip_short"] and c["mamba_impl"] == "recurrent" and c["mamba_conv_impl"] != "padded")
+            and not c["indexer_skip_short"] and c["mamba_impl"] == "recurrent" and c["mamba_conv_impl"] != "padded"
+            and c["kda_impl"] == "recurrent" and c["kda_conv_impl"] != "padded")
 
 
 @budget()
@@ -324,7 +325,8 @@ def test_decode_is_difference_of_prefills(kw, T, data):
         kw.update(attention_impl="ideal", dsa_impl="ideal", gdn_impl="recurrent", indexer_impl="attention",
                   indexer_skip_short=False, moe_impl=data.draw(st.sampled_from(["ideal", "dense", "ragged_dense"])),
                   gdn_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), mamba_impl="recurrent",
-                  mamba_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
+                  mamba_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), kda_impl="recurrent",
+                  kda_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
     if any(q.split(":")[1].split("=")[0] in PAIR_RULE_KNOBS for q in kw.get("convention_quirks", ())):
         del kw["convention_quirks"]
     cfg = build(kw)
@@ -358,6 +360,9 @@ def test_packed_equals_separate(kw, docs):
     total = add(*(b.components for b in alone))
     if cfg.convention == "exact":
         assert nonzero(dict(packed.components), VISION) == nonzero(total, VISION)
+    elif cfg.packed_tokens == "padded":  # Megatron-Bridge prices every row slot, padding included: no less
+        no_vision = lambda d: sum(v for k, v in d.items() if k not in VISION)
+        assert no_vision(packed.components) >= no_vision(total) - (len(packed.layers) + 1) * (len(lengths) + 1)
     elif cfg.dsa_pairs not in ("megatron", "megatron_floor") or not cfg.use_sparse_indexer:
         slack = (len(packed.layers) + 1) * (len(lengths) + 1)
         no_vision = lambda d: sum(v for k, v in d.items() if k not in VISION)

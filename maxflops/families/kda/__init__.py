@@ -1,0 +1,131 @@
+"""Kimi delta attention (Kimi-Linear's linear attention), letter 'K', mixer and projection "kda": a gated delta rule
+whose decay is per channel (a diagonal gate over the key width) instead of one scalar per head.
+
+Per token, with H heads of width d (keys and values alike), r the gates' rank, K the conv width:
+- q, k, v: D -> H d each (2 D 3 H d);
+- the forget gate, low rank: D -> r -> H d (2 D r + 2 r H d), beta: D -> H (2 D H);
+- the output gate, low rank like the forget gate (``kda_output_gate='full'``: one D -> H d matmul, a convention);
+- the causal depthwise conv over q, k and v (3 H d channels; ``maxflops.families.conv``);
+- the recurrence per head: S <- diag(exp g) S (elementwise); S <- S + k (x) beta (v - S^T k) (the read S^T k is a
+  contraction, the rank-one update is not); o = S^T q: two reads of the d x d state, 2 d^2 FLOPs each
+  (``kda_core_state_ops`` = 2);
+- the gated norm (elementwise) and o_proj H d -> D.
+Hardware: the recurrence as above (``kda_impl='recurrent'``), or the chunked form of transformers' torch path
+(``'chunked'``, chunks of ``kda_chunk_size``, every sequence padded to whole chunks: ``terms.kda_chunk``); the conv by
+``kda_conv_impl``. Decode: the recurrence for the new token; the state (H d^2) and the conv's last K - 1 inputs read
+and written.
+
+Conventions: Megatron-Bridge prices the output gate as full rank and the core at 4 state-sized ops
+('megatron_bridge' sets both); the other peers have no rule for these layers, so their conventions refuse them.
+"""
+
+from __future__ import annotations
+
+from ... import terms
+from ...components import WEIGHT, Component
+from ...fields import _f
+from .. import conv
+from ..base import Family, Priced
+
+KDA = "kda"
+LETTER = "K"
+# conventions that define a KDA layer (the others are refused by name: their projects have no rule for one)
+CONVENTIONS = ("exact", "megatron_bridge")
+
+COMPONENTS = (Component("kda_conv", WEIGHT, 92, "Kimi delta attention's causal depthwise conv over q, k and v"),)
+
+
+def widths(c):
+    """(D, heads, head width, gates' rank, conv kernel)."""
+    d = c["kda_head_dim"]
+    return c["emb_dim"], c["kda_num_heads"], d, c["kda_gate_rank"] or d, c["kda_conv_kernel"]
+
+
+def _project(p: Priced, c, tokens, full_gate: bool) -> None:
+    D, H, d, r, _ = widths(c)
+    proj_in, proj_out = terms.kda_proj(D, H, d, r, full_gate)
+    p.out["qkv_proj"] = proj_in * tokens
+    p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
+
+
+def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    _, H, d, _, K = widths(c)
+    _project(p, c, tokens, c["kda_output_gate"] == "full")
+    conv.price(p, "kda_conv", 3 * H * d, K, c, seqs, decode, tokens)
+    p.out["core_attention"] = terms.gdn_core(H, d, d, c["kda_core_state_ops"]) * tokens
+    p.single["core_attention"] = p.out["core_attention"]  # the state's gradients of S^T k, S^T q: outer products
+
+
+def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
+    _, H, d, _, K = widths(c)
+    _project(p, c, tokens, False)
+    conv.price_hardware(p, "kda_conv", c["kda_conv_impl"], 3 * H * d, K, c, seqs, decode, tokens)
+    if c["kda_impl"] == "chunked" and not decode:
+        C = c["kda_chunk_size"]
+        p.out["core_attention"] = terms.kda_chunk(H, d, C) * seqs.sum(lambda L: -(-L // C))
+    else:
+        p.out["core_attention"] = p.single["core_attention"] = terms.gdn_core(H, d, d) * tokens
+    # no remat policy name covers these projections or the core ('context' is attention's)
+    p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
+
+
+def decode_cache(kind, c, seqs) -> dict:
+    """The conv's weights streamed (they are no matmul), and per sequence the state (H x d x d) with the conv's last
+    K - 1 inputs, read and written."""
+    _, H, d, _, K = widths(c)
+    return {"weights": 3 * H * d * K * c["weight_bytes"],
+            "state": 2 * (H * d * d + (K - 1) * 3 * H * d) * c["state_bytes"] * seqs.count}
+
+
+def mixer_of(letter: str, layer_number: int, c):
+    return (KDA, 0, False, 0) if letter == LETTER else None
+
+
+def check(c, letters: str, err) -> None:
+    if LETTER not in letters:
+        return
+    if c["convention"] not in CONVENTIONS:
+        err("convention", f"{c['convention']!r} has no rule for Kimi delta attention ('K' layers); use one of "
+                          f"{', '.join(map(repr, CONVENTIONS))}")
+    if c["attention_output_dim"]:
+        err("attention_output_dim", "is not supported with Kimi delta attention ('K') layers")
+
+
+# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+
+SCHEMA = {
+    "kda_num_heads": _f(32, int, "Kimi delta attention heads (each with a d x d state).", minimum=1),
+    "kda_head_dim": _f(128, int, "Kimi delta attention head width d (queries, keys and values).", minimum=1),
+    "kda_gate_rank": _f(0, int, "Rank of Kimi delta attention's forget and output gates (D -> rank -> heads x d); "
+                                "0: kda_head_dim (Kimi-Linear).", minimum=0),
+    "kda_conv_kernel": _f(4, int, "Kimi delta attention's causal depthwise conv width over q, k and v.", minimum=1),
+    "kda_impl": _f("recurrent", str, "Hardware Kimi delta attention: 'recurrent' (two state reads per token and "
+                                     "head) or 'chunked' (transformers' torch chunk_kimi_delta_attention: chunks of "
+                                     "kda_chunk_size, every sequence padded to whole chunks; its per-channel-decayed "
+                                     "key-key and query-key products are elementwise, not matmuls: see "
+                                     "terms.kda_chunk).", choices=("recurrent", "chunked")),
+    "kda_chunk_size": _f(64, int, "Chunk length of kda_impl='chunked'.", minimum=1),
+    "kda_conv_impl": _f("valid", str, "Hardware Kimi delta attention causal conv: " + conv.IMPL_DOC,
+                        choices=conv.IMPLS),
+    "kda_output_gate": _f("low_rank", str, "Model FLOPs of the output gate: 'low_rank' (exact: D -> rank -> heads x "
+                                           "d, as the model has it) or 'full' (Megatron-Bridge: one D -> heads x d "
+                                           "matmul).", choices=("low_rank", "full")),
+    "kda_core_state_ops": _f(2, int, "Kimi delta attention core: state-sized ops counted per token and head, "
+                                     "2 d^2 FLOPs each. Exact 2 (the reads S^T k and S^T q); Megatron-Bridge "
+                                     "counts 4.", minimum=1),
+}
+
+
+FAMILY = Family(
+    name="kda",
+    letters={LETTER: "Kimi delta attention (linear attention, per-channel decay)"},
+    mixers={KDA: "Kimi delta attention"},
+    components=COMPONENTS,
+    schema=SCHEMA,
+    mixer_of=mixer_of,
+    projection=KDA,
+    price=price,
+    price_hardware=price_hardware,
+    decode_cache=decode_cache,
+    check=check,
+)
