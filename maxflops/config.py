@@ -521,6 +521,17 @@ def check_step(c: Mapping[str, Any]) -> None:
 NO_MIXER_LETTER = "-"  # attention_layer_pattern: a layer without a mixer (its FFN only)
 
 
+def convention_defined(c, convention: str | None = None) -> bool:
+    """Whether ``convention`` (default: the config's own) has a rule for every layer of this model: Megatron-Bridge's
+    (``bridge_defined``), and each family's list of the conventions that price its layers (Kimi delta attention:
+    exact and Megatron-Bridge only). A config under a convention that is not defined is refused by its check."""
+    convention = convention or c["convention"]
+    if convention == "megatron_bridge" and not bridge_defined(c):
+        return False
+    letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
+    return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)
+
+
 def bridge_defined(c) -> bool:
     """Whether the 'megatron_bridge' convention prices this model: not DeepSeek-V4's compressed attention (Bridge's
     dsv4_hybrid rule) nor DSA with an indexer loss (its teacher scores): those are not transcribed here."""

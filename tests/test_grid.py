@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import maxflops
+from maxflops.config import convention_defined
 from strategies import config_kwargs
 
-CASES = [(name, conv) for name in maxflops.available_models() for conv in ("exact", "maxtext", "megatron_main")]
+CASES = [(name, conv) for name in maxflops.available_models() for conv in ("exact", "maxtext", "megatron_main")
+         if convention_defined(dict(maxflops.load_config(name)), conv)]
 
 
 def check(cfg, lengths, batches, points=None, **overrides):

@@ -88,6 +88,7 @@ LOADER_ONLY = {
     ("glm_moe_dsa", "moe_layer_freq"),
     # the checkpoint's MTP modules (transformers builds none): absent, none
     ("deepseek_v32", "num_nextn_predict_layers"), ("glm_moe_dsa", "num_nextn_predict_layers"),
+    ("kimi_linear", "num_nextn_predict_layers"),
     # gpt-oss's own name of num_experts_per_tok: checked against it when present
     ("gpt_oss", "experts_per_token"),
     # DeepSeek-V4's checkpoint format: per-layer compress ratios (a legacy kwarg DeepseekV4Config pops)

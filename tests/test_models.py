@@ -71,6 +71,12 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
                           c["gdn_value_head_dim"])
         w += [("in_proj_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), ("in_proj_ba", (D, 2 * nv)),
               ("out_proj", (nv * dv, D))]
+    elif letter == "K":  # Kimi delta attention: q, k, v, the low-rank forget and output gates, beta, o_proj
+        H, d = c["kda_num_heads"], c["kda_head_dim"]
+        r = c["kda_gate_rank"] or d
+        w += [("q_proj", (D, H * d)), ("k_proj", (D, H * d)), ("v_proj", (D, H * d)), ("f_a_proj", (D, r)),
+              ("f_b_proj", (r, H * d)), ("b_proj", (D, H)), ("g_a_proj", (D, r)), ("g_b_proj", (r, H * d)),
+              ("o_proj", (H * d, D))]
     elif c["attention_type"] == "compressed":  # DeepSeek-V4 (state-dict names of the checkpoint)
         H, hd, G, ro = c["num_query_heads"], c["head_dim"], c["o_groups"], c["o_lora_rank"]
         w += [("wq_a", (D, c["q_lora_rank"])), ("wq_b", (c["q_lora_rank"], H * hd)), ("wkv", (D, c["num_kv_heads"] * hd))]
@@ -153,6 +159,11 @@ def golden_train(c, tokens=T):
             taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
             learn += 3 * 2 * (H * P + 2 * G * N) * taps
             attn += 3 * 2 * H * P * N * tokens  # the state read y = h C per head, channel and state element
+        elif letter == "K":
+            H, d, K = c["kda_num_heads"], c["kda_head_dim"], c["kda_conv_kernel"]
+            taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
+            learn += 3 * 2 * 3 * H * d * taps
+            attn += 3 * (2 * 2 * d * d) * H * tokens  # the state reads S^T k and S^T q per head
         elif letter == "D":
             nk, nv, dk, dv, K = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
                                  c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
@@ -217,6 +228,10 @@ PUBLISHED = {
     # NVIDIA's model cards: "8B", "56B", "9B" (one significant digit but 56), Nemotron-3-Nano "31.6B total"
     "nemotron-h-8b": "8", "nemotron-h-56b": "56", "nemotron-nano-9b-v2": "9", "nemotron-3-nano-30b-a3b": "31.6",
     "falcon-h1-34b": "34",
+    # Moonshot publishes "48B total, 3B activated" as the model's name; the weights of its config.json count 49.12B
+    # (3.48B activated with both embeddings, 2.73B without). Held at "49", the count this file gives, so that a
+    # change to the KDA or MLA shapes fails here; the gap to the name is said in the config's docstring.
+    "kimi-linear-48b-a3b": "49",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
@@ -246,6 +261,8 @@ def test_configs_match_published_parameter_counts(name):
         if side == "M":
             total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
                 * c["mamba_conv_kernel"]
+        if letter == "K":  # the conv kernel over q, k, v, and per head A_log; per channel dt_bias
+            total += 3 * c["kda_num_heads"] * c["kda_head_dim"] * c["kda_conv_kernel"]
         if letter == "M":  # the conv kernel (d_in + 2GN channels x K taps), no matmul but weights
             total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
                 * c["mamba_conv_kernel"]

@@ -47,7 +47,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import maxflops
-from maxflops.config import bridge_defined
+from maxflops.config import convention_defined
 from maxflops.breakdown import ATTENTION_COMPONENTS
 from maxflops.config import CONVENTIONS, SCHEMA, Ints
 
@@ -105,8 +105,8 @@ def shipped(draw):
           "gradient_accumulation_steps": draw(st.integers(1, 3))}
     if mode == "train":
         ov["convention"] = draw(st.sampled_from(tuple(CONVENTIONS)))
-        if ov["convention"] == "megatron_bridge" and not bridge_defined(dict(shipped_config(name))):
-            ov["convention"] = "megatron_main"  # Bridge's convention is refused there (test_megatron_bridge.py)
+        if not convention_defined(dict(shipped_config(name)), ov["convention"]):
+            ov["convention"] = "exact"  # refused there (test_megatron_bridge.py, test_kda.py)
     for key in ("attention_impl", "dsa_impl", "moe_impl", "remat_policy", "gdn_impl", "moe_dispatch",
                 "gdn_conv_impl", "indexer_impl"):
         if draw(st.booleans()):
@@ -555,7 +555,7 @@ def test_every_convention_counts_every_train_config(kw):
     cfg = build(kw)
     plain = strip_knobs(kw)
     for conv in CONVENTIONS:
-        if conv == "megatron_bridge" and not bridge_defined(dict(cfg)):  # refused (test_megatron_bridge.py)
+        if not convention_defined(dict(cfg), conv):  # refused (test_megatron_bridge.py, test_kda.py)
             continue
         b = maxflops.count(cfg, convention=conv)
         check_structure(b)
@@ -585,7 +585,7 @@ def test_every_convention_counts_every_shipped_model(model):
     name, ov = model
     ov = {**ov, "mode": "train"}
     for conv in CONVENTIONS:
-        if conv == "megatron_bridge" and not bridge_defined(dict(shipped_config(name))):
+        if not convention_defined(dict(shipped_config(name)), conv):
             continue
         check_structure(maxflops.count(shipped_config(name), **{**ov, "convention": conv}))
 

@@ -50,6 +50,8 @@ class Family:
     #                       claims them ("" : its layers project as attention_type says)
     label: Callable | None = None  # (mixer label, row) -> the report's description of a row's mixer
     check: Callable | None = None  # (c, letters in use, err) -> None: its keys' checks; err(key, msg) raises
+    conventions: tuple = ()  # the conventions that have a rule for its layers (empty: every convention); the
+    #                       others are refused by its check (maxflops.config.convention_defined says which)
     hf_layer_types: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a Hugging Face config's
     #                       layer_types entry -> its letter (the HF loader's table is built from these)
     # The proof side lives in the family's package too, in ``proof.py`` (imports jax): its reference kernels, its

@@ -124,6 +124,13 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "linear_num_value_heads": 32, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
         "num_experts_per_tok": 8, "num_experts": 256, "full_attention_interval": 4,
     },
+    "kimi_linear": {  # KimiLinearConfig (saved names: num_experts, num_experts_per_token, num_shared_experts)
+        "vocab_size": 163840, "hidden_size": 2304, "intermediate_size": 9216, "moe_intermediate_size": 1024,
+        "num_hidden_layers": 27, "num_attention_heads": 32, "num_key_value_heads": 32, "num_shared_experts": 1,
+        "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
+        "num_experts_per_token": 8, "hidden_act": "silu", "num_experts": 256, "linear_head_dim": 128,
+        "linear_num_heads": 32, "linear_conv_kernel_dim": 4,
+    },
     "glm4_moe_lite": {  # Glm4MoeLiteConfig (head_dim: its attribute map reads qk_rope_head_dim)
         "vocab_size": 154880, "hidden_size": 2048, "intermediate_size": 10240, "moe_intermediate_size": 1536,
         "num_hidden_layers": 47, "num_attention_heads": 20, "num_key_value_heads": 20, "n_shared_experts": 1,
@@ -190,6 +197,7 @@ _FAMILY = {
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
+    "kimi_linear": "kimi_linear",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
@@ -207,7 +215,8 @@ _HF_NO_EFFECT = frozenset("""
     attn_logit_softcapping cache_implementation swiglu_limit swiglu_alpha attn_temperature_tuning floor_scale
     attn_scale use_qk_norm for_llm_compressor _attn_implementation_autoset compress_rope_theta hc_eps
     hc_sinkhorn_iters chunk_size_feed_forward is_encoder_decoder id2label label2id output_attentions
-    output_hidden_states problem_type return_dict rotary_dim
+    output_hidden_states problem_type return_dict rotary_dim mla_use_nope use_grouped_topk moe_router_activation_func
+    num_expert_group moe_renormalize model_max_length
 """.split()) | hf_ssm.NO_EFFECT_KEYS
 
 _HF_VISION = frozenset("""
@@ -331,7 +340,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
     o["num_kv_heads"] = heads if kv is None else kv
     o["mlp_activations"] = _hf_activation(r, text_type, d)
 
-    if family == "deepseek":
+    if family in ("deepseek", "kimi_linear"):
         _hf_mla(r, text_type, d, o)
     else:
         hd = r.int("head_dim", d("head_dim") if d("head_dim") is not MISSING else o["emb_dim"] // heads,
@@ -374,6 +383,8 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         key = "num_mtp_layers" if r.has("num_mtp_layers") and not r.has("num_nextn_predict_layers") \
             else "num_nextn_predict_layers"
         o["mtp_num_layers"] = r.int(key, d("num_nextn_predict_layers"), minimum=0)
+    if family == "kimi_linear":
+        _hf_kda(r, d, o, "K" in pattern)
     if family in ("qwen3_next", "qwen3_5"):
         for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),
                          ("linear_num_value_heads", "gdn_num_value_heads"),
@@ -620,6 +631,9 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
         r.ignore("interleave_moe_layer_step", "superseded by moe_layers")
         return [l in set(moe_layers) for l in range(n)], "moe_layers"
 
+    if family == "kimi_linear":
+        return _kimi_moe(r, d, o, n)
+
     # deepseek family: n_routed_experts, n_shared_experts, first_k_dense_replace, moe_layer_freq
     o["num_experts"] = r.int("n_routed_experts", d("n_routed_experts"), minimum=1)
     o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
@@ -668,6 +682,9 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
         if given("layer_types"):
             return from_types({"G"}), "layer_types"
         return ["G"] * n, "num_hidden_layers"
+
+    if family == "kimi_linear":
+        return _kimi_layers(r, n)
 
     if text_type == "gemma3_text":
         if given("layer_types"):
@@ -747,3 +764,100 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
     return ["G"] * n, "num_hidden_layers"
 
 
+
+
+# --- Kimi-Linear (kimi_linear): Kimi delta attention and MLA layers, DeepSeek-style MoE ---------------------------------
+
+# KimiLinearConfig reads these of the checkpoint's linear_attn_config (they win over its linear_* fields); a key of
+# the dict it does not read is refused when it would change the FLOPs of the real model (e.g. a full-rank gate)
+_KDA_KEYS = {"head_dim": "linear_head_dim", "num_heads": "linear_num_heads",
+             "short_conv_kernel_size": "linear_conv_kernel_dim"}
+_KDA_NO_EFFECT = {"gate_lower_bound"}  # a clamp of the forget gate: elementwise
+
+
+def _linear_attn_config(r: Reader) -> dict:
+    """The checkpoint's linear_attn_config dict ({} when absent or null), its unread keys refused by name."""
+    if not _given(r, "linear_attn_config"):
+        if not r.has("linear_attn_config"):
+            r.defaults[r.name("linear_attn_config")] = {}  # KimiLinearConfig's: the linear_* fields decide
+        return {}
+    lac = dict(r.mapping("linear_attn_config"))
+    for key in lac:
+        if key not in _KDA_KEYS and key not in ("full_attn_layers", "kda_layers") and key not in _KDA_NO_EFFECT:
+            raise r.fail("linear_attn_config", f"key {key!r} ({lac[key]!r}) is not read by transformers' "
+                                               "KimiLinearConfig and not modelled here")
+    return lac
+
+
+def _kimi_layers(r: Reader, n: int):
+    """KimiLinearConfig's layer types: layer_types, else the checkpoint's 1-based full_attn_layers / kda_layers,
+    else full attention at every 0-based layer i > 0 with i % 4 == 0 (Kimi delta attention elsewhere)."""
+    kinds = {"full_attention": "G", "linear_attention": "K"}
+    lac = _linear_attn_config(r)
+    if _given(r, "layer_types"):
+        types = r.list("layer_types", str)
+        if len(types) != n or any(t not in kinds for t in types):
+            raise r.fail("layer_types", f"expected {n} entries, each 'full_attention' or 'linear_attention'")
+        return [kinds[t] for t in types], "layer_types"
+    if "full_attn_layers" in lac and "kda_layers" in lac:
+        full, kda = lac["full_attn_layers"], lac["kda_layers"]
+        numbers = list(full) + list(kda)
+        if any(type(x) is not int or not 1 <= x <= n for x in numbers) or sorted(numbers) != list(range(1, n + 1)):
+            raise r.fail("linear_attn_config", f"full_attn_layers and kda_layers must number the layers 1..{n} once "
+                                               "each between them")
+        return ["G" if i + 1 in set(full) else "K" for i in range(n)], "linear_attn_config"
+    return ["G" if i and i % 4 == 0 else "K" for i in range(n)], "num_hidden_layers"
+
+
+def _hf_kda(r: Reader, d, o: dict, used: bool) -> None:
+    """The Kimi delta attention widths: linear_attn_config's, else the linear_* fields (both read by
+    KimiLinearConfig, the dict winning). Its gates are low rank with rank head_dim (KimiLinearForgetGate, g_a_proj)."""
+    lac = _linear_attn_config(r)
+    for sub, field in _KDA_KEYS.items():
+        if sub in lac:
+            value = lac[sub]
+            if type(value) is not int or value < 1:
+                raise r.fail("linear_attn_config", f"{sub} must be a positive integer, got {value!r}")
+            if r.has(field):
+                r.raw(field, record=False)
+                r.ignore(field, f"superseded by linear_attn_config.{sub}")
+        elif used:
+            value = r.int(field, d(field), minimum=1)
+        else:
+            r.ignore(field, "unused: no Kimi delta attention layers")
+            continue
+        if used:
+            o[{"head_dim": "kda_head_dim", "num_heads": "kda_num_heads",
+               "short_conv_kernel_size": "kda_conv_kernel"}[sub]] = value
+
+
+def _alias(r: Reader, saved: str, field: str, default, minimum: int = 0):
+    """A KimiLinearConfig field written under its saved name or its attribute-map alias (both build the model)."""
+    if r.has(field) and not r.has(saved):
+        return r.int(field, minimum=minimum)
+    value = r.int(saved, default, minimum=minimum)
+    if r.has(field):
+        if r.int(field) != value:
+            raise r.fail(field, f"disagrees with {saved}={value}")
+        r.ignore(field, f"superseded: same as {saved}")
+    return value
+
+
+def _kimi_moe(r: Reader, d, o: dict, n: int):
+    """KimiLinearMoE: a sigmoid router over num_experts gated experts of moe_intermediate_size, top
+    num_experts_per_token, plus one gated shared MLP of moe_intermediate_size x num_shared_experts; MoE on the
+    layers mlp_layer_types calls sparse, else on every layer from first_k_dense_replace (absent: 1)."""
+    o["num_experts"] = _alias(r, "num_experts", "num_local_experts", d("num_experts"), minimum=1)
+    o["num_experts_per_tok"] = _alias(r, "num_experts_per_token", "num_experts_per_tok", d("num_experts_per_token"),
+                                      minimum=1)
+    o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+    o["shared_experts"] = _alias(r, "num_shared_experts", "n_shared_experts", d("num_shared_experts"))
+    r.ignore("moe_layer_freq", "not read by KimiLinearConfig (mlp_layer_types, else first_k_dense_replace)")
+    if _given(r, "mlp_layer_types"):
+        types = r.list("mlp_layer_types", str)
+        if len(types) != n or any(t not in ("dense", "sparse") for t in types):
+            raise r.fail("mlp_layer_types", f"expected {n} entries, each 'dense' or 'sparse'")
+        r.ignore("first_k_dense_replace", "superseded by mlp_layer_types")
+        return [t == "sparse" for t in types], "mlp_layer_types"
+    k = r.int("first_k_dense_replace", 1)
+    return [l >= k for l in range(n)], "first_k_dense_replace"

@@ -128,4 +128,5 @@ FAMILY = Family(
     price_hardware=price_hardware,
     decode_cache=decode_cache,
     check=check,
+    conventions=CONVENTIONS,
 )
