@@ -4,7 +4,7 @@ tests/fixtures/megatron_bridge/cases.json holds what NVIDIA-NeMo/Megatron-Bridge
 ``num_floating_point_operations`` (at 067f987d) returned for Nemotron models, run by the script beside it: whole
 rows, a packed batch whose padding Bridge prices, and sliding windows on every attention layer, on every other one
 (``window_attn_skip_freq``) and longer than the rows; and its GPT path on shipped models (dense, windows, MoE, DSA
-with index reuse and MTP, the gated delta net, a packed DSA batch). Bridge is Megatron-LM main (see
+with index reuse and MTP, the gated delta net, Kimi delta attention beside MLA, a packed DSA batch). Bridge is Megatron-LM main (see
 test_megatron_hybrid.py) plus its window context, a packed batch's padding, and DSA's absorbed sparse core with its
 indexer. Set MAXFLOPS_MEGATRON_BRIDGE=BRIDGE_GIT_DIR:MEGATRON_LM_GIT_DIR to rerun
 the function itself.
@@ -113,3 +113,22 @@ def test_live_megatron_bridge():
     fn = gen.bridge_function(bridge_dir, mlm_dir, DATA["meta"]["megatron_bridge_commit"])
     for name, case in DATA["cases"].items():
         assert gen.run(fn, case) == case["flops"], name
+
+
+def test_bridge_kda_term_is_the_exact_one_with_its_two_departures():
+    """Kimi-Linear at 4K: Bridge's KDA term (equal to its function above) departs from the exact count by a full-rank
+    output gate (D x H d instead of D x r + r x H d) and four state-sized ops per head (the layer reads its state
+    twice); with the two knobs at their exact values the KDA layers' projections and core are the exact ones."""
+    kw = dict(max_target_length=4096, per_device_batch_size=1)
+    exact = maxflops.count(maxflops.load_config("kimi-linear-48b-a3b", **kw))
+    bridge = maxflops.count(maxflops.load_config("kimi-linear-48b-a3b", convention="megatron_bridge", **kw))
+    low = maxflops.count(maxflops.load_config("kimi-linear-48b-a3b", convention="megatron_bridge",
+                                              kda_output_gate="low_rank", kda_core_state_ops=2, **kw))
+    D, H, d, layers, tokens = 2304, 32, 128, 20, 4096
+    gate = 2 * D * H * d - (2 * D * d + 2 * d * H * d)
+    assert bridge.components["qkv_proj"] - low.components["qkv_proj"] == 3 * gate * tokens * layers
+    assert bridge.components["core_attention"] - low.components["core_attention"] == 3 * 2 * 2 * H * d * d * tokens * layers
+    kda = lambda b: [r.components for r in b.layers if r.mixer == "kda"]  # noqa: E731
+    assert [{k: v for k, v in r.items() if k in ("qkv_proj", "core_attention", "out_proj")} for r in kda(low)] == \
+        [{k: v for k, v in r.items() if k in ("qkv_proj", "core_attention", "out_proj")} for r in kda(exact)]
+    assert 0.05 < bridge.total / exact.total - 1 < 0.06  # Bridge over-counts the whole model by 5.4% at 4K
