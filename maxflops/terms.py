@@ -167,6 +167,22 @@ def kda_chunk(heads: int, head_dim: int, chunk: int) -> int:
     return heads * (3 * 2 * c * c * d + 3 * 2 * c * d * d)
 
 
+def lightning_proj(d: int, heads: int, head_dim: int) -> tuple[int, int]:
+    """Lightning attention projections per token: (input, output). input: q, k, v in one D -> 3 heads x head_dim
+    projection and the output gate D -> heads x head_dim. output: heads x head_dim -> D."""
+    hd = heads * head_dim
+    return 2 * d * 4 * hd, 2 * hd * d
+
+
+def lightning_blocks(heads: int, head_dim: int, block: int, length: int) -> int:
+    """Lightning attention's blocked form over one sequence of ``length`` tokens, all heads: blocks of ``block``
+    tokens, the last one its own length b; per block and head Q K^T and its decayed product with V over the whole
+    b x b square (2 b^2 d each), the decayed queries' read of the state and the state update K^T V (2 b d^2 each)."""
+    full, last = divmod(length, block)
+    squares = full * block * block + last * last
+    return heads * (4 * head_dim * squares + 4 * head_dim * head_dim * length)
+
+
 def mamba2_proj(d: int, heads: int, head_dim: int, state: int, groups: int) -> tuple[int, int]:
     """Mamba-2 projections per token: (input, output). input: D -> z and x (d_in = heads x head_dim each), B and C
     (groups x state each), dt (heads). output: d_in -> D."""

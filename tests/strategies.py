@@ -37,7 +37,7 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
-                    "kda_impl", "kda_conv_impl")
+                    "kda_impl", "kda_conv_impl", "lightning_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -53,13 +53,13 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
-         "kda_impl": "recurrent", "kda_conv_impl": "valid"}
+         "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent"}
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
-              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim")
+              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -108,7 +108,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["attention_type"] = atype
     compressed = atype == "compressed"
     # Kimi delta attention has a rule under the exact and Megatron-Bridge conventions only (the others refuse it)
-    letters = "GLSH" if compressed else "GLCDMA" + ("K" if convention in ("exact", "megatron_bridge") else "")
+    # (lightning attention under the exact convention only)
+    letters = "GLSH" if compressed else "GLCDMA" + ("K" if convention in ("exact", "megatron_bridge") else "") + (
+        "N" if convention == "exact" else "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -141,7 +143,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if not set("DMAK") & set(pattern):
+    if not set("DMAKN") & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -223,6 +225,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["kda_head_dim"] = w["kda_head_dim"]
         kw["kda_gate_rank"] = draw(st.integers(0, 6))
         kw["kda_conv_kernel"] = draw(st.integers(1, 5))
+    if "N" in pattern:
+        kw["lightning_num_heads"] = draw(st.integers(0, 3))
+        kw["lightning_head_dim"] = draw(st.sampled_from([0, w["lightning_head_dim"]]))
     # --- layer shapes: a mixer alone, an FFN alone (Nemotron-H) ---------------------------------------------
     if not compressed and not n_mtp and draw(st.integers(0, 3)) == 0:
         mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
@@ -240,7 +245,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                 for m in mixers)
     if convention == "megatron_bridge" and (compressed or indexer and kw.get("indexer_loss_scaling_factor", 0) > 0):
         # not transcribed there: refused (test_megatron_bridge.py); Megatron-LM has no KDA rule
-        kw["convention"] = convention = "exact" if "K" in pattern else "megatron_main"
+        kw["convention"] = convention = "exact" if set("KN") & set(pattern) else "megatron_main"
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))
@@ -267,6 +272,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["gdn_chunk_size"] = draw(st.integers(1, 16))
         kw["mamba_chunk_size"] = draw(st.integers(1, 16))
         kw["kda_chunk_size"] = draw(st.integers(1, 16))
+        kw["lightning_block_size"] = draw(st.integers(1, 16))
         kw["make_vocab_size_divisible_by"] = draw(st.sampled_from([1, 8, 128]))
         kw["tensor_parallel_size"] = draw(st.integers(1, 4))
         skip = draw(st.integers(0, n))
@@ -328,7 +334,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
-    "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size",
+    "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
+    "lightning_block_size",
 }
 
 

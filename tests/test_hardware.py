@@ -164,7 +164,10 @@ def test_model_never_exceeds_hardware(name):
         assert b.total <= b.hardware_flops, kw
 
 
-@pytest.mark.parametrize("name", maxflops.available_models())
+# (a model whose layers only the exact convention prices, MiniMax's lightning attention, has nothing to compare)
+@pytest.mark.parametrize("name", [n for n in maxflops.available_models()
+                                  if convention_defined(dict(maxflops.load_config(n)), "maxtext")
+                                  or convention_defined(dict(maxflops.load_config(n)), "megatron_bridge")])
 def test_hardware_flops_do_not_depend_on_the_reporting_convention(name):
     conventions = [c for c in ("exact", "maxtext", "megatron", "megatron_bridge")
                    if convention_defined(dict(maxflops.load_config(name)), c)]

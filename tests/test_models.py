@@ -71,6 +71,9 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
                           c["gdn_value_head_dim"])
         w += [("in_proj_qkvz", (D, 2 * nk * dk + 2 * nv * dv)), ("in_proj_ba", (D, 2 * nv)),
               ("out_proj", (nv * dv, D))]
+    elif letter == "N":  # lightning attention: q/k/v in one projection, the output gate, out_proj
+        H, d = c["lightning_num_heads"] or c["num_query_heads"], c["lightning_head_dim"] or c["head_dim"]
+        w += [("qkv_proj", (D, 3 * H * d)), ("output_gate", (D, H * d)), ("out_proj", (H * d, D))]
     elif letter == "K":  # Kimi delta attention: q, k, v, the low-rank forget and output gates, beta, o_proj
         H, d = c["kda_num_heads"], c["kda_head_dim"]
         r = c["kda_gate_rank"] or d
@@ -159,6 +162,9 @@ def golden_train(c, tokens=T):
             taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
             learn += 3 * 2 * (H * P + 2 * G * N) * taps
             attn += 3 * 2 * H * P * N * tokens  # the state read y = h C per head, channel and state element
+        elif letter == "N":
+            H, d = c["lightning_num_heads"] or c["num_query_heads"], c["lightning_head_dim"] or c["head_dim"]
+            attn += 3 * 2 * d * d * H * tokens  # the state read q S per head
         elif letter == "K":
             H, d, K = c["kda_num_heads"], c["kda_head_dim"], c["kda_conv_kernel"]
             taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
@@ -232,6 +238,7 @@ PUBLISHED = {
     # (3.48B activated with both embeddings, 2.73B without). Held at "49", the count this file gives, so that a
     # change to the KDA or MLA shapes fails here; the gap to the name is said in the config's docstring.
     "kimi-linear-48b-a3b": "49",
+    "minimax-text-01": "456",  # MiniMax-01 report: 456B total
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.

@@ -310,7 +310,7 @@ def decode_exact_hardware(c):
     return (c["attention_impl"] == "ideal" and c["dsa_impl"] == "ideal" and c["moe_impl"] != "capacity"
             and c["gdn_impl"] == "recurrent" and c["gdn_conv_impl"] != "padded" and c["indexer_impl"] == "attention"
             and not c["indexer_skip_short"] and c["mamba_impl"] == "recurrent" and c["mamba_conv_impl"] != "padded"
-            and c["kda_impl"] == "recurrent" and c["kda_conv_impl"] != "padded")
+            and c["kda_impl"] == "recurrent" and c["kda_conv_impl"] != "padded" and c["lightning_impl"] == "recurrent")
 
 
 @budget()
@@ -326,7 +326,7 @@ def test_decode_is_difference_of_prefills(kw, T, data):
                   indexer_skip_short=False, moe_impl=data.draw(st.sampled_from(["ideal", "dense", "ragged_dense"])),
                   gdn_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), mamba_impl="recurrent",
                   mamba_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), kda_impl="recurrent",
-                  kda_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
+                  kda_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), lightning_impl="recurrent")
     if any(q.split(":")[1].split("=")[0] in PAIR_RULE_KNOBS for q in kw.get("convention_quirks", ())):
         del kw["convention_quirks"]
     cfg = build(kw)

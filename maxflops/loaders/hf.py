@@ -124,6 +124,11 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "linear_num_value_heads": 32, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
         "num_experts_per_tok": 8, "num_experts": 256, "full_attention_interval": 4,
     },
+    "minimax": {  # MiniMaxConfig (head_dim: null, the model uses hidden_size // num_attention_heads)
+        "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "num_experts_per_tok": 2,
+        "num_local_experts": 8, "sliding_window": None, "block_size": 256,
+    },
     "kimi_linear": {  # KimiLinearConfig (saved names: num_experts, num_experts_per_token, num_shared_experts)
         "vocab_size": 163840, "hidden_size": 2304, "intermediate_size": 9216, "moe_intermediate_size": 1024,
         "num_hidden_layers": 27, "num_attention_heads": 32, "num_key_value_heads": 32, "num_shared_experts": 1,
@@ -197,7 +202,7 @@ _FAMILY = {
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
-    "kimi_linear": "kimi_linear",
+    "kimi_linear": "kimi_linear", "minimax": "moe",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
@@ -216,7 +221,8 @@ _HF_NO_EFFECT = frozenset("""
     attn_scale use_qk_norm for_llm_compressor _attn_implementation_autoset compress_rope_theta hc_eps
     hc_sinkhorn_iters chunk_size_feed_forward is_encoder_decoder id2label label2id output_attentions
     output_hidden_states problem_type return_dict rotary_dim mla_use_nope use_grouped_topk moe_router_activation_func
-    num_expert_group moe_renormalize model_max_length
+    num_expert_group moe_renormalize model_max_length full_attn_alpha_factor full_attn_beta_factor
+    linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor mlp_beta_factor
 """.split()) | hf_ssm.NO_EFFECT_KEYS
 
 _HF_VISION = frozenset("""
@@ -357,7 +363,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
             o["interleave_moe_layer_step"] = s
     # The dense FFN width. Mixtral and gpt-oss have no dense layer: their intermediate_size is the expert width.
     dense_key = {"llama4": "intermediate_size_mlp"}.get(family, "intermediate_size")
-    if text_type in ("mixtral", "gpt_oss", "minimax_m2"):
+    if text_type in ("mixtral", "gpt_oss", "minimax_m2", "minimax"):
         dense_key = None
     if o.get("num_experts", 1) == 1 or not all(is_moe):
         if dense_key is None:
@@ -385,6 +391,11 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         o["mtp_num_layers"] = r.int(key, d("num_nextn_predict_layers"), minimum=0)
     if family == "kimi_linear":
         _hf_kda(r, d, o, "K" in pattern)
+    if text_type == "minimax":
+        if "N" in pattern:  # its heads and head width are the attention's (lightning_* left at 0)
+            o["lightning_block_size"] = r.int("block_size", d("block_size"), minimum=1)
+        else:
+            r.ignore("block_size", "unused: no lightning attention layers")
     if family in ("qwen3_next", "qwen3_5"):
         for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),
                          ("linear_num_value_heads", "gdn_num_value_heads"),
@@ -591,6 +602,9 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
                         raise r.fail("num_local_experts", f"disagrees with num_experts={o['num_experts']}")
                     r.ignore("num_local_experts", "superseded: same as num_experts")
             o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+        elif text_type == "minimax":  # MiniMaxConfig maps num_experts to num_local_experts
+            o["num_experts"] = _alias(r, "num_local_experts", "num_experts", d("num_local_experts"), minimum=1)
+            o["moe_mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
         else:
             o["num_experts"] = r.int("num_local_experts", d("num_local_experts"), minimum=1)
             o["moe_mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
@@ -729,6 +743,9 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
         interval = r.int("full_attention_interval", d("full_attention_interval"), minimum=1)
         return ["D" if (i + 1) % interval else "G" for i in range(n)], "full_attention_interval"
 
+    if text_type == "minimax":
+        return _minimax_layers(r, d, n)
+
     if text_type in ("mistral", "mixtral"):
         # MistralConfig / MixtralConfig: a non-null sliding_window applies to every layer (layer_types is not
         # read: transformers warns and points to the Ministral classes).
@@ -861,3 +878,21 @@ def _kimi_moe(r: Reader, d, o: dict, n: int):
         return [t == "sparse" for t in types], "mlp_layer_types"
     k = r.int("first_k_dense_replace", 1)
     return [l >= k for l in range(n)], "first_k_dense_replace"
+
+
+# --- MiniMax-01 / M1 (minimax): lightning attention and softmax attention layers, MoE every layer -------------------
+
+
+def _minimax_layers(r: Reader, d, n: int):
+    """MiniMaxConfig's layer types: layer_types, else softmax attention on the even 0-based layers and lightning
+    attention on the odd ones; the softmax layers are windowed on every layer when sliding_window is set (the
+    model's mask; layer_types does not say)."""
+    window = r.raw("sliding_window", d("sliding_window"), none_ok=True)
+    full = "L" if window is not None else "G"
+    kinds = {"full_attention": full, "linear_attention": "N"}
+    if _given(r, "layer_types"):
+        types = r.list("layer_types", str)
+        if len(types) != n or any(t not in kinds for t in types):
+            raise r.fail("layer_types", f"expected {n} entries, each 'full_attention' or 'linear_attention'")
+        return [kinds[t] for t in types], "layer_types"
+    return [full if (i + 1) % 2 else "N" for i in range(n)], "num_hidden_layers"
