@@ -204,6 +204,27 @@ def test_commands_run_as_written(cmd, tmp_path):
         _check_deepseek4_table()
     if cmd.startswith("python -m maxflops sweep --model=nemotron-h-8b --lengths=4096,16384"):
         _check_hybrid_table()
+    if cmd.startswith("python -m maxflops sweep --model=kimi-linear-48b-a3b --lengths=4096,16384"):
+        _check_linear_table()
+
+
+def _check_linear_table():
+    """The README's linear-attention table (GFLOPs per token, train, batch 1) against the engine."""
+    text = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| ([\d,]+) \| \*\*([\d.]+)\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \| ([\d.]+) \(([\d.]+)x\) \| "
+                      r"\*\*([\d.]+)\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \|$", text, re.M)
+    assert len(rows) == 7, rows
+    for row in rows:
+        L = int(row[0].replace(",", ""))
+        k, km, kb, m, ms = (maxflops.count(maxflops.load_config(n, max_target_length=L, **kw)) for n, kw in (
+            ("kimi-linear-48b-a3b", {}), ("kimi-linear-48b-a3b", {"attention_layer_pattern": "G"}),
+            ("kimi-linear-48b-a3b", {"convention": "megatron_bridge"}), ("minimax-text-01", {}),
+            ("minimax-text-01", {"attention_layer_pattern": "G"})))
+        g = lambda b, x, n: f"{x / b.tokens / 1e9:.{n}f}"  # noqa: E731
+        assert list(row[1:]) == [g(k, k.total, 1), g(k, k.attention, 2), g(km, km.total, 1),
+                                 f"{k.total / km.total:.2f}", g(kb, kb.total, 1), f"{kb.total / k.total:.3f}",
+                                 g(m, m.total, 1), g(m, m.attention, 2), g(ms, ms.total, 1),
+                                 f"{m.total / ms.total:.2f}"], row
 
 
 def _check_hybrid_table():
@@ -368,3 +389,13 @@ def test_one_mutant_is_killed():
     p = subprocess.run([sys.executable, "tests/mutation/run.py", "--only", "causal_strict", "--no-baseline"],
                        capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert p.returncode == 0 and "1/1 = 100.0%" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
+
+
+def test_the_eager_table_is_the_fixture():
+    """The README's table of transformers' eager models: each forward figure is the fixture's (and so maxflops')."""
+    cases = json.loads((FIXTURES / "hf_eager" / "cases.json").read_text())["cases"]
+    text = (ROOT / "README.md").read_text().split("## Proof against transformers' eager models", 1)[1]
+    rows = dict(re.findall(r"^\| ([a-z0-9_]+) \| ([\d,]+)", text.split("## Proof against XLA", 1)[0], re.M))
+    assert set(rows) == set(cases)
+    for name, forward in rows.items():
+        assert int(forward.replace(",", "")) == cases[name]["total_flops"], name
