@@ -99,7 +99,7 @@ def test_unknown_model_suggests_the_closest():
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--model=glm6"], "did you mean 'glm5'"),
+    (["--model=glm-5"], "did you mean 'glm5'"),
     (["--config.max_target_lenght=4"], "unknown config key 'max_target_lenght'"),
     (["--config.num_kv_heads=abc"], "'num_kv_heads': expected int, got 'abc'"),
     (["--config.num_kv_heads=3"], "'num_kv_heads': 3 does not divide"),

@@ -77,6 +77,8 @@ MODELING = {
     ("qwen3_moe", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
     # FalconH1Attention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
     ("falcon_h1", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
+    # Glm4MoeAttention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    ("glm4_moe", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
 }
 
 
@@ -89,6 +91,8 @@ LOADER_ONLY = {
     # the checkpoint's MTP modules (transformers builds none): absent, none
     ("deepseek_v32", "num_nextn_predict_layers"), ("glm_moe_dsa", "num_nextn_predict_layers"),
     ("kimi_linear", "num_nextn_predict_layers"),
+    # MiniMax-M2's own MTP keys (MiniMaxM2Config has none; transformers builds no MTP module): absent, no MTP
+    ("minimax_m2", "use_mtp"), ("minimax_m2", "num_mtp_modules"), ("minimax_m2", "mtp_transformer_layers"),
     # gpt-oss's own name of num_experts_per_tok: checked against it when present
     ("gpt_oss", "experts_per_token"),
     # DeepSeek-V4's checkpoint format: per-layer compress ratios (a legacy kwarg DeepseekV4Config pops)

@@ -239,6 +239,13 @@ PUBLISHED = {
     # change to the KDA or MLA shapes fails here; the gap to the name is said in the config's docstring.
     "kimi-linear-48b-a3b": "49",
     "minimax-text-01": "456",  # MiniMax-01 report: 456B total
+    # Z.ai publishes "355B total, 32B active"; this config's weights count 352.80B without the MTP module (356.79B
+    # with it) and 32.08B active without the embeddings. Held at the count this file gives (the architecture is
+    # confirmed by a second source, see the config's docstring); the gap to the round figure is stated there.
+    "glm4.6": "352.8",
+    # MiniMax publishes "230B total, 10B active": this config counts 228.69B (without its MTP modules) and 9.80B
+    # active without the embeddings, both within the published figures' own rounding to two significant digits
+    "minimax-m2": "2.3e2",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.

@@ -391,6 +391,8 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         o["mtp_num_layers"] = r.int(key, d("num_nextn_predict_layers"), minimum=0)
     if family == "kimi_linear":
         _hf_kda(r, d, o, "K" in pattern)
+    if text_type == "minimax_m2":
+        _minimax_m2_checkpoint(r, o)
     if text_type == "minimax":
         if "N" in pattern:  # its heads and head width are the attention's (lightning_* left at 0)
             o["lightning_block_size"] = r.int("block_size", d("block_size"), minimum=1)
@@ -896,3 +898,32 @@ def _minimax_layers(r: Reader, d, n: int):
             raise r.fail("layer_types", f"expected {n} entries, each 'full_attention' or 'linear_attention'")
         return [kinds[t] for t in types], "layer_types"
     return [full if (i + 1) % 2 else "N" for i in range(n)], "num_hidden_layers"
+
+
+def _minimax_m2_checkpoint(r: Reader, o: dict) -> None:
+    """Keys of MiniMax's own MiniMax-M2 checkpoint that transformers' MiniMaxM2Config keeps but does not read.
+    attn_type_list (1: softmax attention) and shared_intermediate_size (0: no shared expert) are accepted at the
+    values the transformers model builds and refused otherwise; the MTP modules (use_mtp, num_mtp_modules of
+    mtp_transformer_layers layers each; transformers builds none) count as maxflops' MTP modules in training, each
+    an eh projection, one layer like the last decoder layer and its own logits."""
+    if r.has("attn_type_list"):
+        kinds = r.list("attn_type_list", int)
+        if any(k != 1 for k in kinds):
+            raise r.fail("attn_type_list", "lightning-attention layers (0) in a minimax_m2 file are not built by "
+                                           "transformers' MiniMaxM2 (load a 'minimax' file for MiniMax-01's hybrid)")
+        r.ignore("attn_type_list", NO_EFFECT + " (every layer softmax attention)")
+    if r.has("shared_intermediate_size"):
+        if r.int("shared_intermediate_size"):
+            raise r.fail("shared_intermediate_size", "a shared expert is not built by transformers' MiniMaxM2")
+        r.ignore("shared_intermediate_size", NO_EFFECT + " (0: no shared expert)")
+    for key in ("use_routing_bias", "qk_norm_type", "scoring_func"):
+        if r.has(key):
+            r.ignore(key, NO_EFFECT + " (routing bias, norm kind, router activation)")
+    if r.has("use_mtp") and r.bool("use_mtp"):
+        per = r.int("mtp_transformer_layers", 1, minimum=1)
+        if per != 1:
+            raise r.fail("mtp_transformer_layers", "MTP modules of more than one transformer layer are not modelled")
+        o["mtp_num_layers"] = r.int("num_mtp_modules", minimum=0)
+    else:
+        for key in ("num_mtp_modules", "mtp_transformer_layers"):
+            r.ignore(key, "unused: use_mtp is false or absent")
