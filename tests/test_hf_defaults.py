@@ -37,6 +37,12 @@ def post_init(model_type: str, name: str, get):
         return get("hidden_size") // get("num_attention_heads")
     if name == "num_key_value_heads":
         return get("num_attention_heads")
+    if model_type == "olmo_hybrid" and name in ("linear_num_key_heads", "linear_num_value_heads"):
+        return get("num_attention_heads")  # OlmoHybridConfig.__post_init__
+    if model_type == "olmo_hybrid" and name == "linear_key_head_dim":
+        return int(0.75 * get("hidden_size") / get("linear_num_key_heads"))
+    if model_type == "olmo_hybrid" and name == "linear_value_head_dim":
+        return 2 * get("linear_key_head_dim")
     if name == "qk_head_dim":
         return get("qk_nope_head_dim") + get("qk_rope_head_dim")
     if name == "_sliding_window_pattern":  # Gemma3TextConfig: kwargs.get("sliding_window_pattern", 6)
@@ -77,6 +83,8 @@ MODELING = {
     ("qwen3_moe", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
     # FalconH1Attention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
     ("falcon_h1", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
+    # OlmoHybridAttention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    ("olmo_hybrid", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
     # Glm4MoeAttention: getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
     ("glm4_moe", "head_dim"): lambda get: get("hidden_size") // get("num_attention_heads"),
 }

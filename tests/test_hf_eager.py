@@ -1,7 +1,7 @@
 """Hardware FLOPs against transformers' own eager models, counted by torch's FlopCounterMode.
 
 tests/fixtures/hf_eager/cases.json was made by the script beside it (torch 2.13 CPU, transformers 5.24): tiny
-models of twenty-one families (every width distinct), one forward pass and one training step (forward and backward of the
+models of twenty-two families (every width distinct), one forward pass and one training step (forward and backward of the
 loss), every mm/bmm/conv torch executed counted. Here the config transformers saved for each model goes through
 maxflops' Hugging Face loader, and ``count`` with the implementation knobs that describe transformers' eager code
 must give exactly those counts.
@@ -50,12 +50,14 @@ KNOBS = {
     "kimi_linear": dict(kda_impl="chunked", kda_chunk_size=64, kda_conv_impl="padded"),
     # MiniMaxLightningAttention's blocks (block_size from the file)
     "minimax": dict(lightning_impl="blocked"),
+    # torch_chunk_gated_delta_rule as Qwen3-Next's (chunks of 64, triangular solves), the padded conv1d
+    "olmo_hybrid": dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded"),
 }
 # Training steps not matched, with the reason: torch's FlopCounterMode charges a depthwise conv's backward as if
 # it were dense over the channels (1,647,360 FLOPs for a forward of 25,344), and the triangular solves' backward adds
 # matmuls for the solved system's gradient, which maxflops' 3x rule does not price.
 TRAIN_NOT_MATCHED = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "mamba2", "nemotron_h", "bamba", "granitemoehybrid", "mamba", "jamba",
-                     "falcon_h1", "kimi_linear"}
+                     "falcon_h1", "kimi_linear", "olmo_hybrid"}
 # Of those, the Mamba families match exactly once the conv is set aside: everything but the conv's forward and its
 # (dense-priced) backward equals maxflops' training step without its conv; the conv's forward matches on its own.
 CONV_SET_ASIDE = {name: "ssm_conv" for name in ("mamba2", "nemotron_h", "bamba", "granitemoehybrid", "mamba", "jamba",

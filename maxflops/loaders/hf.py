@@ -124,6 +124,10 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "linear_num_value_heads": 32, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
         "num_experts_per_tok": 8, "num_experts": 256, "full_attention_interval": 4,
     },
+    "olmo_hybrid": {  # OlmoHybridConfig (num_key_value_heads and the linear_* widths: post-init rules)
+        "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 30, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
+    },
     "minimax": {  # MiniMaxConfig (head_dim: null, the model uses hidden_size // num_attention_heads)
         "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "num_experts_per_tok": 2,
@@ -202,7 +206,7 @@ _FAMILY = {
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
-    "kimi_linear": "kimi_linear", "minimax": "moe",
+    "kimi_linear": "kimi_linear", "minimax": "moe", "olmo_hybrid": "olmo_hybrid",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
@@ -222,7 +226,8 @@ _HF_NO_EFFECT = frozenset("""
     hc_sinkhorn_iters chunk_size_feed_forward is_encoder_decoder id2label label2id output_attentions
     output_hidden_states problem_type return_dict rotary_dim mla_use_nope use_grouped_topk moe_router_activation_func
     num_expert_group moe_renormalize model_max_length full_attn_alpha_factor full_attn_beta_factor
-    linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor mlp_beta_factor
+    linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor mlp_beta_factor linear_a_log_min
+    linear_a_log_max linear_dt_min linear_dt_max linear_dt_init_floor linear_allow_neg_eigval
 """.split()) | hf_ssm.NO_EFFECT_KEYS
 
 _HF_VISION = frozenset("""
@@ -398,6 +403,8 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
             o["lightning_block_size"] = r.int("block_size", d("block_size"), minimum=1)
         else:
             r.ignore("block_size", "unused: no lightning attention layers")
+    if family == "olmo_hybrid":
+        _olmo_hybrid_gdn(r, d, o, "D" in pattern)
     if family in ("qwen3_next", "qwen3_5"):
         for src, dst in (("linear_num_key_heads", "gdn_num_key_heads"),
                          ("linear_num_value_heads", "gdn_num_value_heads"),
@@ -590,7 +597,7 @@ def _shared_count(r: Reader, key: str, width: int, moe_width: int) -> int:
 
 def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
     """Set the MoE keys of ``o``; return (per-layer is-MoE list, the key that decided it)."""
-    if family in ("dense", "qwen3_5"):
+    if family in ("dense", "qwen3_5", "olmo_hybrid"):
         return [False] * n, "num_hidden_layers"
 
     if family == "moe":  # mixtral, gpt_oss (intermediate_size is the expert width), qwen3_moe
@@ -747,6 +754,14 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
 
     if text_type == "minimax":
         return _minimax_layers(r, d, n)
+
+    if family == "olmo_hybrid":  # OlmoHybridConfig: full attention on each 4th layer (the last if none)
+        if given("layer_types"):
+            return from_types({"G", "D"}), "layer_types"
+        letters = ["G" if i % 4 == 3 else "D" for i in range(n)]
+        if "G" not in letters:
+            letters[-1] = "G"
+        return letters, "num_hidden_layers"
 
     if text_type in ("mistral", "mixtral"):
         # MistralConfig / MixtralConfig: a non-null sliding_window applies to every layer (layer_types is not
@@ -927,3 +942,33 @@ def _minimax_m2_checkpoint(r: Reader, o: dict) -> None:
     else:
         for key in ("num_mtp_modules", "mtp_transformer_layers"):
             r.ignore(key, "unused: use_mtp is false or absent")
+
+
+# --- OLMo-hybrid (olmo_hybrid): the gated delta net and GQA attention layers, a dense MLP ----------------------------
+
+
+def _olmo_hybrid_gdn(r: Reader, d, o: dict, used: bool) -> None:
+    """OlmoHybridGatedDeltaNet: separate q, k (key heads), v and the output gate g (value heads), a and b (value
+    heads), the same FLOPs as Qwen3-Next's fused projections; no output gate on its attention. Absent or null
+    widths take OlmoHybridConfig's rules: heads = num_attention_heads, key width int(0.75 x hidden / key heads),
+    value width twice the key width."""
+    keys = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+            "linear_conv_kernel_dim")
+    if not used:
+        for key in keys:
+            r.ignore(key, "unused: no gated-delta-net layers")
+        return
+    heads = o["num_query_heads"]
+
+    def width(key, rule):
+        value = r.int(key, None, minimum=1, none_ok=True, record=False) if r.has(key) else None
+        if value is None:
+            value = rule()
+            r.defaults[r.name(key)] = f"{value} (OlmoHybridConfig's rule)"
+        return value
+
+    o["gdn_num_key_heads"] = nk = width("linear_num_key_heads", lambda: heads)
+    o["gdn_num_value_heads"] = width("linear_num_value_heads", lambda: heads)
+    o["gdn_key_head_dim"] = dk = width("linear_key_head_dim", lambda: int(0.75 * o["emb_dim"] / nk))
+    o["gdn_value_head_dim"] = width("linear_value_head_dim", lambda: 2 * dk)
+    o["gdn_conv_kernel_dim"] = r.int("linear_conv_kernel_dim", d("linear_conv_kernel_dim"), minimum=1)
