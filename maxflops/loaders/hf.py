@@ -117,6 +117,15 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4,
     },
+    "qwen3_vl_text": {  # Qwen3VLTextConfig
+        "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "hidden_act": "silu",
+    },
+    "qwen3_vl_moe_text": {  # Qwen3VLMoeTextConfig (head_dim: null, the model uses hidden_size // heads)
+        "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 16, "hidden_act": "silu", "moe_intermediate_size": 1408,
+        "num_experts_per_tok": 4, "num_experts": 60,
+    },
     "qwen3_5_moe_text": {  # Qwen3_5MoeTextConfig (every layer MoE, with a gated shared expert)
         "vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
         "num_key_value_heads": 2, "head_dim": 256, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
@@ -206,11 +215,12 @@ _FAMILY = {
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
-    "kimi_linear": "kimi_linear", "minimax": "moe", "olmo_hybrid": "olmo_hybrid",
+    "kimi_linear": "kimi_linear", "minimax": "moe", "olmo_hybrid": "olmo_hybrid", "qwen3_vl_text": "dense",
+    "qwen3_vl_moe_text": "moe",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
-             "qwen3_5_moe": "qwen3_5_moe_text"}
+             "qwen3_5_moe": "qwen3_5_moe_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}
 HF_MODEL_TYPES = tuple(sorted(set(_FAMILY) | set(_WRAPPERS)))
 
 _HF_NO_EFFECT = frozenset("""
@@ -281,7 +291,8 @@ _HF_SOURCES = {
 def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     """A Hugging Face ``config.json`` -> schema overrides.
 
-    Model types: see ``HF_MODEL_TYPES`` (gemma3 and llama4 read their ``text_config``). Keys absent from the
+    Model types: see ``HF_MODEL_TYPES`` (the multimodal wrappers, gemma3, llama4, qwen3_5, qwen3_5_moe, qwen3_vl and
+    qwen3_vl_moe, read their ``text_config``; the vision tower is listed in ``Loaded.ignored``, not priced). Keys absent from the
     file that the model type's transformers config class gives a default for take that default (listed in
     ``Loaded.defaults``); other absent keys the loader needs are a ValueError. A key the loader does not know is a
     ValueError naming it (``unknown='report'`` lists it in ``Loaded.ignored`` instead).
@@ -601,7 +612,7 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
         return [False] * n, "num_hidden_layers"
 
     if family == "moe":  # mixtral, gpt_oss (intermediate_size is the expert width), qwen3_moe
-        if text_type == "qwen3_moe":  # Qwen3MoeConfig maps num_local_experts to num_experts
+        if text_type in ("qwen3_moe", "qwen3_vl_moe_text"):  # num_local_experts is num_experts's alias
             if r.has("num_local_experts") and not r.has("num_experts"):
                 o["num_experts"] = r.int("num_local_experts", minimum=1)
             else:
@@ -623,7 +634,7 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
             if alias != o["num_experts_per_tok"]:
                 raise r.fail("experts_per_token", f"disagrees with num_experts_per_tok={o['num_experts_per_tok']}")
             r.ignore("experts_per_token", "superseded: same as num_experts_per_tok")
-        if text_type == "qwen3_moe":
+        if text_type in ("qwen3_moe", "qwen3_vl_moe_text"):
             return _qwen_moe_layers(r, n)
         return [True] * n, "num_local_experts"
 
