@@ -13,11 +13,14 @@ import math
 from fractions import Fraction
 
 
-def gqa_qkv(d: int, n_q: int, n_kv: int, head_dim: int, output_gate: bool = False, shared_kv: bool = False) -> int:
-    """q: D -> H*hd (x2 with a per-head output gate, Qwen3-Next); k and v: D -> Hkv*hd each (one projection
-    used as both with ``shared_kv``, Gemma 4's global layers). MHA is Hkv = H, MQA is Hkv = 1."""
+def gqa_qkv(d: int, n_q: int, n_kv: int, head_dim: int, output_gate: bool = False, shared_kv: bool = False,
+            v_head_dim: int = 0) -> int:
+    """q: D -> H*hd (x2 with a per-head output gate, Qwen3-Next); k: D -> Hkv*hd and v: D -> Hkv*dv (``v_head_dim``,
+    0: hd; MiMo-V2-Flash's values are narrower than its keys), or one projection used as both with ``shared_kv``
+    (Gemma 4's global layers). MHA is Hkv = H, MQA is Hkv = 1."""
     q_width = n_q * head_dim * (2 if output_gate else 1)
-    return 2 * d * (q_width + (1 if shared_kv else 2) * n_kv * head_dim)
+    v_width = 0 if shared_kv else n_kv * (v_head_dim or head_dim)
+    return 2 * d * (q_width + n_kv * head_dim + v_width)
 
 
 def attention_out(n_q: int, v_head_dim: int, d: int) -> int:

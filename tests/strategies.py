@@ -59,7 +59,7 @@ WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", 
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
-              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim")
+              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim", "value_head_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -133,6 +133,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["global_num_kv_heads"] = _maybe(draw, draw(st.sampled_from(_divisors(H))))
         kw["share_kv_projections"] = draw(st.booleans())
         kw["attention_output_gate"] = draw(st.booleans())
+        if not kw["share_kv_projections"]:  # values of their own width (MiMo-V2-Flash)
+            kw["value_head_dim"] = _maybe(draw, w["value_head_dim"])
     if atype == "mla":
         kw["kv_lora_rank"] = w["kv_lora_rank"]
         kw["qk_nope_head_dim"] = draw(st.sampled_from([0, w["qk_nope_head_dim"]]))

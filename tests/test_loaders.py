@@ -559,3 +559,13 @@ def test_a_vision_key_of_maxtext_is_reported_as_the_vision_part():
 
     assert classify("vision_wibble").startswith("not counted: vision")
     assert classify("wibble_for_vit").startswith("not counted: vision")
+
+
+def test_mimo_v2_flash_class_defaults_are_the_shipped_config():
+    """MiMoV2FlashConfig's defaults are MiMo-V2-Flash's: its no-argument config, as transformers saves it, counts as
+    configs/mimo-v2-flash.py (twice the KV heads on the sliding layers, narrower values)."""
+    loaded = loaders.load_hf_config(FIXTURES / "hf_transformers" / "class_defaults_full" / "mimo_v2_flash.json")
+    assert loaded.overrides["num_kv_heads"] == 8 and loaded.overrides["global_num_kv_heads"] == 4
+    assert loaded.overrides["value_head_dim"] == 128
+    for settings in SETTINGS:
+        assert_same_counts(loaded.overrides, "mimo-v2-flash", settings)

@@ -101,8 +101,11 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
               ("wo", (H * c["v_head_dim"], D))]
     else:
         H, Hkv, hd = c["num_query_heads"], c["num_kv_heads"], c["head_dim"]
+        if letter == "G":  # global layers' own KV heads and width (MiMo-V2-Flash, Gemma 4)
+            Hkv, hd = c["global_num_kv_heads"] or Hkv, c["global_head_dim"] or hd
+        hv = c["value_head_dim"] or hd
         gate = 2 if c["attention_output_gate"] else 1
-        w += [("wq", (D, gate * H * hd)), ("wk", (D, Hkv * hd)), ("wv", (D, Hkv * hd)), ("wo", (H * hd, D))]
+        w += [("wq", (D, gate * H * hd)), ("wk", (D, Hkv * hd)), ("wv", (D, Hkv * hv)), ("wo", (H * hv, D))]
     gated = len(c["mlp_activations"]) == 2
     if not ffn:
         pass
@@ -180,7 +183,8 @@ def golden_train(c, tokens=T):
             if c["attention_type"] == "mla":
                 dqk, dv = c["qk_nope_head_dim"] + c["qk_rope_head_dim"], c["v_head_dim"]
             else:
-                dqk = dv = c["head_dim"]
+                dqk = c["global_head_dim"] or c["head_dim"] if letter == "G" else c["head_dim"]
+                dv = c["value_head_dim"] or dqk
             if c["attention_type"] == "compressed":
                 dqk = dv = c["head_dim"]
             attn += 3 * 2 * c["num_query_heads"] * (dqk + dv) * mask_pairs(letter, c, tokens)
@@ -246,6 +250,7 @@ PUBLISHED = {
     # MiniMax publishes "230B total, 10B active": this config counts 228.69B (without its MTP modules) and 9.80B
     # active without the embeddings, both within the published figures' own rounding to two significant digits
     "minimax-m2": "2.3e2",
+    "mimo-v2-flash": "309",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.

@@ -133,6 +133,11 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "linear_num_value_heads": 32, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
         "num_experts_per_tok": 8, "num_experts": 256, "full_attention_interval": 4,
     },
+    "mimo_v2_flash": {  # MiMoV2FlashConfig (MiMo-V2-Flash's values)
+        "vocab_size": 152576, "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 48,
+        "num_attention_heads": 64, "num_key_value_heads": 4, "hidden_act": "silu", "moe_intermediate_size": 2048,
+        "num_experts_per_tok": 8, "n_routed_experts": 256, "head_dim": 192, "v_head_dim": 128, "sliding_window": 129,
+    },
     "olmo_hybrid": {  # OlmoHybridConfig (num_key_value_heads and the linear_* widths: post-init rules)
         "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008, "num_hidden_layers": 32,
         "num_attention_heads": 30, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
@@ -216,7 +221,7 @@ _FAMILY = {
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
     "kimi_linear": "kimi_linear", "minimax": "moe", "olmo_hybrid": "olmo_hybrid", "qwen3_vl_text": "dense",
-    "qwen3_vl_moe_text": "moe",
+    "qwen3_vl_moe_text": "moe", "mimo_v2_flash": "mimo",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
@@ -237,7 +242,7 @@ _HF_NO_EFFECT = frozenset("""
     output_hidden_states problem_type return_dict rotary_dim mla_use_nope use_grouped_topk moe_router_activation_func
     num_expert_group moe_renormalize model_max_length full_attn_alpha_factor full_attn_beta_factor
     linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor mlp_beta_factor linear_a_log_min
-    linear_a_log_max linear_dt_min linear_dt_max linear_dt_init_floor linear_allow_neg_eigval
+    linear_a_log_max linear_dt_min linear_dt_max linear_dt_init_floor linear_allow_neg_eigval attention_value_scale
 """.split()) | hf_ssm.NO_EFFECT_KEYS
 
 _HF_VISION = frozenset("""
@@ -368,6 +373,10 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         hd = r.int("head_dim", d("head_dim") if d("head_dim") is not MISSING else o["emb_dim"] // heads,
                    minimum=1, none_ok=True)
         o["head_dim"] = o["emb_dim"] // heads if hd is None else hd
+    if family == "mimo":  # values narrower than queries and keys
+        hv = r.int("v_head_dim", d("v_head_dim"), minimum=1)
+        if hv != o["head_dim"]:
+            o["value_head_dim"] = hv
 
     # --- FFN: per-layer MoE list (the model's own rule), then fitted --------------------------------------
     is_moe, ffn_key = _hf_ffn(r, text_type, family, d, o, n)
@@ -400,6 +409,8 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
             o[target] = span
         else:
             r.ignore(key, f"unused: no {what} layers")
+    if family == "mimo":
+        _mimo_attention(r, d, o, pattern)
 
     if family == "glm4_moe":  # its MTP modules (num_nextn_predict_layers; transformers builds none)
         key = "num_mtp_layers" if r.has("num_mtp_layers") and not r.has("num_nextn_predict_layers") \
@@ -667,6 +678,8 @@ def _hf_ffn(r: Reader, text_type: str, family: str, d, o: dict, n: int):
 
     if family == "kimi_linear":
         return _kimi_moe(r, d, o, n)
+    if family == "mimo":
+        return _mimo_moe(r, d, o, n)
 
     # deepseek family: n_routed_experts, n_shared_experts, first_k_dense_replace, moe_layer_freq
     o["num_experts"] = r.int("n_routed_experts", d("n_routed_experts"), minimum=1)
@@ -719,6 +732,11 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
 
     if family == "kimi_linear":
         return _kimi_layers(r, n)
+
+    if family == "mimo":  # MiMoV2FlashConfig: full attention on layer 0 and every 6th, sliding elsewhere
+        if given("layer_types"):
+            return from_types({"G", "L"}), "layer_types"
+        return ["G" if i == 0 or not (i + 1) % 6 else "L" for i in range(n)], "num_hidden_layers"
 
     if text_type == "gemma3_text":
         if given("layer_types"):
@@ -983,3 +1001,35 @@ def _olmo_hybrid_gdn(r: Reader, d, o: dict, used: bool) -> None:
     o["gdn_key_head_dim"] = dk = width("linear_key_head_dim", lambda: int(0.75 * o["emb_dim"] / nk))
     o["gdn_value_head_dim"] = width("linear_value_head_dim", lambda: 2 * dk)
     o["gdn_conv_kernel_dim"] = r.int("linear_conv_kernel_dim", d("linear_conv_kernel_dim"), minimum=1)
+
+
+# --- MiMo-V2-Flash (mimo_v2_flash): sliding-window and full GQA layers, DeepSeek-style MoE without a shared expert -----
+
+
+def _mimo_attention(r: Reader, d, o: dict, pattern: str) -> None:
+    """MiMoV2FlashAttention: a sliding-window layer has twice num_key_value_heads (and attention sinks, no matmul),
+    a full layer num_key_value_heads; the window is sliding_window, or the checkpoint's sliding_window_size + 1
+    (MiMoV2FlashConfig's rule)."""
+    kv = o["num_kv_heads"]
+    if "L" in pattern:
+        o["num_kv_heads"] = 2 * kv
+        if "G" in pattern:
+            o["global_num_kv_heads"] = kv
+    if r.has("sliding_window_size") and r.raw("sliding_window_size", none_ok=True) is not None:
+        window = r.int("sliding_window_size", minimum=0) + 1  # wins over sliding_window, as in the class
+        if "L" in pattern:
+            o["sliding_window_size"] = window
+
+
+def _mimo_moe(r: Reader, d, o: dict, n: int):
+    """MiMoV2FlashMoE: DeepSeek-V3's router and experts without a shared expert, on the layers mlp_layer_types calls
+    sparse (absent: every layer but the first)."""
+    o["num_experts"] = r.int("n_routed_experts", d("n_routed_experts"), minimum=1)
+    o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
+    o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
+    if _given(r, "mlp_layer_types"):
+        types = r.list("mlp_layer_types", str)
+        if len(types) != n or any(t not in ("dense", "sparse") for t in types):
+            raise r.fail("mlp_layer_types", f"expected {n} entries, each 'dense' or 'sparse'")
+        return [t == "sparse" for t in types], "mlp_layer_types"
+    return [l >= 1 for l in range(n)], "num_hidden_layers"

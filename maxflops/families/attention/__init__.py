@@ -91,26 +91,28 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
     if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
         hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
         shared_kv = c["share_kv_projections"]
+    hv = c["value_head_dim"] or hd  # (0: the head width; a shared K/V projection keeps it)
     if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
         n_kv = 0
     gate = c["attention_output_gate"] and c["gate_projections"]
-    p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv) * tokens
+    p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) * tokens
     norms = c["qkv_norms"]
     if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
         norms = "none" if kind.mixer == GLOBAL else "qk"
     if hardware and (gate or norms != "none"):
-        p.unnamed["qkv_proj"] = renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv) * tokens
-    p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
-    return h, hd, hd
+        p.unnamed["qkv_proj"] = renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv, hv) * tokens
+    p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, hv, d_out) * tokens
+    return h, hd, hv
 
 
-def renamed_projections(norms: str, d: int, h: int, n_kv: int, hd: int, gate: bool, shared_kv: bool) -> int:
+def renamed_projections(norms: str, d: int, h: int, n_kv: int, hd: int, gate: bool, shared_kv: bool,
+                        hv: int) -> int:
     """Per token, the q/k/v projections a remat policy that saves q, k and v still recomputes: those normed after
     the projection (the norm's backward needs its input), and a q projection fused with the output gate (the gate
     is not saved)."""
     q = terms.gqa_qkv(d, h, 0, hd, gate) if gate or norms != "none" else 0
     k = 2 * d * n_kv * hd if norms != "none" else 0
-    v = 2 * d * n_kv * hd if norms == "qkv" and not shared_kv else 0
+    v = 2 * d * n_kv * hv if norms == "qkv" and not shared_kv else 0
     return q + k + v
 
 
@@ -141,7 +143,7 @@ def entry_bytes(kind, c) -> tuple[int, int]:
     if kind.mixer == GLOBAL:
         hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
         shared = c["share_kv_projections"]
-    n = (1 if shared else 2) * n_kv * hd
+    n = n_kv * (hd if shared else hd + (c["value_head_dim"] or hd))
     return n, 0 if kind.kv_shared else n
 
 
@@ -166,6 +168,13 @@ def mixer_of(letter: str, layer_number: int, c):
 
 
 def check(c, letters: str, err) -> None:
+    if c["value_head_dim"] and c["share_kv_projections"] and c["value_head_dim"] != (c["global_head_dim"] or
+                                                                                   c["head_dim"]):
+        err("value_head_dim", f"{c['value_head_dim']}: the global layers' shared K/V projection "
+                              "(share_kv_projections) makes values as wide as keys")
+    if c["value_head_dim"] and c["attention_type"] != "global":
+        err("value_head_dim", f"{c['value_head_dim']} is a GQA width; attention_type={c['attention_type']!r} has "
+                              "its own (MLA: v_head_dim)")
     if c["attention_type"] == "mla" and c["num_kv_shared_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} is not modelled with attention_type='mla' (KV-shared "
                                     "layers reuse an earlier layer's keys and values: Gemma 4's GQA)")
@@ -193,6 +202,8 @@ SCHEMA = {
                                   "layers (Gemma 4); 0 means head_dim.", minimum=0),
     "global_num_kv_heads": _f(0, int, "KV heads of the global ('G') layers (Gemma 4); 0 means num_kv_heads.",
                               minimum=0),
+    "value_head_dim": _f(0, int, "Per-head value width of GQA/MHA attention when it differs from the query/key width "
+                                 "(MiMo-V2-Flash: 128 against head_dim 192); 0 means head_dim.", minimum=0),
     "share_kv_projections": _f(False, bool, "The global ('G') layers project keys once and use them as values "
                                             "too (Gemma 4): one K/V projection instead of two."),
     "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "

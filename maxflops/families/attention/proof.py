@@ -115,13 +115,15 @@ def attention_decode(q, k, v, mixer=GLOBAL, span=0, impl="ideal", block_kv=1):
 
 # --- projections -----------------------------------------------------------------------------------------------
 
-def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False):
-    """q (and a per-head output gate), k, v projections. Returns q, k, v, gate (or None)."""
+def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False, v_head_dim=0):
+    """q (and a per-head output gate), k, v (``v_head_dim`` wide, 0: head_dim) projections. Returns q, k, v, gate
+    (or None)."""
     B, L, _ = x.shape
     with jax.named_scope("qkv_proj"):
         q = dense(x, p["wq"]).reshape(B, L, n_q, -1)
         k = dense(x, p["wk"]).reshape(B, L, n_kv, head_dim)
-        v = dense(x, p["wv"]).reshape(B, L, n_kv, head_dim)
+        # (no "wv": one projection is both keys and values, Gemma 4's global layers)
+        v = dense(x, p["wv"]).reshape(B, L, n_kv, v_head_dim or head_dim) if "wv" in p else k
     gate = None
     if output_gate:
         q, gate = q[..., :head_dim], q[..., head_dim:]
@@ -197,11 +199,17 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         else:
             q, k, vv, q_lat = mla_qkv(params, h, H, ql, kl, nope, rope, v)
     else:
-        hd = c["head_dim"]
+        hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
+        if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4, MiMo)
+            hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
+            shared = c["share_kv_projections"]
+        hv = hd if shared else c["value_head_dim"] or hd
         gated_q = c["attention_output_gate"]
-        params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wk": p("wk", (D, c["num_kv_heads"] * hd)),
-                  "wv": p("wv", (D, c["num_kv_heads"] * hd)), "wo": p("wo", (H * hd, D))}
-        q, k, vv, gate = gqa_qkv(params, h, H, c["num_kv_heads"], hd, gated_q)
+        params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wk": p("wk", (D, n_kv * hd)),
+                  "wo": p("wo", (H * hv, D))}
+        if not shared:
+            params["wv"] = p("wv", (D, n_kv * hv))
+        q, k, vv, gate = gqa_qkv(params, h, H, n_kv, hd, gated_q, hv)
         q_lat = h
     with jax.named_scope("core_attention"):
         o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
@@ -223,6 +231,12 @@ def reduce(c) -> dict:
     out = dict(head_dim=8, num_kv_heads=kv, num_query_heads=kv * min(h // hkv, 2),
                q_lora_rank=16 if c["q_lora_rank"] else 0, kv_lora_rank=12, qk_nope_head_dim=6, qk_rope_head_dim=4,
                v_head_dim=6)
+    if c["value_head_dim"]:  # values narrower than keys, as the model has them
+        out["value_head_dim"] = 6
+    if c["global_num_kv_heads"]:  # global layers with their own KV heads (fewer, and dividing the query heads)
+        out["global_num_kv_heads"] = max(1, kv // 2)
+    if c["global_head_dim"]:
+        out["global_head_dim"] = 12
     if c["attention_type"] == "mla":
         out.update(num_query_heads=2, num_kv_heads=2)
     if c["sliding_window_size"]:
