@@ -251,6 +251,7 @@ PUBLISHED = {
     # active without the embeddings, both within the published figures' own rounding to two significant digits
     "minimax-m2": "2.3e2",
     "mimo-v2-flash": "309",
+    "olmo3-7b": "7",
 }
 TIED = {"gemma3-27b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
