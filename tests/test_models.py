@@ -105,7 +105,9 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
             Hkv, hd = c["global_num_kv_heads"] or Hkv, c["global_head_dim"] or hd
         hv = c["value_head_dim"] or hd
         gate = 2 if c["attention_output_gate"] else 1
-        w += [("wq", (D, gate * H * hd)), ("wk", (D, Hkv * hd)), ("wv", (D, Hkv * hv)), ("wo", (H * hv, D))]
+        w += [("wq", (D, gate * H * hd)), ("wk", (D, Hkv * hd)), ("wo", (H * hv, D))]
+        if not (letter == "G" and c["share_kv_projections"]):  # (Gemma 4's global layers: K is V)
+            w += [("wv", (D, Hkv * hv))]
     gated = len(c["mlp_activations"]) == 2
     if not ffn:
         pass
@@ -251,9 +253,12 @@ PUBLISHED = {
     # active without the embeddings, both within the published figures' own rounding to two significant digits
     "minimax-m2": "2.3e2",
     "mimo-v2-flash": "309",
-    "olmo3-7b": "7",
+    "olmo3-7b": "7", "olmo3-32b": "32", "gemma4-31b": "31",
+    # Published with their vision towers, not counted here: Qwen3.5-397B-A17B "397B" (its text model: 396.3B) and
+    # Gemma 4 26B-A4B "26B" (25.2B): held at the text model's count, the gap stated in the configs' docstrings
+    "qwen3.5-397b-a17b": "396.3", "gemma4-26b": "25.2",
 }
-TIED = {"gemma3-27b"}
+TIED = {"gemma3-27b", "gemma4-31b", "gemma4-26b"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
 WITHOUT_INDEXER = {"deepseek3.2-671b"}
 
