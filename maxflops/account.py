@@ -77,12 +77,12 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
             p.tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
         return
     if c["router_flops"]:
-        p.out["moe_router"] = terms.router(d_ffn, c["num_experts"]) * tokens
+        p.out["moe_router"] = terms.router(d_ffn, c["num_experts"] + c["zero_experts"]) * tokens
     per_expert_token = terms.mlp(d_ffn, c["moe_mlp_dim"], gated)
     if hardware and c["moe_impl"] != "ideal":
         _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_ffn)
     else:
-        p.out["moe_routed"] = c["num_experts_per_tok"] * per_expert_token * tokens
+        p.out["moe_routed"] = per_expert_token * routed_slots(c, tokens)
     if hardware and c["moe_router_scale"] == "input" and not post_norm:  # the experts' outputs are only summed
         p.tail["moe_routed"] = p.out["moe_routed"] * Fraction(terms.mlp_down(d_ffn, c["moe_mlp_dim"]), per_expert_token)
     if c["shared_experts"]:
@@ -95,6 +95,18 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
                 p.unnamed["moe_shared"] = gate * tokens
         if not gate and not post_norm:
             p.tail["moe_shared"] = c["shared_experts"] * terms.mlp_down(d_ffn, width) * tokens
+
+
+def routed_slots(c, tokens):
+    """Top-k slots that run a routed expert: every slot, or with zero-computation experts the share of them that
+    zero_expert_share leaves to the real experts, rounded to a whole slot."""
+    slots = c["num_experts_per_tok"] * tokens
+    if not c["zero_experts"]:
+        return slots
+    share = c["zero_expert_share"]
+    share = (Fraction(c["zero_experts"], c["num_experts"] + c["zero_experts"]) if share < 0
+             else Fraction(share).limit_denominator(1 << 30))
+    return round(Fraction(slots) * (1 - share))
 
 
 def _hardware_moe(p: Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:

@@ -47,6 +47,13 @@ SCHEMA: dict[str, Field] = {
                                                      "gated FFN (3 matrices), one entry a plain FFN (2)."),
     "num_experts": _f(1, int, "Routed experts E; 1 means no MoE layers.", minimum=1),
     "num_experts_per_tok": _f(1, int, "Experts each token is routed to (top-k).", minimum=1),
+    "zero_experts": _f(0, int, "Zero-computation (identity) experts the router scores beside num_experts "
+                               "(LongCat-Flash): the router is D -> num_experts + zero_experts; a slot routed to one "
+                               "runs no matmul.", minimum=0),
+    "zero_expert_share": _f(-1.0, float, "With zero_experts: the share of the top-k slots routed to them (what "
+                                         "training measured; -1: zero_experts / (num_experts + zero_experts), as "
+                                         "uniform routing would give). The routed experts run the other slots, "
+                                         "rounded to a whole slot per layer kind and step."),
     "moe_mlp_dim": _f(2048, int, "Hidden width of each routed expert (and of each shared one unless "
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
     "shared_experts": _f(0, int, "Shared (always-on) experts per MoE layer.", minimum=0),
@@ -415,8 +422,19 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:
         err("global_num_kv_heads", f"{c['global_num_kv_heads']} does not divide num_query_heads="
                                    f"{c['num_query_heads']}")
-    if c["num_experts_per_tok"] > c["num_experts"]:
-        err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}")
+    if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
+        err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
+                                   + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))
+    if c["zero_experts"]:
+        if c["num_experts"] < 2:
+            err("zero_experts", f"{c['zero_experts']} without routed experts (num_experts={c['num_experts']})")
+        if not (c["zero_expert_share"] == -1 or 0 <= c["zero_expert_share"] <= 1):
+            err("zero_expert_share", f"{c['zero_expert_share']!r}: a share of the slots in [0, 1], or -1 (uniform)")
+        if c["moe_impl"] == "capacity":
+            err("moe_impl", "'capacity' with zero_experts: a dispatch with identity experts is not modelled")
+        if c["convention"] != "exact":
+            err("convention", f"{c['convention']!r} has no rule for zero-computation experts (zero_experts="
+                              f"{c['zero_experts']}); use 'exact'")
     if not 1 <= len(c["mlp_activations"]) <= 2:
         err("mlp_activations", f"{list(c['mlp_activations'])!r}: give one activation (plain FFN) or two "
                                "(gated FFN)")
@@ -527,6 +545,8 @@ def convention_defined(c, convention: str | None = None) -> bool:
     exact and Megatron-Bridge only). A config under a convention that is not defined is refused by its check."""
     convention = convention or c["convention"]
     if convention == "megatron_bridge" and not bridge_defined(c):
+        return False
+    if c["zero_experts"] and convention != "exact":  # no peer prices zero-computation experts
         return False
     letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
     return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)

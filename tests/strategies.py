@@ -178,6 +178,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["shared_expert_gate"] = draw(st.booleans())
         kw["first_num_dense_layers"] = draw(st.integers(0, n))
         kw["interleave_moe_layer_step"] = draw(st.integers(1, 3))
+        if convention == "exact" and draw(st.integers(0, 3)) == 0:  # zero-computation experts (LongCat-Flash)
+            kw["zero_experts"] = draw(st.integers(1, 3))
+            kw["zero_expert_share"] = draw(st.sampled_from([-1.0, 0.0, 0.25, 0.5, 1.0]))
     # --- per-layer extras -------------------------------------------------------------------------------
     kw["per_layer_input_dim"] = _maybe(draw, w["per_layer_input_dim"])
     if draw(st.booleans()):
@@ -266,6 +269,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     else:
         for key in HARDWARE_CHOICES:
             kw[key] = draw(st.sampled_from(SCHEMA[key].choices))
+        if kw.get("zero_experts") and kw["moe_impl"] == "capacity":  # (refused: test_hf_eager's LongCat case)
+            kw["moe_impl"] = "ideal"
         for key in HARDWARE_BOOLS:
             kw[key] = draw(st.booleans())
         kw["attention_block_q"] = draw(st.integers(1, 24))
@@ -337,7 +342,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
-    "lightning_block_size",
+    "lightning_block_size", "zero_experts", "zero_expert_share",
 }
 
 

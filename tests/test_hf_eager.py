@@ -1,7 +1,7 @@
 """Hardware FLOPs against transformers' own eager models, counted by torch's FlopCounterMode.
 
 tests/fixtures/hf_eager/cases.json was made by the script beside it (torch 2.13 CPU, transformers 5.24): tiny
-models of twenty-seven families (every width distinct), one forward pass and one training step (forward and backward of the
+models of twenty-eight families (every width distinct), one forward pass and one training step (forward and backward of the
 loss), every mm/bmm/conv torch executed counted. Here the config transformers saved for each model goes through
 maxflops' Hugging Face loader, and ``count`` with the implementation knobs that describe transformers' eager code
 must give exactly those counts.
@@ -56,6 +56,10 @@ KNOBS = {
     "qwen3_vl": {}, "qwen3_vl_moe": {},
     "mimo_v2_flash": {},  # its sinks are a softmax column, no matmul
     "gemma4": {}, "gemma4_moe": {},
+    # LongCat-Flash's zero-computation experts: the share of the top-k slots its router sent to them in this run
+    # (the fixture records the slots that went to real experts; routing is data, so it is a stated knob)
+    "longcat_flash": dict(zero_expert_share=1 - CASES["longcat_flash"]["real_expert_slots"][0] / (
+        CASES["longcat_flash"]["batch"] * CASES["longcat_flash"]["length"] * CASES["longcat_flash"]["config"]["moe_topk"])),
 }
 # Training steps not matched, with the reason: torch's FlopCounterMode charges a depthwise conv's backward as if
 # it were dense over the channels (1,647,360 FLOPs for a forward of 25,344), and the triangular solves' backward adds

@@ -293,7 +293,7 @@ def test_decode_monotone_in_kv_length(kw, kvs):
     range, rounded out to key tiles, can shrink by a tile as it slides)."""
     cfg = build(kw)
     bs = [maxflops.count(cfg, decode_kv_length=kv) for kv in sorted(kvs)]
-    used = cfg.attention_layer_pattern[:cfg.num_decoder_layers]
+    used = cfg.attention_layer_pattern[:cfg.num_decoder_layers] + cfg.parallel_layer_pattern  # (and beside)
     if "C" in used:
         return
     assert _nondecreasing([b.total for b in bs])
@@ -321,6 +321,8 @@ def test_decode_is_difference_of_prefills(kw, T, data):
     the ideal attention kernels, any MoE but 'capacity' (its dispatch group is the batch in decode), the recurrent
     gated delta net and Mamba, convs that read no padding, the indexer over the attended pairs and never skipped."""
     kw = {k: v for k, v in kw.items() if k not in PAIR_RULE_KNOBS}
+    if kw.get("zero_experts"):  # an expected routing share rounds per step: only the whole shares add up
+        kw["zero_expert_share"] = data.draw(st.sampled_from([0.0, 1.0]), label="whole zero-expert share")
     if data.draw(st.booleans(), label="decode-friendly hardware"):
         kw.update(attention_impl="ideal", dsa_impl="ideal", gdn_impl="recurrent", indexer_impl="attention",
                   indexer_skip_short=False, moe_impl=data.draw(st.sampled_from(["ideal", "dense", "ragged_dense"])),
@@ -354,6 +356,8 @@ def test_packed_equals_separate(kw, docs):
     rows) and packed_kernel='row' (the program runs whole rows)."""
     lengths, T, rows = docs
     assume(kw["mode"] != "decode")
+    if kw.get("zero_experts"):  # an expected routing share rounds per step: only the whole shares add up
+        kw = {**kw, "zero_expert_share": 1.0 if kw["zero_expert_share"] == 1.0 else 0.0}
     cfg = build({**kw, "max_target_length": T, "per_device_batch_size": rows})
     packed = maxflops.count(cfg, segment_lengths=lengths)
     alone = [maxflops.count(cfg, max_target_length=L, per_device_batch_size=1) for L in lengths]
@@ -668,7 +672,7 @@ def test_list_override_of_a_tuple_key():
 RELATIONS = [
     {"num_query_heads": 4, "num_kv_heads": 3},
     {"attention_type": "global", "num_query_heads": 4, "num_kv_heads": 1, "global_num_kv_heads": 3},
-    {"num_experts": 2, "num_experts_per_tok": 3},
+    {"num_experts": 2, "num_experts_per_tok": 3, "zero_experts": 0},
     {"mlp_activations": ("a", "b", "c")},
     {"mlp_activations": ()},
     {"attention_layer_pattern": "GZ"},

@@ -36,6 +36,12 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "num_attention_heads": 32, "num_key_value_heads": 4, "hidden_act": "silu", "moe_intermediate_size": 768,
         "num_experts_per_tok": 8, "num_experts": 128, "sliding_window": 4096,
     },
+    "longcat_flash": {  # LongcatFlashConfig (saved names: num_layers, ffn_hidden_size, n_routed_experts, moe_topk)
+        "vocab_size": 131072, "hidden_size": 6144, "num_layers": 28, "num_attention_heads": 64, "hidden_act": "silu",
+        "ffn_hidden_size": 12288, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "v_head_dim": 128, "moe_topk": 12, "n_routed_experts": 512, "zero_expert_num": 256,
+        "expert_ffn_hidden_size": 2048,
+    },
     "gemma4_text": {  # Gemma4TextConfig (global_head_dim 512 and num_global_key_value_heads: kwargs it pops)
         "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 30,
         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -227,7 +233,7 @@ _FAMILY = {
     "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
     "kimi_linear": "kimi_linear", "minimax": "moe", "olmo_hybrid": "olmo_hybrid", "qwen3_vl_text": "dense",
-    "qwen3_vl_moe_text": "moe", "mimo_v2_flash": "mimo", "gemma4_text": "gemma4",
+    "qwen3_vl_moe_text": "moe", "mimo_v2_flash": "mimo", "gemma4_text": "gemma4", "longcat_flash": "longcat",
 }
 # multimodal wrapper model_type -> the model_type of its text_config
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen3_5": "qwen3_5_text",
@@ -364,6 +370,8 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         return getattr(hf_ssm, family)(r, d)
     if family == "gemma4":
         return _gemma4(r, d)
+    if family == "longcat":
+        return _longcat(r, d)
     if family in ("nemotron_h", "bamba", "granitemoehybrid", "jamba", "falcon_h1"):
         return getattr(hf_ssm, family)(r, d, lambda key: _given(r, key))
     o: dict[str, Any] = {}
@@ -1140,4 +1148,48 @@ def _gemma4(r: Reader, d) -> dict:
         for k in ("num_experts", "top_k_experts", "moe_intermediate_size"):
             r.raw(k, None, none_ok=True, record=False)
             r.ignore(k, "unused: enable_moe_block is false")
+    return o
+
+
+# --- LongCat-Flash (longcat_flash): two MLA + MLP sublayers per layer and a shortcut MoE with zero-computation experts
+
+
+def _longcat(r: Reader, d) -> dict:
+    """LongcatFlashConfig, as modeling_longcat_flash builds the model: each of num_layers layers holds two sublayers
+    of MLA and a gated MLP (ffn_hidden_size) and one MoE on the first sublayer's normed input (the shortcut): a
+    softmax router over n_routed_experts + zero_expert_num experts, top moe_topk, the zero experts an identity (no
+    matmul). In maxflops' terms: 2 x num_layers layers of MLA ('G'), the first of each pair an MoE layer whose shared
+    expert is that sublayer's MLP, the second a dense layer (ffn_layer_pattern 'EF'); zero_experts, with the share
+    of slots they take a stated knob (zero_expert_share, not in the file)."""
+    o: dict[str, Any] = {}
+    layers = r.int("num_layers", d("num_layers"), minimum=1)
+    if r.has("num_hidden_layers"):
+        if r.int("num_hidden_layers") != 2 * layers:
+            raise r.fail("num_hidden_layers", f"is 2 x num_layers = {2 * layers} in LongcatFlashConfig")
+        r.ignore("num_hidden_layers", "superseded: 2 x num_layers")
+    o["num_decoder_layers"] = 2 * layers
+    o["attention_layer_pattern"], o["ffn_layer_pattern"] = "G", "EF"
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+    o["num_kv_heads"] = heads
+    r.ignore("num_key_value_heads", "unused: MLA (every head's keys and values come from the latent)")
+    act = r.str("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    _hf_mla(r, "longcat_flash", d, o)
+    width = o["mlp_dim"] = _alias(r, "ffn_hidden_size", "intermediate_size", d("ffn_hidden_size"), minimum=1)
+    o["num_experts"] = _alias(r, "n_routed_experts", "num_local_experts", d("n_routed_experts"), minimum=1)
+    o["num_experts_per_tok"] = _alias(r, "moe_topk", "num_experts_per_tok", d("moe_topk"), minimum=1)
+    o["moe_mlp_dim"] = r.int("expert_ffn_hidden_size", d("expert_ffn_hidden_size"), minimum=1)
+    zero = r.int("zero_expert_num", d("zero_expert_num"), minimum=0, none_ok=True) or 0
+    if zero:
+        o["zero_experts"] = zero
+    if r.has("zero_expert_type"):
+        if r.str("zero_expert_type") != "identity":
+            raise r.fail("zero_expert_type", "only identity zero experts are modelled")
+        r.ignore("zero_expert_type", NO_EFFECT + " (identity)")
+    o["shared_experts"], o["shared_expert_mlp_dim"] = 1, width  # the first sublayer's MLP beside the MoE
+    for key in ("router_bias", "mla_scale_q_lora", "mla_scale_kv_lora"):
+        if r.has(key):
+            r.ignore(key, NO_EFFECT + " (a bias or a scale)")
     return o
