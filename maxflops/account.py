@@ -99,14 +99,15 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
 
 def routed_slots(c, tokens):
     """Top-k slots that run a routed expert: every slot, or with zero-computation experts the share of them that
-    zero_expert_share leaves to the real experts, rounded to a whole slot."""
+    zero_expert_share leaves to the real experts (an expected count, a Fraction: the component is rounded to the
+    FLOP once, as a convention's fractions are)."""
     slots = c["num_experts_per_tok"] * tokens
     if not c["zero_experts"]:
         return slots
     share = c["zero_expert_share"]
     share = (Fraction(c["zero_experts"], c["num_experts"] + c["zero_experts"]) if share < 0
              else Fraction(share).limit_denominator(1 << 30))
-    return round(Fraction(slots) * (1 - share))
+    return Fraction(slots) * (1 - share)
 
 
 def _hardware_moe(p: Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:

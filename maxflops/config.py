@@ -52,8 +52,8 @@ SCHEMA: dict[str, Field] = {
                                "runs no matmul.", minimum=0),
     "zero_expert_share": _f(-1.0, float, "With zero_experts: the share of the top-k slots routed to them (what "
                                          "training measured; -1: zero_experts / (num_experts + zero_experts), as "
-                                         "uniform routing would give). The routed experts run the other slots, "
-                                         "rounded to a whole slot per layer kind and step."),
+                                         "uniform routing would give). The routed experts run the other slots "
+                                         "(an expected count: the component is rounded to the FLOP)."),
     "moe_mlp_dim": _f(2048, int, "Hidden width of each routed expert (and of each shared one unless "
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
     "shared_experts": _f(0, int, "Shared (always-on) experts per MoE layer.", minimum=0),

@@ -59,7 +59,8 @@ WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", 
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
-              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim", "value_head_dim")
+              "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim", "value_head_dim",
+              "zamba_mlp_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -110,7 +111,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     # Kimi delta attention has a rule under the exact and Megatron-Bridge conventions only (the others refuse it)
     # (lightning attention under the exact convention only)
     letters = "GLSH" if compressed else "GLCDMA" + ("K" if convention in ("exact", "megatron_bridge") else "") + (
-        "N" if convention == "exact" else "")
+        "NZ" if convention == "exact" else "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -121,12 +122,14 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     pattern += kw.get("mtp_layer_pattern", "")  # every letter a layer may use (the checks below are conservative)
     H = draw(st.sampled_from([1, 2, 3, 4, 6]))
     kw["num_query_heads"] = H
+    if "Z" in pattern and (2 * kw["emb_dim"]) % H:  # Zamba2's block: heads of 2 x emb_dim / H
+        H = kw["num_query_heads"] = 2
     kw["num_kv_heads"] = draw(st.sampled_from(_divisors(H)))
     kw["head_dim"] = w["head_dim"]
     indexer = atype != "global" and draw(st.booleans())
     kw["use_sparse_indexer"] = indexer
     if causal is None:
-        causal = compressed or indexer or mode == "decode" or draw(st.integers(0, 4)) > 0
+        causal = compressed or indexer or mode == "decode" or "Z" in pattern or draw(st.integers(0, 4)) > 0
     kw["causal"] = causal
     if atype == "global":
         kw["global_head_dim"] = _maybe(draw, w["global_head_dim"])
@@ -145,7 +148,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if not set("DMAKN") & set(pattern):
+    if not set("DMAKNZ") & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -230,6 +233,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["kda_head_dim"] = w["kda_head_dim"]
         kw["kda_gate_rank"] = draw(st.integers(0, 6))
         kw["kda_conv_kernel"] = draw(st.integers(1, 5))
+    if "Z" in pattern:
+        kw["zamba_mlp_dim"] = w["zamba_mlp_dim"]
+        kw["zamba_adapter_rank"] = draw(st.integers(0, 4))
+        kw["zamba_attention_adapters"] = kw["num_kv_heads"] == H and draw(st.booleans())
     if "N" in pattern:
         kw["lightning_num_heads"] = draw(st.integers(0, 3))
         kw["lightning_head_dim"] = draw(st.sampled_from([0, w["lightning_head_dim"]]))
@@ -250,7 +257,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                 for m in mixers)
     if convention == "megatron_bridge" and (compressed or indexer and kw.get("indexer_loss_scaling_factor", 0) > 0):
         # not transcribed there: refused (test_megatron_bridge.py); Megatron-LM has no KDA rule
-        kw["convention"] = convention = "exact" if set("KN") & set(pattern) else "megatron_main"
+        kw["convention"] = convention = "exact" if set("KNZ") & set(pattern) else "megatron_main"
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))
@@ -342,7 +349,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
-    "lightning_block_size", "zero_experts", "zero_expert_share",
+    "lightning_block_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
 }
 
 

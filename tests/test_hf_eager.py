@@ -1,7 +1,7 @@
 """Hardware FLOPs against transformers' own eager models, counted by torch's FlopCounterMode.
 
 tests/fixtures/hf_eager/cases.json was made by the script beside it (torch 2.13 CPU, transformers 5.24): tiny
-models of twenty-eight families (every width distinct), one forward pass and one training step (forward and backward of the
+models of twenty-nine families (every width distinct), one forward pass and one training step (forward and backward of the
 loss), every mm/bmm/conv torch executed counted. Here the config transformers saved for each model goes through
 maxflops' Hugging Face loader, and ``count`` with the implementation knobs that describe transformers' eager code
 must give exactly those counts.
@@ -58,18 +58,20 @@ KNOBS = {
     "gemma4": {}, "gemma4_moe": {},
     # LongCat-Flash's zero-computation experts: the share of the top-k slots its router sent to them in this run
     # (the fixture records the slots that went to real experts; routing is data, so it is a stated knob)
+    # Zamba2: the Mamba-2 torch path (chunked SSD, padded conv) and its shared blocks' full masked square
+    "zamba2": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
     "longcat_flash": dict(zero_expert_share=1 - CASES["longcat_flash"]["real_expert_slots"][0] / (
         CASES["longcat_flash"]["batch"] * CASES["longcat_flash"]["length"] * CASES["longcat_flash"]["config"]["moe_topk"])),
 }
 # Training steps not matched whole, with the reason: torch's FlopCounterMode charges a depthwise conv's backward as
 # if it were dense over the channels (1,647,360 FLOPs for a forward of 25,344).
 TRAIN_NOT_MATCHED = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "mamba2", "nemotron_h", "bamba",
-                     "granitemoehybrid", "mamba", "jamba", "falcon_h1", "kimi_linear"}
+                     "granitemoehybrid", "mamba", "jamba", "falcon_h1", "kimi_linear", "zamba2"}
 # Each of them matches exactly once the conv is set aside (everything but the conv's forward and its dense-priced
 # backward equals maxflops' training step without its conv; the conv's forward matches on its own), and for the
 # chunked linear attentions the matmuls torch runs differently from a compiled program (_autograd_skips).
 CONV_SET_ASIDE = {name: "ssm_conv" for name in ("mamba2", "nemotron_h", "bamba", "granitemoehybrid", "mamba", "jamba",
-                                                "falcon_h1")}
+                                                "falcon_h1", "zamba2")}
 CONV_SET_ASIDE["kimi_linear"] = "kda_conv"  # its forward substitution is elementwise: no solve's gradient
 # the gated delta nets of torch_chunk_gated_delta_rule: the conv, and the solves' and autograd's departures below
 GDN_SOLVE = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid")

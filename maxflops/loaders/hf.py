@@ -202,6 +202,11 @@ _HF_DEFAULTS: dict[str, dict[str, Any]] = {
         "num_experts": 16, "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": 8,
         "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto",
     },
+    "zamba2": {  # Zamba2Config (intermediate_size: null, 4 x hidden_size; num_key_value_heads: null, the heads)
+        "vocab_size": 32000, "hidden_size": 2560, "num_hidden_layers": 54, "mamba_d_state": 64, "mamba_d_conv": 4,
+        "mamba_expand": 2, "mamba_ngroups": 1, "n_mamba_heads": 8, "chunk_size": 256, "hidden_act": "gelu",
+        "num_attention_heads": 32, "adapter_rank": 128, "use_shared_attention_adapter": False,
+    },
     "falcon_h1": {  # FalconH1Config (mamba_d_head "auto": the Mamba width // mamba_n_heads)
         "vocab_size": 128000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
         "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "mamba_d_ssm": 1024,
@@ -230,7 +235,7 @@ _FAMILY = {
     "deepseek_v2": "deepseek", "deepseek_v3": "deepseek", "deepseek_v32": "deepseek", "glm_moe_dsa": "deepseek",
     "deepseek_v4": "deepseek_v4", "mamba2": "mamba2", "nemotron_h": "nemotron_h", "bamba": "bamba",
     "granitemoehybrid": "granitemoehybrid", "mamba": "mamba", "falcon_mamba": "mamba", "jamba": "jamba",
-    "falcon_h1": "falcon_h1", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
+    "falcon_h1": "falcon_h1", "zamba2": "zamba2", "olmo3": "dense", "glm4_moe": "glm4_moe", "minimax_m2": "moe",
     "qwen3_5_text": "qwen3_5", "qwen3_5_moe_text": "qwen3_next", "glm4_moe_lite": "deepseek",
     "kimi_linear": "kimi_linear", "minimax": "moe", "olmo_hybrid": "olmo_hybrid", "qwen3_vl_text": "dense",
     "qwen3_vl_moe_text": "moe", "mimo_v2_flash": "mimo", "gemma4_text": "gemma4", "longcat_flash": "longcat",
@@ -372,7 +377,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         return _gemma4(r, d)
     if family == "longcat":
         return _longcat(r, d)
-    if family in ("nemotron_h", "bamba", "granitemoehybrid", "jamba", "falcon_h1"):
+    if family in ("nemotron_h", "bamba", "granitemoehybrid", "jamba", "falcon_h1", "zamba2"):
         return getattr(hf_ssm, family)(r, d, lambda key: _given(r, key))
     o: dict[str, Any] = {}
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)

@@ -15,6 +15,8 @@ mean.
     jamba        every layer a Mamba-1 mixer or attention (attn_layer_period / offset) and a gated MLP or MoE
                  (expert_layer_period / offset)
     falcon_h1    every layer attention and a Mamba-2 mixer side by side (parallel_layer_pattern), then a gated MLP
+    zamba2       Mamba-2 layers, and hybrid layers that first run a shared transformer block ('Z') reused at several
+                 depths with per-depth adapters
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ _CACHE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 NO_EFFECT_KEYS = frozenset("""
     use_conv_bias mamba_proj_bias use_bias mamba_hidden_act time_step_min time_step_max time_step_limit
     time_step_floor time_step_rank residual_in_fp32 rescale_prenorm_residual layer_norm_epsilon use_mamba_kernels
-    num_logits_to_keep moe_shared_expert_overlap norm_eps mamba_conv_bias z_loss_coefficient embedding_multiplier
+    num_logits_to_keep use_long_context use_mem_eff_path moe_shared_expert_overlap norm_eps mamba_conv_bias z_loss_coefficient embedding_multiplier
     logits_scaling residual_multiplier attention_multiplier position_embedding_type normalization_function
     time_step_scale time_step_init_scheme use_mambapy use_associative_scan mixer_rms_eps mamba_proj_bias
     use_falcon_mambapy mamba_norm_before_gate mamba_rms_norm projectors_bias lm_head_multiplier mlp_multipliers
@@ -402,4 +404,70 @@ def falcon_h1(r: Reader, d, given) -> dict:
     o["mamba_chunk_size"] = r.int("mamba_chunk_size", d("mamba_chunk_size"), minimum=1)
     if n_heads % o["mamba_n_groups"]:
         raise r.fail("mamba_n_groups", f"does not divide mamba_n_heads={n_heads}", o["mamba_n_groups"])
+    return o
+
+
+_ZAMBA2_DEFAULT_TYPES = (["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3
+                         + ["hybrid"] + ["mamba"] * 2)  # Zamba2Config's default layers_block_type
+_ZAMBA2_TYPES = {"mamba": "mamba", "m": "mamba", "linear_attention": "mamba", "hybrid": "hybrid", "g": "hybrid"}
+
+
+def zamba2(r: Reader, d, given) -> dict:
+    """Zamba2Config: layers_block_type (absent: its default list) of Mamba-2 layers and hybrid layers; a hybrid layer
+    is a shared transformer block (one of num_mem_blocks, in turn; attention over [hidden, embedding], 2 x hidden
+    wide, heads of 2 x hidden / num_attention_heads, and a gated MLP of intermediate_size, absent: 4 x hidden; its
+    per-depth adapters of adapter_rank on the MLP, and on q/k/v with use_shared_attention_adapter), the layer's own
+    linear, then a Mamba-2 mixer: maxflops' 'Z' then 'M', neither with an FFN of its own. The Mamba-2 mixer is
+    mamba_expand x hidden wide in n_mamba_heads heads."""
+    o: dict[str, Any] = {}
+    o["emb_dim"] = D = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    n = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    if given("layers_block_type"):
+        types = r.list("layers_block_type", str)
+        if len(types) != n or any(t not in _ZAMBA2_TYPES for t in types):
+            raise r.fail("layers_block_type", f"expected {n} entries, each 'mamba' or 'hybrid'")
+        types = [_ZAMBA2_TYPES[t] for t in types]
+    else:
+        types = list(_ZAMBA2_DEFAULT_TYPES)
+        if len(types) != n:
+            raise r.fail("num_hidden_layers", f"{n}: Zamba2Config's default layers_block_type has {len(types)} "
+                                              "layers; give layers_block_type")
+    for key in ("attention_head_dim", "attention_hidden_size", "hybrid_layer_ids", "kv_channels", "mamba_headdim",
+                "num_query_groups"):  # saved by transformers, recomputed by Zamba2Config.__post_init__ on load
+        if r.has(key):
+            r.raw(key, none_ok=True, record=False)
+            r.ignore(key, "derived: Zamba2Config recomputes it from the keys above")
+    letters = "".join("ZM" if t == "hybrid" else "M" for t in types)
+    o["num_decoder_layers"] = len(letters)
+    o["attention_layer_pattern"], o["ffn_layer_pattern"] = fit_pattern(list(letters), r, "layers_block_type"), "-"
+    heads = r.int("num_mamba_heads" if r.has("num_mamba_heads") else "n_mamba_heads", d("n_mamba_heads"), minimum=1)
+    expand = r.int("mamba_expand", d("mamba_expand"), minimum=1)
+    if (expand * D) % heads:
+        raise r.fail("n_mamba_heads", f"does not divide mamba_expand x hidden_size = {expand * D}", heads)
+    o["mamba_num_heads"], o["mamba_head_dim"] = heads, expand * D // heads
+    o["mamba_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
+    o["mamba_n_groups"] = r.int("mamba_ngroups", d("mamba_ngroups"), minimum=1)
+    o["mamba_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
+    o["mamba_chunk_size"] = r.int("chunk_size", d("chunk_size"), minimum=1)
+    if heads % o["mamba_n_groups"]:
+        raise r.fail("mamba_ngroups", f"does not divide the {heads} Mamba heads", o["mamba_n_groups"])
+    if "Z" in letters:
+        h = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+        kv = r.int("num_key_value_heads", h, minimum=1, none_ok=True)  # absent or null: the heads
+        o["num_kv_heads"] = h if kv is None else kv
+        width = r.int("intermediate_size", None, minimum=1, none_ok=True, record=False)
+        o["zamba_mlp_dim"] = 4 * D if width is None else width
+        if width is None:
+            r.defaults[r.name("intermediate_size")] = f"{4 * D} (Zamba2Config: 4 x hidden_size)"
+        o["zamba_adapter_rank"] = r.int("adapter_rank", d("adapter_rank"), minimum=1)
+        o["zamba_attention_adapters"] = r.bool("use_shared_attention_adapter", d("use_shared_attention_adapter"))
+        r.ignore("hidden_act", NO_EFFECT + ": the shared block's MLP is gated whatever its activation")
+        for key in ("num_mem_blocks", "use_mem_rope", "add_bias_linear"):
+            if r.has(key):
+                r.ignore(key, NO_EFFECT + " (how many shared blocks take turns, rope, biases)")
+    else:
+        for key in ("num_attention_heads", "num_key_value_heads", "intermediate_size", "adapter_rank",
+                    "use_shared_attention_adapter", "hidden_act", "num_mem_blocks", "use_mem_rope"):
+            r.ignore(key, "unused: no hybrid layers")
     return o
