@@ -464,6 +464,12 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     parallel = c["parallel_layer_pattern"]
     parallel_used = (parallel[:n_layers] if len(parallel) >= n_layers else parallel).replace(NO_MIXER_LETTER, "")
     for family in FAMILIES:  # each family's own checks, on the letters in use
+        if family.conventions and c["convention"] not in family.conventions:  # a peer with no rule for its layers
+            present = [ch for ch in family.letters if ch in used or ch in parallel_used]
+            if present:
+                err("convention", f"{c['convention']!r} has no rule for {next(iter(family.mixers.values()))} "
+                                  f"({present[0]!r} layers); use "
+                                  + " or ".join(repr(name) for name in family.conventions))
         if family.check is not None:
             family.check(c, used[:len(used) - len(mtp_letters)].replace(NO_MIXER_LETTER, ""), err)
             if parallel_used:

@@ -432,7 +432,7 @@ def _hf_model(r: Reader, text_type: str, d) -> dict:
         else:
             r.ignore(key, f"unused: no {what} layers")
     if family == "mimo":
-        _mimo_attention(r, d, o, pattern)
+        _mimo_attention(r, o, pattern)
 
     if family == "glm4_moe":  # its MTP modules (num_nextn_predict_layers; transformers builds none)
         key = "num_mtp_layers" if r.has("num_mtp_layers") and not r.has("num_nextn_predict_layers") \
@@ -1028,7 +1028,7 @@ def _olmo_hybrid_gdn(r: Reader, d, o: dict, used: bool) -> None:
 # --- MiMo-V2-Flash (mimo_v2_flash): sliding-window and full GQA layers, DeepSeek-style MoE without a shared expert -----
 
 
-def _mimo_attention(r: Reader, d, o: dict, pattern: str) -> None:
+def _mimo_attention(r: Reader, o: dict, pattern: str) -> None:
     """MiMoV2FlashAttention: a sliding-window layer has twice num_key_value_heads (and attention sinks, no matmul),
     a full layer num_key_value_heads; the window is sliding_window, or the checkpoint's sliding_window_size + 1
     (MiMoV2FlashConfig's rule)."""

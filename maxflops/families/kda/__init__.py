@@ -84,9 +84,6 @@ def mixer_of(letter: str, layer_number: int, c):
 def check(c, letters: str, err) -> None:
     if LETTER not in letters:
         return
-    if c["convention"] not in CONVENTIONS:
-        err("convention", f"{c['convention']!r} has no rule for Kimi delta attention ('K' layers); use one of "
-                          f"{', '.join(map(repr, CONVENTIONS))}")
     if c["attention_output_dim"]:
         err("attention_output_dim", "is not supported with Kimi delta attention ('K') layers")
 

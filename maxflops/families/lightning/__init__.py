@@ -68,9 +68,6 @@ def mixer_of(letter: str, layer_number: int, c):
 def check(c, letters: str, err) -> None:
     if LETTER not in letters:
         return
-    if c["convention"] != "exact":
-        err("convention", f"{c['convention']!r} has no rule for lightning attention ('N' layers); no peer prices it: "
-                          "use 'exact'")
     if c["attention_output_dim"]:
         err("attention_output_dim", "is not supported with lightning attention ('N') layers")
 

@@ -84,13 +84,13 @@ def params(p, D, H, d):
             "out": p("out", (H * d, D))}
 
 
-def _sizes(c, D):
+def _sizes(c):
     return c["lightning_num_heads"] or c["num_query_heads"], c["lightning_head_dim"] or c["head_dim"]
 
 
 def layer(c, kind, p, h, top_idx, aux):
     """Lightning attention (``lightning``) in the form ``lightning_impl`` says."""
-    H, d = _sizes(c, h.shape[-1])
+    H, d = _sizes(c)
     return lightning(params(p, h.shape[-1], H, d), h, H, d, c["lightning_impl"], c["lightning_block_size"]), \
         top_idx, aux
 
