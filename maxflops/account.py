@@ -13,8 +13,8 @@ from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
-from .training import (REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes, recomputed, train_factor,
-                       warmup)
+from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes,
+                       recomputed, train_factor, warmup)
 
 
 # --- pricing one layer kind -------------------------------------------------------------------------------
@@ -252,6 +252,16 @@ def _to_int(x) -> int:
     return x if isinstance(x, int) else round(x)
 
 
+def _rounded(raw: dict) -> dict:
+    """Each component to the FLOP (half to even): a convention's Fractions, once per component and step."""
+    if set(map(type, raw.values())) <= _INT:
+        return raw
+    return {k: v if type(v) is int else round(v) for k, v in raw.items()}
+
+
+_INT = {int}
+
+
 def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> Breakdown:
     """Exact per-device per-step FLOPs of ``config``.
 
@@ -278,11 +288,11 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     steps = c["gradient_accumulation_steps"] if mode == "train" else 1
     train = mode == "train"
 
-    priced = [{k: v if type(v) is int else round(v) for k, v in _model_raw(kind, c, seqs, decode, steps).items()}
-              for kind in plan.kinds]
+    priced = [_rounded(_model_raw(kind, c, seqs, decode, steps)) for kind in plan.kinds]
     tokens = seqs.count if decode else seqs.tokens
     head = _head(c, (tokens if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
-    head.update(_vision(c, mode, steps))
+    if c["vision_layers"]:
+        head.update(_vision(c, mode, steps))
 
     def hardware():  # evaluated on first use of Breakdown.hardware_*: its own view, plan and head
         hw = hardware_view(c)
@@ -298,7 +308,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     b = make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
                        hardware, c["not_priced"])
     if segment_lengths is None:
-        if len(_COUNTS) >= 1024:
+        if len(_COUNTS) >= 256:
             _COUNTS.clear()
         _COUNTS[key] = b
     return b
@@ -308,7 +318,9 @@ def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
     fwd = price_forward(kind, c, seqs, decode).out
     if c["mode"] == "train":
-        return {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
+        if warmup(c) or not INDEXER_COMPONENTS.isdisjoint(fwd):
+            return {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
+        steps *= 3  # every other component: forward and two backward matmuls (train_factor)
     return {k: v * steps for k, v in fwd.items()} if steps != 1 else fwd
 
 
@@ -319,7 +331,7 @@ _COUNTS: dict = {}
 
 def _head(c, tokens, hardware: bool = False) -> dict:
     """The rows outside the decoder layers: the output head, and the per-layer-embedding projection."""
-    return {k: _to_int(v) for k, v in _head_raw(c, tokens, hardware).items()}
+    return _rounded(_head_raw(c, tokens, hardware))
 
 
 def _head_raw(c, tokens, hardware: bool = False) -> dict:

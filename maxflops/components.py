@@ -54,10 +54,20 @@ def is_attention(name: str) -> bool:
 
 def ordered(components):
     """The components in report order (every name must be declared)."""
-    for name in components:
-        if name not in KNOWN:
-            kind_of(name)  # raises, naming it
-    return {k: components[k] for k in sorted(components, key=lambda k: (_REGISTRY[k].rank, k))}
+    names = tuple(components)
+    order = _ORDERS.get(names)
+    if order is None:
+        for name in components:
+            if name not in KNOWN:
+                kind_of(name)  # raises, naming it
+        order = sorted(components, key=lambda k: (_REGISTRY[k].rank, k))
+        if len(_ORDERS) >= 1024:
+            _ORDERS.clear()
+        _ORDERS[names] = order
+    return {k: components[k] for k in order}
+
+
+_ORDERS: dict = {}  # the report order of each set of names, as given (a count's components repeat call to call)
 
 
 def all_components() -> tuple:

@@ -339,6 +339,8 @@ def _coerce(key: str, value: Any) -> Any:
     """Return ``value`` as the schema type of ``key`` or raise ValueError naming both."""
     field = SCHEMA[key]
     kind = field.kind
+    if type(value) is kind and (kind is int or kind is str or kind is bool):  # already the schema's type
+        return value
     bad = ValueError(f"config key {key!r}: expected {kind.__name__}, got {value!r} ({type(value).__name__})")
     if kind is bool:
         if isinstance(value, bool):
@@ -681,10 +683,50 @@ def model_config(**overrides):
     values = resolve(overrides)
     cfg = config_dict.ConfigDict()
     # Every resolved value is plain (int, float, str, bool, tuple; no dict, no FieldReference): what ConfigDict's
-    # own filling stores, key by key, without its per-key dir() call (most of a ConfigDict's construction time)
-    cfg._fields.update(values)
+    # own filling stores, key by key, without its per-key dir() call (most of a ConfigDict's construction time).
+    # The storage is a Fields: it keeps the config's cache key until its next write (maxflops.resolve.config_key)
+    super(config_dict.ConfigDict, cfg).__setattr__("_fields", Fields(values))
     cfg.lock()
     return cfg
+
+
+class Fields(dict):
+    """The storage of a ConfigDict that ``model_config`` builds: a dict that remembers the config's cache key
+    (``maxflops.resolve.config_key``) until its next write, so that a config counted again, unchanged, is not read
+    key by key. ConfigDict writes its storage through ``__setitem__`` and ``__delitem__``; every other mutating
+    method forgets the key too."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.key = None
+
+    def __setitem__(self, k, v):
+        self.key = None
+        super().__setitem__(k, v)
+
+    def __delitem__(self, k):
+        self.key = None
+        super().__delitem__(k)
+
+    def _forget(method):  # noqa: N805 - wraps the other mutating dict methods
+        def forgetting(self, *args, **kwargs):
+            self.key = None
+            return method(self, *args, **kwargs)
+        forgetting.__name__ = method.__name__
+        return forgetting
+
+    update = _forget(dict.update)
+    pop = _forget(dict.pop)
+    popitem = _forget(dict.popitem)
+    clear = _forget(dict.clear)
+    setdefault = _forget(dict.setdefault)
+    __ior__ = _forget(dict.__ior__)
+    del _forget
+
+    def __reduce__(self):  # a copy or unpickled config is a plain dict's worth of values; the key is recomputed
+        return (Fields, (dict(self),))
 
 
 def config_dir() -> pathlib.Path:

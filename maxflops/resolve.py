@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from .config import REPORTING_KNOBS, SCHEMA, STEP_KEYS, _explicit, apply_overrides, as_dict, quirks, resolve
+from .config import REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, _explicit, apply_overrides, as_dict, quirks, resolve
 from .plan import build_plan
 
 __all__ = ["resolve_call", "call_key", "resolve_key", "from_source", "register_source", "plan_of", "hardware_view",
@@ -76,9 +76,9 @@ def _planned(key) -> tuple:
     return c, plan_of(c)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _with_overrides(key, typed_overrides: tuple) -> tuple:
-    """(resolved config, its plan) with ``typed_overrides`` applied."""
+    """(resolved config, its plan) with ``typed_overrides`` (not the step's keys alone: ``resolve_key``) applied."""
     given = {k: v for k, _, v in typed_overrides}
     if "convention" in given or "convention_quirks" in given:  # the bundle and the quirks are applied again
         before = dict(key.items)
@@ -86,7 +86,7 @@ def _with_overrides(key, typed_overrides: tuple) -> tuple:
         return c, plan_of(c)
     base, plan = _planned(key)
     c = apply_overrides(base, given)
-    return c, (plan if STEP_KEYS.issuperset(given) else plan_of(c))  # the step's keys do not change the plan
+    return c, plan_of(c)
 
 
 def hardware_view(c) -> dict:
@@ -124,6 +124,12 @@ _SEEN: dict = {}
 def config_key(config) -> _Key:
     """A hashable snapshot of the config's values (cheap for a ConfigDict, and cheaper for one seen unchanged)."""
     fields = getattr(config, "_fields", None)  # ConfigDict's own storage: 30x faster than to_dict()
+    if type(fields) is Fields:  # model_config's storage: its key is kept until the config is written
+        key = fields.key
+        if key is None and set(map(type, fields.values())) <= _PLAIN:
+            key = fields.key = _Key(tuple(fields.items()))
+        if key is not None:
+            return key
     if isinstance(fields, dict):
         seen = _SEEN.get(id(fields))
         values = tuple(fields.values())
@@ -145,14 +151,24 @@ _PLAIN = {int, float, str, bool, tuple}
 def call_key(config, overrides: Mapping[str, Any] | None = None) -> tuple:
     """A hashable key of a call's config and overrides: equal keys resolve to the same config (``resolve_key``)."""
     key = config_key(from_source(config))
-    if overrides:  # the type is part of the key: True and 1 must not share a cache entry
-        return key, tuple(sorted((k, type(v).__name__, _frozen(k, v)) for k, v in overrides.items()))
-    return key, ()
+    if not overrides:
+        return key, ()
+    if len(overrides) == 1:  # the per-step path's usual call (one new length or batch)
+        (k, v), = overrides.items()
+        return key, ((k, type(v).__name__, _frozen(k, v)),)
+    # the type is part of the key: True and 1 must not share a cache entry
+    return key, tuple(sorted((k, type(v).__name__, _frozen(k, v)) for k, v in overrides.items()))
 
 
 def resolve_key(key: tuple) -> tuple:
     """(resolved config, plan) of a ``call_key``."""
-    return _with_overrides(*key) if key[1] else _planned(key[0])
+    base, typed = key
+    if not typed:
+        return _planned(base)
+    if all(k in STEP_KEYS for k, _, _ in typed):  # a new length or batch: checked and applied, not cached (a
+        c, plan = _planned(base)                   # count caches its result; a sweep's points are each new)
+        return apply_overrides(c, {k: v for k, _, v in typed}), plan
+    return _with_overrides(base, typed)
 
 
 def resolve_call(config, overrides: Mapping[str, Any] | None = None) -> tuple:

@@ -8,19 +8,20 @@ from typing import Any, Callable, Mapping
 __all__ = ["Priced", "Family", "ffn_width"]
 
 
-@dataclasses.dataclass
 class Priced:
-    """One layer kind's forward, as the pricing functions below fill it (see ``maxflops.account.price_forward``)."""
+    """One layer kind's forward, as the pricing functions below fill it (see ``maxflops.account.price_forward``).
 
-    out: dict = dataclasses.field(default_factory=dict)  # FLOPs by component
-    qk: Any = 0  # the QK^T part of core_attention
-    tail: dict = dataclasses.field(default_factory=dict)  # parts not recomputed by remat, by component
-    single: dict = dataclasses.field(default_factory=dict)  # parts with one backward matmul, by component
-    unnamed: dict = dataclasses.field(default_factory=dict)  # parts no remat policy saves, by component
-    grad_extra: dict = dataclasses.field(default_factory=dict)  # backward FLOPs beyond two per forward, by component
-    # the mixer's last matmul, by component: its output only joins the layer's output when no FFN follows (a
-    # mixer-only layer), so that a rematerialized layer does not recompute it (see price_forward's tail)
-    closing: dict = dataclasses.field(default_factory=dict)
+    ``out``: FLOPs by component; ``qk``: the QK^T part of core_attention; ``tail``: parts not recomputed by remat;
+    ``single``: parts with one backward matmul; ``unnamed``: parts no remat policy saves; ``grad_extra``: backward
+    FLOPs beyond two per forward; ``closing``: the mixer's last matmul, whose output only joins the layer's output
+    when no FFN follows (a mixer-only layer), so that a rematerialized layer does not recompute it (see
+    price_forward's tail). Every part but ``qk`` is by component. (A plain slotted class: one is made per layer kind
+    and count.)"""
+
+    __slots__ = ("out", "qk", "tail", "single", "unnamed", "grad_extra", "closing")
+
+    def __init__(self):
+        self.out, self.qk, self.tail, self.single, self.unnamed, self.grad_extra, self.closing = {}, 0, {}, {}, {}, {}, {}
 
 
 def ffn_width(c) -> int:
