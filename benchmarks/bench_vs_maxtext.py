@@ -8,7 +8,7 @@ model is built with ``pyconfig.initialize`` and ``maxtext_utils.calculate_tflops
 it beside maxflops on ``from_maxtext`` of the same object: warm (the same config again), cold (a new
 ``max_target_length`` each call), under every convention, and ``from_maxtext`` + count. Without MaxText, the
 committed MaxText 0.2.5 config keys (tests/fixtures/maxtext_real) stand in for its objects and maxflops is timed
-alone. Medians of repeats of 300 calls; 131,072 tokens per step (batch 32 x 4096).
+alone. Every function is timed in turn, 9 rounds of 300 calls; 131,072 tokens per step (batch 32 x 4096).
 """
 
 from __future__ import annotations
@@ -38,6 +38,22 @@ def per_call(fn, calls=300, repeats=7) -> float:
             fn()
         times.append((time.perf_counter() - t) / calls)
     return statistics.median(times)
+
+
+def interleaved(fns: dict, calls=300, rounds=9) -> dict:
+    """{name: median seconds per call}, every function timed once per round, in turn: on a shared machine the
+    speed drifts, and timing them side by side each round keeps their ratios (taken per round, then the median:
+    ``ratio(name)``) honest."""
+    for fn in fns.values():
+        fn()
+    rows = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            rows[name].append((time.perf_counter() - t) / calls)
+    return rows
 
 
 def maxtext_objects():
@@ -78,30 +94,36 @@ def main(argv=None) -> None:
     rows = []
     for name in MODELS:
         obj = objects[name]
-        mt = per_call(lambda: fn(obj, log=False)) if fn else None
-        row = {"model": name, "maxtext_us": mt}
+        fns = {"maxtext": lambda: fn(obj, log=False)} if fn else {}
         for conv in CONVENTIONS:
             cfg = from_maxtext(obj, convention=conv) if conv != "exact" else from_maxtext(obj)
-            row[f"warm_{conv}"] = per_call(lambda: maxflops.count(cfg))
             lengths = iter(range(4096, 10 ** 9))
-            row[f"cold_{conv}"] = per_call(lambda: maxflops.count(cfg, max_target_length=next(lengths)))
+            fns[f"warm_{conv}"] = lambda cfg=cfg: maxflops.count(cfg)
+            fns[f"cold_{conv}"] = lambda cfg=cfg, lengths=lengths: maxflops.count(cfg, max_target_length=next(lengths))
+        times = interleaved(fns)
+        row = {"model": name}
+        for key, ts in times.items():
+            row[key] = statistics.median(ts)
+            if fn and key != "maxtext":  # the ratio of each round, then their median
+                row[key + "_ratio"] = statistics.median(t / m for t, m in zip(ts, times["maxtext"]))
         row["from_maxtext_count"] = per_call(lambda: maxflops.count(from_maxtext(obj)), calls=50)
         rows.append(row)
     head = (f"Machine: {platform.machine()}, Python {platform.python_version()}, "
             f"{'MaxText 0.2.5 ' + ('imported' if fn else 'not importable: maxflops alone')}; "
-            "times per call, medians of 7 x 300 calls; ratios to MaxText's function in the same process.")
+            "times per call, medians of 9 rounds of 300 calls, every function timed in turn each round; ratios to "
+            "MaxText's function: the median of the rounds' ratios.")
     cols = ["model", "MaxText fn"] + [f"{kind} {c}" for c in CONVENTIONS for kind in ("warm", "cold")] + \
         ["from_maxtext + count"]
     lines = ["## maxflops beside MaxText's function", "", head, "", "| " + " | ".join(cols) + " |",
              "|" + "---|" * len(cols)]
     for r in rows:
-        mt = r["maxtext_us"]
+        mt = r.get("maxtext")
 
-        def cell(t):
-            return f"{t * 1e6:.1f} us" + (f" ({t / mt:.2f}x)" if mt else "")
+        def cell(key):
+            return f"{r[key] * 1e6:.1f} us" + (f" ({r[key + '_ratio']:.2f}x)" if mt else "")
 
         cells = [r["model"], f"{mt * 1e6:.1f} us" if mt else "n/a"]
-        cells += [cell(r[f"{kind}_{c}"]) for c in CONVENTIONS for kind in ("warm", "cold")]
+        cells += [cell(f"{kind}_{c}") for c in CONVENTIONS for kind in ("warm", "cold")]
         cells.append(f"{r['from_maxtext_count'] * 1e3:.3f} ms")
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"

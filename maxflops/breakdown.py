@@ -154,7 +154,7 @@ def _sum_rows(plan, priced, head):
     get = components.get
     mtp_attention = 0
     for kind, n, comps in zip(plan.kinds, plan.multiplicity, priced):
-        if not KNOWN.issuperset(comps):
+        if not comps.keys() <= KNOWN:
             _undeclared(comps)
         if kind.mtp:  # everything an MTP module executes is one component; its attention share is kept apart
             components["mtp"] = get("mtp", 0) + sum(comps.values()) * n
@@ -162,7 +162,7 @@ def _sum_rows(plan, priced, head):
         else:
             for name, value in comps.items():
                 components[name] = get(name, 0) + value * n
-    if not KNOWN.issuperset(head):
+    if not head.keys() <= KNOWN:
         _undeclared(head)
     for name, value in head.items():
         components[name] = get(name, 0) + value

@@ -165,7 +165,7 @@ def resolve_key(key: tuple) -> tuple:
     base, typed = key
     if not typed:
         return _planned(base)
-    if all(k in STEP_KEYS for k, _, _ in typed):  # a new length or batch: checked and applied, not cached (a
+    if STEP_KEYS.issuperset([k for k, _, _ in typed]):  # a new length or batch: applied, not cached (a
         c, plan = _planned(base)                   # count caches its result; a sweep's points are each new)
         return apply_overrides(c, {k: v for k, _, v in typed}), plan
     return _with_overrides(base, typed)

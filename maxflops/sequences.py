@@ -12,12 +12,10 @@ from . import masks
 class Uniform:
     """``count`` sequences of length ``length`` (``count`` may be fractional: MaxText's per-device batch)."""
 
-    def __init__(self, length: int, count):
-        self.length, self.count = length, count
+    __slots__ = ("length", "count", "tokens")
 
-    @property
-    def tokens(self):
-        return self.length * self.count
+    def __init__(self, length: int, count):
+        self.length, self.count, self.tokens = length, count, length * count
 
     def sum(self, f):
         return f(self.length) * self.count
@@ -130,7 +128,7 @@ def segment_lengths_from_ids(segment_ids):
 def priced_tokens(seqs, c) -> tuple:
     """(tokens, rows) the token-linear model FLOPs are priced on: full rows as they are; a packed batch's real
     tokens in per_device_batch_size rows, or every row slot with ``packed_tokens='padded'``."""
-    if isinstance(seqs, Packed):
+    if type(seqs) is Packed:
         rows = batch(c)
         return (rows * c["max_target_length"] if c["packed_tokens"] == "padded" else seqs.tokens), rows
     return seqs.tokens, seqs.count
