@@ -135,13 +135,18 @@ def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, har
     """Sum the priced layer kinds (``priced[i]`` for ``plan.kinds[i]``, each as many times as the plan has it)
     and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs; it runs on first use."""
     components, learnable, attention = _sum_rows(plan, priced, head)
-    # The frozen dataclass's own __init__ sets each field through object.__setattr__; filling the instance's
-    # __dict__ at once makes the same object in less than half the time (the per-step path makes one per count)
+    return assemble(model_name, mode, convention, tokens, ordered(components), learnable, attention,
+                    (plan, priced, head, hardware), not_priced)
+
+
+def assemble(model_name, mode, convention, tokens, components, learnable, attention, source, not_priced) -> Breakdown:
+    """The Breakdown of rows already summed (``components`` in report order; ``source``: (plan, priced, head,
+    hardware)). The frozen dataclass's own __init__ sets each field through object.__setattr__; filling the
+    instance's __dict__ at once makes the same object in less than half the time (a step loop makes one per count)."""
     b = _new(Breakdown)
     b.__dict__.update(model_name=model_name, mode=mode, convention=convention, tokens=tokens,
                       learnable_weight=learnable, attention=attention,
-                      components=types.MappingProxyType(ordered(components)),
-                      _source=(plan, priced, head, hardware), not_priced=tuple(not_priced))
+                      components=types.MappingProxyType(components), _source=source, not_priced=tuple(not_priced))
     return b
 
 

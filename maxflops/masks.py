@@ -124,6 +124,8 @@ def pairs(mixer: str, span: int, L):
 def _ratio(n: int, d: int):
     """n / d exactly: an int when d divides n (int arithmetic is many times faster than Fraction's), else a
     Fraction."""
+    if not isinstance(n, (int, Fraction)):  # a step form's symbol (maxflops.stepform): n/d as a linear form
+        return n * Fraction(1, d)
     q, r = divmod(n, d)
     return q if not r else Fraction(n, d)
 

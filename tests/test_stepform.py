@@ -1,0 +1,207 @@
+"""maxflops.stepform: a count at a new length or batch from the config's traced step form equals the ordinary
+pricing, to the integer, for every shipped config in every mode, convention and kernel knob of the behaviour
+cases; what cannot be traced is priced the ordinary way; a symbol refuses every non-linear use."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+
+import maxflops
+from maxflops import account, masks, stepform
+from maxflops.resolve import call_key
+from maxflops.stepform import Sym, _Seqs
+from strategies import config_kwargs
+
+HERE = pathlib.Path(__file__).resolve().parent / "fixtures" / "behaviour"
+_spec = importlib.util.spec_from_file_location("behaviour_generate", HERE / "generate.py")
+behaviour = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(behaviour)
+
+STEP = ("max_target_length", "per_device_batch_size", "decode_kv_length")
+CASES = [(name, variant, {k: v for k, v in ov.items() if k not in STEP})
+         for name, variant, ov, docs in behaviour.cases() if docs is None]
+# Lengths on both sides of the shipped windows (128 .. 4096), chunks (8192) and top-k (2048): the forms' guards
+LENGTHS = (1, 129, 2049, 20480)
+SLOW_LENGTHS = (2, 127, 128, 1023, 1024, 1025, 2047, 2048, 4095, 4096, 4097, 8191, 8193, 131072)
+BATCHES = (1, 3, 0.5)
+
+
+def snapshot(b) -> tuple:
+    plan, rows, head, _ = b._source
+    return (b.total, b.learnable_weight, b.attention, b.tokens, list(b.components.items()),
+            [list(r.items()) for r in rows], list(head.items()), b.not_priced)
+
+
+def both(cfg, monkeypatch, **step):
+    """(the count through the step form, the ordinary count) of one step, or the error each raises."""
+    out = []
+    for ordinary in (False, True):
+        account._COUNTS.clear()
+        with monkeypatch.context() as m:
+            if ordinary:
+                m.setattr(account, "_step_count", lambda key: None)
+            try:
+                out.append(snapshot(maxflops.count(cfg, **step)))
+            except ValueError as e:
+                out.append(str(e))
+    return out
+
+
+def forms_of(cfg):
+    state = account._FORMS.get(call_key(cfg)[0])
+    return None if state is None else state.forms
+
+
+def check_case(name, knobs, lengths, monkeypatch, hardware_at=None):
+    try:
+        cfg = maxflops.load_config(name, **knobs)
+    except ValueError:  # a variant the model refuses (the behaviour figures hold the refusal)
+        return None
+    key = "decode_kv_length" if cfg.mode == "decode" else "max_target_length"
+    maxflops.count(cfg, **{key: 77})  # the first count at a new step: the config is remembered, not traced
+    for L in lengths:
+        for B in BATCHES:
+            fast, ordinary = both(cfg, monkeypatch, **{key: L, "per_device_batch_size": B})
+            assert fast == ordinary, (name, knobs, L, B)
+    if hardware_at is not None:  # the hardware side: the ordinary pricing of the same step, built on first use
+        got = maxflops.count(cfg, **{key: hardware_at, "per_device_batch_size": 2})
+        account._COUNTS.clear()
+        with monkeypatch.context() as m:
+            m.setattr(account, "_step_count", lambda key: None)
+            want = maxflops.count(cfg, **{key: hardware_at, "per_device_batch_size": 2})
+        assert got.hardware_components == want.hardware_components
+        assert [r.to_dict() for r in got.layers] == [r.to_dict() for r in want.layers]
+    return forms_of(cfg)
+
+
+@pytest.mark.parametrize("name, variant, knobs", CASES, ids=[f"{n} {v}" for n, v, _ in CASES])
+def test_form_equals_the_ordinary_count(name, variant, knobs, monkeypatch):
+    forms = check_case(name, knobs, LENGTHS, monkeypatch, hardware_at=2049)
+    if forms is not None and knobs.get("convention", "exact") == "exact":
+        # every exact-convention config is a linear form in the step (only some peers' batch-level ratios,
+        # Megatron's DSA and Megatron-Bridge's mean-length rules, are not)
+        assert forms, (name, variant)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, variant, knobs", CASES, ids=[f"{n} {v}" for n, v, _ in CASES])
+def test_form_equals_the_ordinary_count_at_every_threshold(name, variant, knobs, monkeypatch):
+    check_case(name, knobs, SLOW_LENGTHS, monkeypatch)
+
+
+@settings(max_examples=40, deadline=None)
+@given(kw=config_kwargs())
+def test_random_configs(kw):
+    cfg = maxflops.model_config(**kw)
+    key = "decode_kv_length" if cfg.mode == "decode" else "max_target_length"
+    with pytest.MonkeyPatch.context() as mp:
+        both(cfg, mp, **{key: 5})  # (the config is remembered even where this step is refused)
+        for L in (1, 33, 1000, 5000):
+            for B in (1, 2):
+                fast, ordinary = both(cfg, mp, **{key: L, "per_device_batch_size": B})
+                assert fast == ordinary, (kw, L, B)
+
+
+def test_bad_steps_raise_what_the_ordinary_path_raises(monkeypatch):
+    cfg = maxflops.load_config("llama3.1-8b")
+    maxflops.count(cfg, max_target_length=100)
+    maxflops.count(cfg, max_target_length=200)  # traced
+    assert forms_of(cfg)
+    for step in ({"max_target_length": 0}, {"max_target_length": "x"}, {"per_device_batch_size": -1},
+                 {"per_device_batch_size": 0.3}, {"max_target_length": 2 ** 70}, {"max_target_length": 1.5},
+                 {"per_device_batch_size": True}):
+        fast, ordinary = both(cfg, monkeypatch, **step)
+        assert isinstance(fast, str) and fast == ordinary, step
+    decode = maxflops.load_config("llama3.1-8b", mode="decode")
+    maxflops.count(decode, decode_kv_length=10)
+    fast, ordinary = both(decode, monkeypatch, decode_kv_length=11, per_device_batch_size=1.5)
+    assert "whole number" in fast and fast == ordinary
+
+
+def test_a_config_counted_once_is_not_traced_and_other_keys_take_the_ordinary_path():
+    cfg = maxflops.load_config("gemma3-27b", max_target_length=1234)
+    maxflops.count(cfg, max_target_length=1000)
+    assert forms_of(cfg) == []
+    maxflops.count(cfg, max_target_length=1001, remat_policy="full")  # not the step alone
+    assert forms_of(cfg) == []
+    maxflops.count(cfg, max_target_length=1002)
+    assert len(forms_of(cfg)) == 1
+    maxflops.count(cfg, max_target_length=1003, per_device_batch_size=7)  # the same form
+    assert len(forms_of(cfg)) == 1
+
+
+def test_guards_split_the_lengths_at_a_threshold_the_pricing_reads(monkeypatch):
+    # with indexer_skip_within_topk, only sequences longer than the top-k run the indexer: the form's guard
+    cfg = maxflops.load_config("deepseek3.2-671b", convention="maxtext", indexer_skip_within_topk=True)
+    K = cfg.index_topk
+    maxflops.count(cfg, max_target_length=K + 100)
+    for L in (K + 1, K, 3, K + 7):
+        fast, ordinary = both(cfg, monkeypatch, max_target_length=L)
+        assert fast == ordinary, L
+    sides = [set(g) for g, _, _ in forms_of(cfg)]
+    assert sides == [{(K, True)}, {(K, False)}]
+
+
+def test_untraceable_conventions_are_counted_the_ordinary_way(monkeypatch):
+    cfg = maxflops.load_config("deepseek3.2-671b", convention="megatron")  # one DSA ratio for the whole batch
+    maxflops.count(cfg, max_target_length=3000)
+    fast, ordinary = both(cfg, monkeypatch, max_target_length=5000)
+    assert fast == ordinary and forms_of(cfg) is False
+
+
+def test_a_symbol_refuses_every_use_that_is_not_linear():
+    t, b = Sym({stepform.TOKENS: 1}), Sym({stepform.COUNT: 1})
+    assert (3 * t + Fraction(1, 2) * b - t + 0).terms == {stepform.TOKENS: 2, stepform.COUNT: Fraction(1, 2)}
+    assert (5 + t).terms == {stepform.TOKENS: 1, stepform.ONE: 5}
+    refused = [lambda: t * b, lambda: t / 2, lambda: t // 2, lambda: divmod(t, 2), lambda: t % 2, lambda: t ** 2,
+               lambda: bool(t), lambda: t == 0, lambda: t < 1, lambda: int(t), lambda: float(t), lambda: round(t),
+               lambda: hash(t), lambda: t * 1.5, lambda: Fraction(t), lambda: min(t, 3), lambda: abs(t)]
+    for op in refused:
+        with pytest.raises(TypeError):
+            op()
+
+
+def test_a_ratio_of_a_symbol_is_exact():
+    t = Sym({stepform.TOKENS: 1})
+    assert masks._ratio(t, 4).terms == {stepform.TOKENS: Fraction(1, 4)}
+    assert masks._ratio(12, 4) == 3 and masks._ratio(13, 4) == Fraction(13, 4)
+
+
+def test_summed_functions_keep_the_values_they_were_called_with():
+    # the pricing may rebind a variable its summed function reads after the sum (a loop variable reused):
+    # the ordinary path has already called the function; the form must call it with the value of that moment
+    def price(c, seqs):
+        k = 3
+        row = {"mlp": seqs.sum(lambda L: L * k)}
+        for k in ("a", "b"):
+            pass
+        return [row], {"logits": 2 * seqs.tokens}
+
+    guards, rows, head = stepform.trace(price, {"per_device_batch_size": 1, "max_target_length": 8},
+                                        "max_target_length", 8)
+    form = stepform.compile_form(rows, head, (1,), (False,), True)
+    got_rows, got_head, components, learnable, attention = form(10, 4)
+    assert got_rows == [{"mlp": 120}] and got_head == {"logits": 80}
+    assert components == {"mlp": 120, "logits": 80} and (learnable, attention) == (200, 0)
+
+
+def test_a_pricing_that_branches_on_the_step_is_not_traced():
+    def branches(c, seqs):
+        return [{"mlp": seqs.tokens if c["max_target_length"] > 5 else 0}], {}
+
+    def holds(c, seqs):
+        t = seqs.tokens
+        return [{"mlp": seqs.sum(lambda L: L * t)}], {}
+
+    def floats(c, seqs):
+        return [{"mlp": seqs.tokens * 0.5}], {}
+
+    c = {"per_device_batch_size": 1, "max_target_length": 8}
+    for price in (branches, holds, floats):
+        assert stepform.trace(price, c, "max_target_length", 8) is None, price.__name__
+    assert isinstance(_Seqs(8, []).longer_than(3), _Seqs)
