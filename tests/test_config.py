@@ -191,3 +191,16 @@ def test_cli_list_flags_and_explicit_knobs_beside_a_convention(capsys):
     d = json.loads(capsys.readouterr().out)
     expect = maxflops.load_config("deepseek3.2-671b", convention="maxtext", causal_pairs="exact")
     assert d["config"]["causal_pairs"] == "exact" and d["total"] == maxflops.count(expect).total
+
+
+def test_every_default_passes_its_own_check_and_configs_are_locked():
+    # resolve() checks only the values that differ from the defaults: each default must pass the check itself
+    from maxflops.config import SCHEMA, _check_value
+    for key, field in SCHEMA.items():
+        _check_value(key, field.default)
+    cfg = maxflops.model_config()
+    assert cfg.is_locked
+    with pytest.raises(AttributeError):
+        cfg.not_a_key = 1
+    with pytest.raises(ValueError, match="'num_kv_heads'"):
+        maxflops.model_config(num_kv_heads=0)

@@ -83,6 +83,7 @@ def _hashable(v):
 
 
 _CACHE: dict = {}
+_SCALARS = {int, float, str, bool, type(None)}  # (an Enum subclassing str or int is not one of these types)
 
 
 def overrides_of(config: Any, unknown: str = "error") -> dict:
@@ -98,7 +99,8 @@ def overrides_of(config: Any, unknown: str = "error") -> dict:
         import warnings
 
         warnings.warn(msg + ": not counted", stacklevel=3)
-    snapshot = (read, own_keys, tuple(_hashable(_plain(data[k])) for k in read + own_keys))
+    values = [data[k] for k in read + own_keys]
+    snapshot = (read, own_keys, tuple(v if type(v) in _SCALARS else _hashable(_plain(v)) for v in values))
     out = _CACHE.get(snapshot)
     if out is None:
         loaded = map_keys({k: _plain(data[k]) for k in read}, "MaxText config", derive=False, report=False)
