@@ -160,6 +160,10 @@ def window_bridge(seqs, span, tokens, rows):
     """Megatron-Bridge's sliding window over ``tokens`` priced in ``rows``: each token sees the mean causal context of
     a window in a row of the mean length s = tokens/rows, W - W(W-1)/(2s), so tokens*W - rows*W(W-1)/2 pairs; when
     W >= s, half the square (sum L^2 / 2) as a global layer."""
+    return seqs.whole(_window_bridge, span, tokens, rows)
+
+
+def _window_bridge(seqs, span, tokens, rows):
     if span * rows < tokens:
         return tokens * span - _ratio(rows * span * (span - 1), 2)
     return half_square(seqs)
@@ -189,6 +193,10 @@ def compressed_topk_maxtext(seqs, m, K):
 def dsa_megatron(seqs, K):
     """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
     the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""
+    return seqs.whole(_dsa_megatron, K)
+
+
+def _dsa_megatron(seqs, K):
     Q = seqs.sum(lambda L: L * L)
     T = seqs.sum(lambda L: L)
     s = Fraction(Q, T)
@@ -200,6 +208,10 @@ def dsa_bridge(seqs, K, tokens):
     """Megatron-Bridge's DSA over ``tokens`` priced (a packed batch's padded slots with packed_tokens='padded'): each
     token sees the mean sparse context at c = Q/tokens (Q = sum L^2), K - K(K-1)/(2c) keys when c > K, else the
     causal (c + 1)/2; times the tokens. For full rows, exactly sum_i min(i+1, K)."""
+    return seqs.whole(_dsa_bridge, K, tokens)
+
+
+def _dsa_bridge(seqs, K, tokens):
     Q = seqs.sum(lambda L: L * L)
     if Q <= K * tokens:  # c <= K
         return _ratio(Q + tokens, 2)
@@ -215,6 +227,10 @@ def causal_bridge(seqs, tokens):
 def dsa_megatron_floor(seqs, K):
     """Megatron-LM #6148's head and #6753: the dense s^2/2 pairs scaled by rho = a / (s/2), a = e*(1 - e/(2s)),
     e = min(K, floor(s)), s = Q/T the token-weighted mean length (one rho for the batch)."""
+    return seqs.whole(_dsa_megatron_floor, K)
+
+
+def _dsa_megatron_floor(seqs, K):
     Q = seqs.sum(lambda L: L * L)
     T = seqs.sum(lambda L: L)
     s = Fraction(Q, T)

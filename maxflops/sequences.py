@@ -30,6 +30,11 @@ class Uniform:
         """Like ``sum`` for a function of one Python int length (not vectorized)."""
         return f(self.length) * self.count
 
+    def whole(self, f, *args):
+        """A figure of the whole step that is no sum over its rows (a peer's rule from the batch's mean length):
+        ``f(self, *args)``. (A step form keeps ``f`` and calls it with each step's sequences.)"""
+        return f(self, *args)
+
 
 class Packed:
     """Documents of given lengths (numpy int64 array)."""
@@ -63,6 +68,10 @@ class Packed:
 
         values, counts = np.unique(self.lengths, return_counts=True)
         return sum(f(int(L)) * int(n) for L, n in zip(values, counts))
+
+    def whole(self, f, *args):
+        """A figure of the whole step that is no sum over its documents: ``f(self, *args)``."""
+        return f(self, *args)
 
 
 def as_lengths(segment_lengths, c) -> Any:

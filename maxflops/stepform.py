@@ -23,8 +23,10 @@ from fractions import Fraction
 
 from . import masks
 from .components import ATTENTION, ordered
+from .sequences import Uniform
 
 TOKENS, COUNT, LENGTH, ONE = ("tokens",), ("count",), ("length",), ("one",)
+_SIMPLE = {TOKENS, COUNT, LENGTH, ONE}  # the statistics known from (L, B) alone
 
 
 class Sym:
@@ -99,10 +101,32 @@ class _Seqs:
     def exact_pairs(self, mixer, span):
         return Sym({("pairs", mixer, span): 1})
 
+    def whole(self, f, *args):
+        """A figure of the whole step (a peer's batch-level rule): one basis, ``f`` of each step's sequences and of
+        ``args`` (plain values, or forms in the tokens, batch and length alone, evaluated at each step)."""
+        for a in args:
+            if type(a) is Sym and not a.terms.keys() <= _SIMPLE:
+                raise TypeError("a whole-step figure of a summed statistic: not traced")
+            if type(a) is not Sym:
+                _held(a, 0)
+        return Sym({_Whole(_frozen(f, 0), args): 1})
+
     def longer_than(self, threshold):
         longer = self._length > threshold
         self._guards.append((threshold, longer))
         return self if longer else None
+
+
+class _Whole:
+    """The basis of a whole-step figure: ``f(Uniform(L, B), *args)`` (compared by identity: one per call)."""
+
+    __slots__ = ("f", "args")
+
+    def __init__(self, f, args: tuple):
+        self.f, self.args = f, args
+
+    def __getitem__(self, i):  # reads like the tuple bases: [0] is its kind
+        return ("whole", self.f)[i]
 
 
 def trace(price, c, length_key: str, length: int):
@@ -156,14 +180,20 @@ def compile_form(rows: list, head: dict, multiplicity: tuple, mtp: tuple, whole_
     rows (``mtp[i]``) into 'mtp', components in report order. ``whole_batch``: B is an int (an integer
     coefficient times an integer statistic needs no rounding), else every figure is rounded."""
     bases: dict = {}
-    ns: dict = {"pairs": masks.pairs, "_r": _round}
+    ns: dict = {"pairs": masks.pairs, "_r": _round, "Uniform": Uniform}
 
     def name(basis) -> str:
         if basis not in bases:
             j = bases[basis] = len(bases)
-            if basis[0] == "sum":
+            if basis[0] in ("sum", "whole"):
                 ns[f"f{j}"] = basis[1]
         return f"b{bases[basis]}"
+
+    def simple(v) -> str:  # a whole-step figure's argument at (L, B)
+        if type(v) is not Sym:
+            return const(v)
+        stat = {TOKENS: "(L * B)", COUNT: "B", LENGTH: "L", ONE: "1"}
+        return "(" + " + ".join(f"{const(k)} * {stat[b]}" for b, k in v.terms.items()) + ")" if v.terms else "0"
 
     def const(k) -> str:
         if type(k) is int:
@@ -176,7 +206,8 @@ def compile_form(rows: list, head: dict, multiplicity: tuple, mtp: tuple, whole_
         if type(v) is not Sym:
             return const(v) if type(v) is int else f"_r({const(v)})"
         text = " + ".join(f"{const(k)} * {name(b)}" for b, k in v.terms.items()) or "0"
-        whole = whole_batch and all(type(k) is not Fraction and b[0] != "sum" for b, k in v.terms.items())
+        whole = whole_batch and all(type(k) is not Fraction and b[0] not in ("sum", "whole")
+                                    for b, k in v.terms.items())
         return text if whole else f"_r({text})"
 
     body, parts, sums, att_parts = [], [], {}, []
@@ -208,6 +239,8 @@ def compile_form(rows: list, head: dict, multiplicity: tuple, mtp: tuple, whole_
             lines.append(f"    b{j} = 1")
         elif basis[0] == "sum":
             lines.append(f"    b{j} = f{j}(L) * B")
+        elif basis[0] == "whole":
+            lines.append(f"    b{j} = f{j}(Uniform(L, B){''.join(', ' + simple(a) for a in basis.args)})")
         else:
             lines.append(f"    b{j} = pairs({basis[1]!r}, {basis[2]!r}, L) * B")
     lines += body

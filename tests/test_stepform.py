@@ -82,9 +82,7 @@ def check_case(name, knobs, lengths, monkeypatch, hardware_at=None):
 @pytest.mark.parametrize("name, variant, knobs", CASES, ids=[f"{n} {v}" for n, v, _ in CASES])
 def test_form_equals_the_ordinary_count(name, variant, knobs, monkeypatch):
     forms = check_case(name, knobs, LENGTHS, monkeypatch, hardware_at=2049)
-    if forms is not None and knobs.get("convention", "exact") == "exact":
-        # every exact-convention config is a linear form in the step (only some peers' batch-level ratios,
-        # Megatron's DSA and Megatron-Bridge's mean-length rules, are not)
+    if forms is not None:  # every shipped config, in every mode and convention, is a form in the step
         assert forms, (name, variant)
 
 
@@ -147,8 +145,21 @@ def test_guards_split_the_lengths_at_a_threshold_the_pricing_reads(monkeypatch):
     assert sides == [{(K, True)}, {(K, False)}]
 
 
-def test_untraceable_conventions_are_counted_the_ordinary_way(monkeypatch):
-    cfg = maxflops.load_config("deepseek3.2-671b", convention="megatron")  # one DSA ratio for the whole batch
+def test_batch_level_rules_are_one_basis_each(monkeypatch):
+    # Megatron's DSA scales the dense pairs by one ratio from the batch's mean length (clamped at the top-k):
+    # a whole-step figure, computed from each step's sequences
+    cfg = maxflops.load_config("deepseek3.2-671b", convention="megatron")
+    K = cfg.index_topk
+    maxflops.count(cfg, max_target_length=3000)
+    for L in (K - 1, K, K + 1, 5000):
+        fast, ordinary = both(cfg, monkeypatch, max_target_length=L)
+        assert fast == ordinary, L
+    assert len(forms_of(cfg)) == 1
+
+
+def test_untraceable_pricing_is_counted_the_ordinary_way(monkeypatch):
+    # zero-computation experts take an expected share of the slots, a Fraction of the token count: not traced
+    cfg = maxflops.model_config(num_experts=8, num_experts_per_tok=2, zero_experts=2, moe_mlp_dim=256)
     maxflops.count(cfg, max_target_length=3000)
     fast, ordinary = both(cfg, monkeypatch, max_target_length=5000)
     assert fast == ordinary and forms_of(cfg) is False
@@ -201,7 +212,10 @@ def test_a_pricing_that_branches_on_the_step_is_not_traced():
     def floats(c, seqs):
         return [{"mlp": seqs.tokens * 0.5}], {}
 
+    def whole_of_a_sum(c, seqs):  # a whole-step figure's arguments must be known from (L, B) alone
+        return [{"mlp": seqs.whole(lambda s, q: q, seqs.sum(lambda L: L * L))}], {}
+
     c = {"per_device_batch_size": 1, "max_target_length": 8}
-    for price in (branches, holds, floats):
+    for price in (branches, holds, floats, whole_of_a_sum):
         assert stepform.trace(price, c, "max_target_length", 8) is None, price.__name__
     assert isinstance(_Seqs(8, []).longer_than(3), _Seqs)
