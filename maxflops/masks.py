@@ -197,11 +197,10 @@ def dsa_megatron(seqs, K):
 
 
 def _dsa_megatron(seqs, K):
+    # s^2/2 * rho = (Q/2) (K s - K^2/2) / (s^2/2) with s = Q/T is K T (2Q - K T) / (2Q): one Fraction, not five
     Q = seqs.sum(lambda L: L * L)
     T = seqs.sum(lambda L: L)
-    s = Fraction(Q, T)
-    dense = Fraction(Q, 2)
-    return dense if s <= K else dense * (K * s - Fraction(K * K, 2)) / (s * s / 2)
+    return _ratio(Q, 2) if Q <= K * T else _ratio(K * T * (2 * Q - K * T), 2 * Q)
 
 
 def dsa_bridge(seqs, K, tokens):
@@ -231,11 +230,11 @@ def dsa_megatron_floor(seqs, K):
 
 
 def _dsa_megatron_floor(seqs, K):
+    # (Q/2) e (1 - e/(2s)) / (s/2) with s = Q/T is e T (2Q - e T) / (2Q)
     Q = seqs.sum(lambda L: L * L)
     T = seqs.sum(lambda L: L)
-    s = Fraction(Q, T)
-    e = min(K, s.numerator // s.denominator)
-    return Fraction(Q, 2) * (e * (1 - e / (2 * s))) / (s / 2)
+    e = min(K, Q // T)
+    return _ratio(e * T * (2 * Q - e * T), 2 * Q)
 
 
 # --- hardware: what kernels execute ------------------------------------------------------------------------

@@ -90,7 +90,7 @@ class _Seqs:
     """The step's rows as symbols, for one trace (``maxflops.sequences.Uniform``'s interface)."""
 
     def __init__(self, length: int, guards: list):
-        self._length, self._guards = length, guards
+        self._length, self._guards, self._wholes = length, guards, {}
         self.count, self.tokens, self.length = Sym({COUNT: 1}), Sym({TOKENS: 1}), Sym({LENGTH: 1})
 
     def sum(self, f):
@@ -109,7 +109,19 @@ class _Seqs:
                 raise TypeError("a whole-step figure of a summed statistic: not traced")
             if type(a) is not Sym:
                 _held(a, 0)
-        return Sym({_Whole(_frozen(f, 0), args): 1})
+        f = _frozen(f, 0)
+        # the same rule of the same values is one basis (several layer kinds ask it): computed once per count
+        same = (f.__code__, tuple(cell.cell_contents for cell in f.__closure__ or ()),
+                tuple(tuple(a.terms.items()) if type(a) is Sym else (type(a), a) for a in args))
+        try:
+            basis = self._wholes.get(same)
+        except TypeError:  # a value that cannot be compared (a function it holds): a basis of its own
+            same, basis = None, None
+        if basis is None:
+            basis = _Whole(f, args)
+            if same is not None:
+                self._wholes[same] = basis
+        return Sym({basis: 1})
 
     def longer_than(self, threshold):
         longer = self._length > threshold
