@@ -48,14 +48,37 @@ class Packed:
     def tokens(self):
         return int(self.lengths.sum())
 
+    @functools.cached_property
+    def _histogram(self):
+        """(distinct lengths, how many documents have each), or (lengths, None) where that saves nothing: many
+        documents share few lengths (a packed batch's are at most max_target_length), so each sum over them
+        runs over the distinct lengths once, weighted, instead of over every document (the same integers)."""
+        import numpy as np
+
+        L = self.lengths
+        if L.dtype == object or len(L) < 1024:
+            return L, None
+        if int(L.max()) <= 16 * len(L):
+            counts = np.bincount(L)
+            values = np.flatnonzero(counts)
+            return values, counts[values]
+        values, counts = np.unique(L, return_counts=True)
+        return (values, counts) if len(values) * 2 <= len(L) else (L, None)
+
     def sum(self, f):
-        return int(f(self.lengths).sum())
+        values, counts = self._histogram
+        if counts is None:
+            return int(f(values).sum())
+        per_length = f(values)
+        if getattr(per_length, "dtype", None) is None or per_length.dtype.kind not in "iu":
+            return int(f(self.lengths).sum())  # (not integers: summed document by document, as given)
+        return int((per_length * counts).sum())
 
     def exact_pairs(self, mixer, span):
         """Cached: several layer kinds share a mask, and each pass reads every document."""
         key = (mixer, span)
         if key not in self._pairs:
-            self._pairs[key] = int(masks.pairs(mixer, span, self.lengths).sum())
+            self._pairs[key] = self.sum(lambda L: masks.pairs(mixer, span, L))
         return self._pairs[key]
 
     def longer_than(self, threshold):
@@ -66,7 +89,9 @@ class Packed:
         """Like ``sum`` for a function of one Python int length: called once per distinct length."""
         import numpy as np
 
-        values, counts = np.unique(self.lengths, return_counts=True)
+        values, counts = self._histogram
+        if counts is None:
+            values, counts = np.unique(self.lengths, return_counts=True)
         return sum(f(int(L)) * int(n) for L, n in zip(values, counts))
 
     def whole(self, f, *args):

@@ -219,3 +219,29 @@ def test_a_pricing_that_branches_on_the_step_is_not_traced():
     for price in (branches, holds, floats, whole_of_a_sum):
         assert stepform.trace(price, c, "max_target_length", 8) is None, price.__name__
     assert isinstance(_Seqs(8, []).longer_than(3), _Seqs)
+
+
+@pytest.mark.parametrize("model", ["glm5", "gemma3-27b", "qwen3-next-80b-a3b", "deepseek4-284b", "nemotron-h-8b"])
+def test_packed_sums_over_distinct_lengths_equal_sums_over_documents(model, monkeypatch):
+    # a packed batch's sums run over its distinct lengths, weighted by how many documents have each
+    import numpy as np
+
+    from maxflops.sequences import Packed
+
+    rng = np.random.default_rng(1)
+    batches = {
+        "few lengths (bincount)": rng.integers(1, 3000, size=5000),
+        "long, repeated (unique)": np.repeat(rng.integers(1, 200_000, size=300), 20),
+        "every length distinct": rng.permutation(np.arange(1, 3001)),
+    }
+    for what, docs in batches.items():
+        T = int(docs.max())
+        cfg = maxflops.load_config(model, max_target_length=T, per_device_batch_size=int(docs.sum()) // T + 1)
+        for mode in ("train", "decode"):  # (decode: the lengths are the sequences' KV caches)
+            c = cfg if mode == "train" else maxflops.load_config(model, mode="decode", per_device_batch_size=len(docs))
+            got = maxflops.count(c, segment_lengths=docs)
+            with monkeypatch.context() as m:
+                m.setattr(Packed, "_histogram", property(lambda self: (self.lengths, None)))
+                want = maxflops.count(c, segment_lengths=docs)
+            assert (got.components, got.hardware_components) == (want.components, want.hardware_components), \
+                (what, mode)
