@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from . import masks, stepform, terms
 from .config import _check_value, _coerce, apply_overrides, check_step
-from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens
+from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
 from .breakdown import Breakdown, assemble, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind
@@ -188,7 +188,7 @@ def _dispatch_groups(c, seqs, decode: bool):
     documents share their rows; ``per_device_batch_size`` rows); in decode, the batch's new tokens."""
     if decode:
         return seqs.count, 1
-    return c["max_target_length"], batch(c)
+    return c["max_target_length"], program_batch(c)
 
 
 def _vocab(c, hardware: bool = False) -> int:
@@ -322,8 +322,13 @@ def _hardware_parts(c, seqs, tokens, packed: bool, steps: int) -> tuple:
     hw_plan = plan_of(hw)
     hw_seqs, hw_tokens = seqs, tokens
     if packed and not decode and hw["packed_kernel"] == "row":
-        hw_seqs = Uniform(hw["max_target_length"], batch(hw))  # the program runs whole rows, padding too
+        hw_seqs = Uniform(hw["max_target_length"], program_batch(hw))  # the program runs whole rows, padding too
         hw_tokens = hw_seqs.tokens
+    elif not packed and hw["batch_shards"]:  # a batch padded to whole sequences per batch shard (program_batch)
+        rows = program_batch(hw)
+        if rows != seqs.count:
+            hw_seqs = Uniform(seqs.length, rows)
+            hw_tokens = rows if decode else hw_seqs.tokens
     hw_head = _head(hw, hw_tokens * head_passes(hw, steps), hardware=True)
     hw_head.update(_vision(hw, mode, steps))
     return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
@@ -368,7 +373,7 @@ def _step_count(key) -> Breakdown | None:
     for k, v in given.items():  # checked as apply_overrides checks them
         given[k] = v = _coerce(k, v)
         _check_value(k, v)
-    step = {"mode": mode, "max_target_length": c["max_target_length"],
+    step = {"mode": mode, "max_target_length": c["max_target_length"], "num_devices": c["num_devices"],
             "per_device_batch_size": c["per_device_batch_size"], **given}
     check_step(step)
     L, B = given.get(length_key, c[length_key]), batch(step)

@@ -181,6 +181,15 @@ SCHEMA: dict[str, Field] = {
                                      "last layer keeps its tail unrecomputed.", minimum=1),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
+    "num_devices": _f(0, int, "Hardware: devices the step's program is partitioned over (0: not given). With "
+                              "batch_shards, the program's batch is padded to whole sequences per batch shard.",
+                      minimum=0),
+    "batch_shards": _f(0, int, "Hardware: ways the program splits the batch (the product of the mesh axes its batch "
+                               "is sharded over: MaxText's activation_batch rule, data x fsdp x fsdp_transpose x "
+                               "expert; 0: not given). The global batch per_device_batch_size x num_devices, "
+                               "sequences, is padded to a whole number per shard, and each shard's devices split "
+                               "its work: with 0.5 sequences per device on fsdp 8, every device runs one.",
+                        minimum=0),
     "packed_kernel": _f("varlen", str, "Hardware for packed documents (segment_lengths): 'varlen' kernels run each "
                                        "document on its own (THD); 'row' the program runs every row whole, "
                                        "padding included, its attention over the full row (a model without "
@@ -437,6 +446,11 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         if c["convention"] != "exact":
             err("convention", f"{c['convention']!r} has no rule for zero-computation experts (zero_experts="
                               f"{c['zero_experts']}); use 'exact'")
+    if bool(c["num_devices"]) != bool(c["batch_shards"]):
+        err("batch_shards" if c["num_devices"] else "num_devices", "give num_devices and batch_shards together (got "
+            f"num_devices={c['num_devices']}, batch_shards={c['batch_shards']})")
+    if c["batch_shards"] and c["num_devices"] % c["batch_shards"]:
+        err("batch_shards", f"{c['batch_shards']} does not divide num_devices={c['num_devices']}")
     if not 1 <= len(c["mlp_activations"]) <= 2:
         err("mlp_activations", f"{list(c['mlp_activations'])!r}: give one activation (plain FFN) or two "
                                "(gated FFN)")
@@ -469,8 +483,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         if family.conventions and c["convention"] not in family.conventions:  # a peer with no rule for its layers
             present = [ch for ch in family.letters if ch in used or ch in parallel_used]
             if present:
+                where = "attention_layer_pattern" if present[0] in used else "parallel_layer_pattern"
                 err("convention", f"{c['convention']!r} has no rule for {next(iter(family.mixers.values()))} "
-                                  f"({present[0]!r} layers); use "
+                                  f"({present[0]!r} layers in {where}={c[where]!r}); use "
                                   + " or ".join(repr(name) for name in family.conventions))
         if family.check is not None:
             family.check(c, used[:len(used) - len(mtp_letters)].replace(NO_MIXER_LETTER, ""), err)
@@ -531,6 +546,8 @@ def check_step(c: Mapping[str, Any]) -> None:
     b = c["per_device_batch_size"]
     if b <= 0:
         err("per_device_batch_size", f"must be positive, got {b!r}")
+    if c["num_devices"] and (Fraction(b) * c["num_devices"]).denominator != 1:
+        err("per_device_batch_size", f"{b!r} x num_devices={c['num_devices']} is not a whole number of sequences")
     if type(b) is int or (type(b) is float and b.is_integer()):  # whole sequences: every rule below holds
         return
     if c["mode"] == "decode" and not float(b).is_integer():

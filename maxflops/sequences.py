@@ -140,6 +140,19 @@ def batch(c):
     return int(b) if float(b).is_integer() else Fraction(b).limit_denominator(1 << 20)
 
 
+def program_batch(c):
+    """Sequences per device the partitioned program runs: ``per_device_batch_size``, or with ``num_devices`` and
+    ``batch_shards`` the global batch padded to whole sequences per batch shard, each shard's work split over its
+    devices (ceil(B x devices / shards) x shards / devices)."""
+    b = batch(c)
+    shards, devices = c["batch_shards"], c["num_devices"]
+    if not shards:
+        return b
+    whole = int(b * devices)
+    padded = -(-whole // shards) * shards
+    return b if padded == whole else Fraction(padded, devices) if padded % devices else padded // devices
+
+
 def segment_lengths_from_ids(segment_ids):
     """Document lengths from MaxText segment ids [batch, length] (0 = padding): the runs of equal non-zero ids
     within each row, in order. Vectorized: about 1 ms for a million tokens."""

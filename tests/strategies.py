@@ -299,6 +299,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                       indexer_skip_short=False, capacity_factor=max(kw["capacity_factor"], 1.0))
     for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes"):
         kw[key] = draw(st.integers(1, 4))
+    # a mesh: the batch padded to whole sequences per batch shard (where the global batch is whole sequences)
+    devices, shards = draw(st.sampled_from([(0, 0), (0, 0), (8, 8), (8, 4), (4, 2), (2, 1)]))
+    if devices and (Fraction(kw["per_device_batch_size"]).limit_denominator(1 << 20) * devices).denominator == 1:
+        kw["num_devices"], kw["batch_shards"] = devices, shards
     # --- reporting knobs and quirks ----------------------------------------------------------------------
     if knobs is None:
         knobs = draw(st.integers(0, 3)) == 0
@@ -345,6 +349,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "vision_images", "vision_frozen", "gdn_num_key_heads", "gdn_num_value_heads", "gdn_conv_kernel_dim",
     "per_device_batch_size", "max_target_length", "decode_kv_length", "gradient_accumulation_steps",
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
+    "num_devices", "batch_shards",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",

@@ -90,6 +90,8 @@ NOT_RUN = {
     "bash benchmarks/device_prepare.sh": "downloads a wheel for the accelerator image (no network in CI)",
     "MAXFLOPS_LIVE_MAXTEXT=/path/to/python-with-maxtext python -m pytest tests/test_maxtext_real.py -k live":
         "a Python 3.12 venv with MaxText 0.2.5 (the opt-in live test)",
+    "MAXFLOPS_LIVE_MAXTEXT=... python -m pytest tests/test_maxtext_sharded.py -k live":
+        "a Python 3.12 venv with MaxText 0.2.5 (the opt-in live test: it compiles on 8 simulated devices)",
     'python -m pytest -q -m "not slow"': "the test suite itself",
     "python tests/mutation/run.py": "the whole mutation run (about 30 minutes on 2 cores, recorded in "
                                     "tests/mutation/RESULTS.md); test_one_mutant_is_killed runs one mutant",

@@ -675,7 +675,7 @@ RELATIONS = [
     {"num_experts": 2, "num_experts_per_tok": 3, "zero_experts": 0},
     {"mlp_activations": ("a", "b", "c")},
     {"mlp_activations": ()},
-    {"attention_layer_pattern": "GZ"},
+    {"attention_layer_pattern": "GY"},  # (no family takes Y)
     {"attention_type": "mla", "attention_layer_pattern": "S"},
     {"attention_type": "global", "attention_layer_pattern": "H"},
     {"mode": "train", "mtp_num_layers": 1, "mtp_layer_pattern": "GQ"},

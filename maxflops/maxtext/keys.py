@@ -45,7 +45,10 @@ BASE: dict = {
     "attention": "autoselected", "sparse_matmul": True, "megablox": True, "capacity_factor": -1.0,
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
     "indexer_sparse_training": False, "gdn_chunk_size": 64, "use_mla_absorbed_mqa": False, "use_post_ffw_norm": False,
-    "use_qk_norm": False,
+    "use_qk_norm": False, "num_target_devices": 1, "num_slices": 1, "moe_dispatch_no_expert_sharding": False,
+    "mesh_axes": ["diloco", "data", "stage", "fsdp", "fsdp_transpose", "context", "context_usp_ulysses",
+                  "context_autoregressive", "tensor", "tensor_sequence", "expert", "autoregressive"],
+    "ici_parallelism": [1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1], "dcn_parallelism": [1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
 }
 
 MODEL_KEYS = frozenset("""
@@ -69,6 +72,8 @@ MODEL_KEYS = frozenset("""
 IMPLEMENTATION_KEYS = frozenset("""
     attention sparse_matmul megablox capacity_factor remat_policy scan_layers sa_block_q sa_block_kv
     indexer_sparse_training gdn_chunk_size use_mla_absorbed_mqa use_post_ffw_norm use_qk_norm
+    num_target_devices num_slices mesh_axes ici_parallelism dcn_parallelism logical_axis_rules
+    moe_dispatch_no_expert_sharding
 """.split())
 
 
@@ -115,7 +120,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     dcn_autoregressive_parallelism dcn_bandwidth_burst dcn_bandwidth_interface dcn_bandwidth_latency
     dcn_bandwidth_limit dcn_context_autoregressive_parallelism dcn_context_parallelism
     dcn_context_usp_ulysses_parallelism dcn_data_parallelism dcn_diloco_parallelism dcn_expert_parallelism
-    dcn_fsdp_parallelism dcn_fsdp_transpose_parallelism dcn_parallelism dcn_pipeline_parallelism
+    dcn_fsdp_parallelism dcn_fsdp_transpose_parallelism  dcn_pipeline_parallelism
     dcn_sequence_parallelism dcn_tensor_parallelism dcn_tensor_sequence_parallelism debug_converter debug_sharding
     decode_sampling_nucleus_p decode_sampling_strategy decode_sampling_temperature decode_sampling_top_k
     decoder_layer_input deepstack_visual_indexes_for_vit default_prompt defer_small_all_reduces
@@ -158,7 +163,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     hf_lora_adapter_path hf_name hf_path hf_train_files hide_profiler_step_metric ici_autoregressive_parallelism
     ici_context_autoregressive_parallelism ici_context_parallelism ici_context_usp_ulysses_parallelism
     ici_data_parallelism ici_diloco_parallelism ici_expert_parallelism ici_fsdp_parallelism
-    ici_fsdp_transpose_parallelism ici_parallelism ici_pipeline_parallelism ici_sequence_parallelism
+    ici_fsdp_transpose_parallelism  ici_pipeline_parallelism ici_sequence_parallelism
     ici_tensor_parallelism ici_tensor_sequence_parallelism image_path image_placeholder indexer_approx_top_k_recall
     indexer_cutoff_threshold indexer_mask_exact_topk indexer_use_approx_top_k inference_benchmark_test
     inference_metadata_file inference_microbenchmark_log_file_path inference_microbenchmark_loop_iters
@@ -173,18 +178,18 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     local_sa_block_kv_dq local_sa_block_q local_sa_block_q_dkv local_sa_block_q_dq local_sa_fuse_reciprocal
     local_sa_k_layout local_sa_q_layout local_sa_use_base2_exp local_sa_use_fused_bwd_kernel local_sa_v_layout
     local_use_splash_scheduler log_config log_moe_bias_norms log_period log_required_ragged_buffer_factor
-    log_step_diagnostics log_weight_sync_time logical_axis_rules logical_axis_rules_for_eval logits_dot_in_fp32
+    log_step_diagnostics log_weight_sync_time  logical_axis_rules_for_eval logits_dot_in_fp32
     logits_proj_quant_calibration_method logits_via_embedding lora_input_adapters_path lr_schedule_type
     lti_use_general_linear_map managed_mldiagnostics managed_mldiagnostics_on_demand_profiling
     managed_mldiagnostics_region managed_mldiagnostics_run_group managed_mldiagnostics_storage_path matmul_precision
     max_checkify max_corpus_chars max_inflight_computations max_num_batched_tokens max_num_checkpoints_to_keep
     max_num_images_per_example max_num_seqs max_position_embeddings max_prefill_predict_length
     max_sample_len_for_audio max_segments_per_seq max_source_positions_for_audio max_timescale_for_audio
-    merge_gating_gmm mesh_axes metrics_file mhc_pallas_kernel_bwd_block_size
+    merge_gating_gmm  metrics_file mhc_pallas_kernel_bwd_block_size
     mhc_pallas_kernel_bwd_feature_block_size mhc_pallas_kernel_fwd_block_size micro_batch_size_to_eval_on
     micro_batch_size_to_train_on mla_kv mla_naive_kvcache mla_q mla_qk_head_chunk_size mllog_file
     mlp_activations_limit mlp_bias mlpwi mlpwi_0 mlpwi_1 mlpwo mmap_eod_id mmap_npy_split mmap_split_sentences
-    moba_chunk_size moba_topk model_call_mode moe_chunk_barrier moe_dispatch_no_expert_sharding
+    moba_chunk_size moba_topk model_call_mode moe_chunk_barrier 
     moe_dropless_fallback moe_ep_all_gather_sparse_core_id moe_fsdp_all_gather_sparse_core_id
     moe_fsdp_use_two_stage_all_gather moe_log_max_load_ratio moe_mlp_tp_size moe_mlpwi_0 moe_mlpwi_1 moe_mlpwo
     moe_pin_sparse_core_all_gathers moe_pin_sparse_core_ep_all_gathers moe_pin_sparse_core_fsdp_all_gathers
@@ -198,7 +203,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     normalize_embedding_logits num_attention_heads_for_vit num_communication_overlapping_steps
     num_conv_layers_for_audio num_diloco_fragments num_diloco_replicas num_epoch num_layers_per_pipeline_stage
     num_mel_bins_for_audio num_moe_emb_chunks num_moe_token_chunks num_pipeline_microbatches num_pipeline_repeats
-    num_position_embeddings_for_vit num_slices num_target_devices num_vocab_tiling offline_data_dir
+    num_position_embeddings_for_vit   num_vocab_tiling offline_data_dir
     olmo_apply_ngram_filter olmo_index_path olmo_path_remap_from olmo_path_remap_to opt_type
     optimize_mesh_for_tpu_v6e optimizer_memory_host_offload original_max_position_embeddings out_hidden_size_for_vit
     out_proj output_dim_for_audio override_logical_axis_rules override_model_config packing

@@ -506,6 +506,51 @@ def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
 
+BATCH_AXES = ("data", "fsdp", "fsdp_transpose", "expert")  # base.yml's activation_batch rule
+
+
+def _mesh(r: Reader, o: dict, not_priced: list) -> None:
+    """The device mesh -> num_devices and batch_shards: the product of the mesh axes MaxText's activation_batch rule
+    shards the batch over (each axis ici x dcn; a -1 filled so that the axes multiply to the devices of a slice,
+    or to the slices), so that a batch that does not fill them is padded as the program pads it."""
+    base = K.BASE
+    devices = r.int("num_target_devices", base["num_target_devices"], minimum=1, record=False)
+    keys = ("mesh_axes", "ici_parallelism", "dcn_parallelism", "num_slices", "logical_axis_rules",
+            "moe_dispatch_no_expert_sharding")
+    if devices == 1:
+        for key in keys:
+            r.ignore(key, "unused: one device")
+        return
+    axes = r.list("mesh_axes", str, base["mesh_axes"], record=False)
+    slices = r.int("num_slices", base["num_slices"], minimum=1, record=False)
+    sizes = dict(zip(axes, [1] * len(axes)))
+    for key, total in (("ici_parallelism", devices // slices), ("dcn_parallelism", slices)):
+        dims = r.list(key, int, base[key], record=False)
+        if len(dims) != len(axes):
+            raise r.fail(key, f"{len(dims)} entries for the {len(axes)} mesh_axes {axes}")
+        known = 1
+        for d in dims:
+            known *= d if d != -1 else 1
+        if dims.count(-1) > 1 or total % known:
+            raise r.fail(key, f"does not multiply to {total} (num_target_devices={devices}, num_slices={slices})")
+        for a, d in zip(axes, dims):
+            sizes[a] *= total // known if d == -1 else d
+    rules = r.raw("logical_axis_rules", [["activation_batch", list(BATCH_AXES)]], record=False)
+    batch_axes = next((names for name, names in rules if name == "activation_batch"), None)
+    if batch_axes is None:
+        raise r.fail("logical_axis_rules", "no activation_batch rule (the mesh axes the batch is sharded over)")
+    shards = 1
+    for a in [batch_axes] if isinstance(batch_axes, str) else batch_axes:
+        shards *= sizes.get(a, 1)
+    o["num_devices"], o["batch_shards"] = devices, shards
+    peeled = r.bool("moe_dispatch_no_expert_sharding", base["moe_dispatch_no_expert_sharding"], record=False)
+    if peeled and sizes.get("expert", 1) > 1 and o.get("moe_impl") == "capacity":
+        # measured (tests/fixtures/maxtext_sharded): the forward is the ideal share; the backward of the experts,
+        # laid out per device rather than per expert, is not
+        not_priced.append("hardware: moe_dispatch_no_expert_sharding over an expert axis (the partitioned "
+                          "backward of the capacity-dispatched experts is priced as the ideal share)")
+
+
 def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
     """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
     base = K.BASE
@@ -581,6 +626,7 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
         o["remat_policy"] = remat
     else:
         not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
+    _mesh(r, o, not_priced)
     o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
     o["outer_product_grads"] = "elementwise"  # its compiled (optimized) step has no contraction-free dots
     o["packed_kernel"] = "row"  # packed rows go through every layer whole; segment ids only mask attention

@@ -1,0 +1,111 @@
+"""Hardware FLOPs per device against MaxText's own train step compiled for 8 simulated devices.
+
+tests/fixtures/maxtext_sharded/sharded.json was made by the script beside it: tiny configs with a mesh (fsdp, fsdp x
+tensor, tensor, context, expert parallelism; a batch below one sequence per device), built and lowered by MaxText
+0.2.5 as its trainer does (under its mesh and logical axis rules), partitioned by XLA over 8 host devices, and
+counted per device by maxflops.xla (the matmuls one device runs). Here the engine, given MaxText's resolved config
+object through ``from_maxtext``, must give that count as its per-device hardware FLOPs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+import maxflops
+from maxflops.maxtext import from_maxtext
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+BASE = json.loads((FIXTURES / "maxtext_real" / "maxtext_base_keys.json").read_text())
+DATA = json.loads((FIXTURES / "maxtext_sharded" / "sharded.json").read_text())
+CASES = DATA["cases"]
+BUILT = sorted(n for n, c in CASES.items() if "error" not in c)
+
+# Programs the engine does not price to the FLOP yet, and the not_priced entry that says so.
+NOT_PRICED = {
+    "moe_capacity_fsdp2_expert4_no_expert_sharding": "moe_dispatch_no_expert_sharding",
+}
+
+CPU = dict(conv_weight_grad="dense")  # compiled by XLA for CPU (see tests/test_maxtext_programs.py)
+
+
+def breakdown(name, **knobs):
+    return maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}), **{**CPU, **knobs})
+
+
+def test_fixture_is_complete():
+    assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["devices"] == 8 and DATA["meta"]["backend"] == "cpu"
+    assert sorted(set(CASES) - set(BUILT)) == [] and set(NOT_PRICED) < set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(set(BUILT) - set(NOT_PRICED)))
+def test_per_device_hardware_flops_equal_maxtexts_partitioned_train_step(name):
+    b = breakdown(name)
+    assert [p for p in b.not_priced if p.startswith("hardware")] == []
+    assert b.hardware_flops == CASES[name]["train_step_matmul_flops"]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_PRICED))
+def test_unpriced_programs_say_so(name):
+    b = breakdown(name)
+    assert any(NOT_PRICED[name] in p for p in b.not_priced)
+    assert b.hardware_flops != CASES[name]["train_step_matmul_flops"]
+
+
+def test_a_batch_below_one_sequence_per_device_is_padded_per_batch_shard():
+    # 0.5 sequences per device: MaxText trains 4 sequences on 8 devices. Over fsdp 8 (8 batch shards) each device
+    # runs one whole sequence, twice the model's share; over fsdp 4 x tensor 2 each shard's sequence is split
+    # between its two devices, the model's share exactly.
+    half, whole = breakdown("dense_fsdp8_batch_half"), breakdown("dense_fsdp4_tensor2_batch_half")
+    assert half.total == whole.total and half.hardware_flops == 2 * whole.hardware_flops
+    assert half.hardware_flops == breakdown("dense_fsdp8").hardware_flops // 2
+
+
+@pytest.mark.parametrize("name", [n for n in BUILT if isinstance(CASES[n]["eval_step_matmul_flops"], int)])
+def test_per_device_forward_equals_maxtexts_partitioned_eval_step(name):
+    assert breakdown(name, mode="prefill").hardware_flops == CASES[name]["eval_step_matmul_flops"]
+
+
+def test_the_mesh_is_read_from_maxtexts_keys():
+    keys = {**BASE, **CASES["moe_fsdp2_expert4"]["keys"]}
+    cfg = from_maxtext(keys)
+    assert (cfg.num_devices, cfg.batch_shards) == (8, 8)  # the batch over fsdp x expert
+    tp = from_maxtext({**BASE, **CASES["dense_fsdp4_tensor2"]["keys"]})
+    assert (tp.num_devices, tp.batch_shards) == (8, 4)
+    one = from_maxtext(BASE)
+    assert (one.num_devices, one.batch_shards) == (0, 0)  # one device: nothing to pad
+    filled = from_maxtext({**keys, "ici_parallelism": [1, 1, 1, -1, 1, 1, 1, 1, 2, 1, 1, 1]})
+    assert filled.batch_shards == 4  # the -1 (fsdp) fills the slice: 8 / tensor 2
+    with pytest.raises(ValueError, match="ici_parallelism"):
+        from_maxtext({**keys, "ici_parallelism": [1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1]})
+    with pytest.raises(ValueError, match="per_device_batch_size.*num_devices=8"):
+        maxflops.count(from_maxtext(keys), per_device_batch_size=0.3)
+    with pytest.raises(ValueError, match="batch_shards.*does not divide"):
+        maxflops.model_config(num_devices=8, batch_shards=3)
+    with pytest.raises(ValueError, match="together"):
+        maxflops.model_config(num_devices=8)
+
+
+LIVE = ["dense_fsdp8_batch_half", "moe_fsdp2_expert4"]
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
+                    "of a venv with maxtext 0.2.5 recompiles two of these programs on 8 host devices and compares")
+def test_live_maxtext_sharded_programs_reproduce_the_fixture(tmp_path):
+    import shutil
+    import subprocess
+
+    for folder in ("maxtext_sharded", "maxtext_programs"):
+        shutil.copytree(FIXTURES / folder, tmp_path / folder)
+    (tmp_path / "maxtext_real").mkdir()
+    shutil.copy(FIXTURES / "maxtext_real" / "maxtext_base_keys.json", tmp_path / "maxtext_real")
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES.parent.parent), JAX_PLATFORMS="cpu")
+    subprocess.run([os.environ["MAXFLOPS_LIVE_MAXTEXT"], str(tmp_path / "maxtext_sharded" / "generate.py"), *LIVE],
+                   check=True, capture_output=True, timeout=1200, env=env)
+    live = json.loads((tmp_path / "maxtext_sharded" / "sharded.json").read_text())["cases"]
+    for name in LIVE:
+        for key in ("train_step_matmul_flops", "eval_step_matmul_flops"):
+            assert live[name][key] == CASES[name][key], (name, key)
