@@ -1,6 +1,6 @@
 """maxflops against MaxText's own FLOPs function, side by side in one process.
 
-    python benchmarks/bench_vs_maxtext.py [--out PATH]     # PATH: a markdown file (default: print only)
+    python benchmarks/bench_vs_maxtext.py [--out PATH]     # writes its section of PATH (default: RESULTS.md beside it)
 
 Where MaxText 0.2.5 is importable (its own Python 3.12 venv, with this repository on PYTHONPATH:
 ``PYTHONPATH=. /path/to/maxtext-venv/bin/python benchmarks/bench_vs_maxtext.py``), MaxText's config object of each
@@ -87,7 +87,8 @@ def stand_ins():
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
+    ap.add_argument("--print-only", action="store_true", help="print the table, write nothing")
     args = ap.parse_args(argv)
     got = maxtext_objects()
     objects, fn = got if got else (stand_ins(), None)
@@ -119,7 +120,9 @@ def main(argv=None) -> None:
             "MaxText's function: the median of the rounds' ratios. Warm: the same config again; cold: a new "
             "max_target_length each call.")
     cols = ["model", "MaxText fn", "from_maxtext + count"] + [f"{c}: warm / cold" for c in CONVENTIONS]
-    lines = ["## maxflops beside MaxText's function", "", head, "", "| " + " | ".join(cols) + " |",
+    lines = ["## maxflops beside MaxText's function", "",
+             "`PYTHONPATH=. <maxtext-0.2.5 venv>/bin/python benchmarks/bench_vs_maxtext.py` "
+             f"({time.strftime('%Y-%m-%d')}; regenerates this section)", "", head, "", "| " + " | ".join(cols) + " |",
              "|" + "---|" * len(cols)]
     for r in rows:
         mt = r.get("maxtext")
@@ -133,8 +136,10 @@ def main(argv=None) -> None:
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
+    if not args.print_only:
+        from bench_analytic import _write_section  # one way to replace a section of RESULTS.md
+
+        _write_section(pathlib.Path(args.out), "## maxflops beside MaxText's function", text)
 
 
 if __name__ == "__main__":

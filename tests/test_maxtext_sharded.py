@@ -109,3 +109,15 @@ def test_live_maxtext_sharded_programs_reproduce_the_fixture(tmp_path):
     for name in LIVE:
         for key in ("train_step_matmul_flops", "eval_step_matmul_flops"):
             assert live[name][key] == CASES[name][key], (name, key)
+
+
+def test_rules_other_than_maxtexts_defaults_are_said():
+    # A Megatron-style rule that replicates the residual stream over 'tensor' leaves matmuls whole on every tensor
+    # rank: priced as the default rules shard it, and said in not_priced
+    keys = {**BASE, **CASES["dense_fsdp4_tensor2"]["keys"]}
+    rules = [[name, [a for a in axes if a != "tensor"] if name == "activation_embed" and isinstance(axes, list)
+              else axes] for name, axes in BASE["logical_axis_rules"]]
+    assert rules != BASE["logical_axis_rules"]
+    custom = maxflops.count(from_maxtext({**keys, "logical_axis_rules": rules}))
+    assert any("logical_axis_rules" in p for p in custom.not_priced)
+    assert not any("logical_axis_rules" in p for p in maxflops.count(from_maxtext(keys)).not_priced)

@@ -19,6 +19,92 @@ from __future__ import annotations
 
 MAXTEXT_VERSION = "0.2.5"
 
+# base.yml's logical_axis_rules (the mesh axes each logical array axis is sharded over): a program under other rules
+# may leave a matmul replicated over a mesh axis (maxflops.maxtext.mapping notes it in not_priced)
+LOGICAL_AXIS_RULES: list = [
+    ['circular_repeats', []],
+    ['activation_embed_and_logits_batch', ['data', 'stage', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['activation_embed_and_logits_batch_sequence', [
+        'data', 'stage', 'fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses', 'expert']],
+    ['activation_vocab', ['tensor', 'tensor_sequence']],
+    ['activation_vocab', ['tensor']],
+    ['activation_vocab', 'tensor_sequence'],
+    ['vocab', ['tensor', 'tensor_sequence', 'autoregressive']],
+    ['embed_vocab', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses', 'expert']],
+    ['activation_batch_attn', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['activation_input_length_attn', ['tensor_sequence', 'context']],
+    ['activation_heads', ['tensor', 'tensor_sequence', 'autoregressive']],
+    ['activation_kv_heads', ['tensor', 'tensor_sequence']],
+    ['activation_length_attn', ['context', 'context_usp_ulysses']],
+    ['activation_q_length', ['context', 'context_usp_ulysses']],
+    ['activation_kv_length', []],
+    ['activation_embed_attn', ['tensor']],
+    ['activation_kv', ['tensor', 'tensor_sequence']],
+    ['activation_kv_batch', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['activation_kv_head_dim', ['tensor', 'tensor_sequence']],
+    ['heads', ['tensor', 'tensor_sequence', 'autoregressive']],
+    ['q_heads', ['tensor', 'tensor_sequence', 'autoregressive']],
+    ['kv_heads', ['tensor', 'tensor_sequence', 'autoregressive']],
+    ['qkv', []],
+    ['kv', []],
+    ['kv_head_dim', []],
+    ['q_lora', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses', 'expert']],
+    ['q_lora', ['fsdp', 'context', 'context_usp_ulysses', 'expert']],
+    ['q_lora_up_proj', []],
+    ['kv_lora', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses', 'expert']],
+    ['kv_lora', ['fsdp', 'context', 'context_usp_ulysses', 'expert']],
+    ['kv_lora_up_proj', []],
+    ['embed_attn', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses', 'expert']],
+    ['activation_batch_moe', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['activation_length_moe', ['context', 'context_usp_ulysses']],
+    ['activation_norm_length_moe', ['tensor_sequence', 'context', 'context_usp_ulysses']],
+    ['activation_embed_moe', ['tensor']],
+    ['activation_mlp_moe', ['tensor', 'tensor_sequence']],
+    ['activation_exp', ['expert']],
+    ['exp', 'expert'],
+    ['mlp_moe', ['fsdp_transpose', 'tensor', 'tensor_sequence', 'autoregressive']],
+    ['embed_moe', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses']],
+    ['embed_moe', ['fsdp', 'context', 'context_usp_ulysses']],
+    ['embed_router', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses']],
+    ['embed_router', ['fsdp', 'context', 'context_usp_ulysses']],
+    ['segment_ids_batch', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['activation_mlp', ['tensor', 'tensor_sequence']],
+    ['activation_batch', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['activation_length', ['context', 'context_usp_ulysses']],
+    ['activation_norm_length', ['tensor_sequence', 'context', 'context_usp_ulysses']],
+    ['activation_embed', ['tensor']],
+    ['activation_stage', 'stage'],
+    ['mlp', ['fsdp_transpose', 'tensor', 'tensor_sequence', 'autoregressive']],
+    ['gdn_head', ['fsdp_transpose', 'tensor', 'tensor_sequence', 'autoregressive']],
+    ['embed', ['fsdp', 'fsdp_transpose', 'context', 'context_usp_ulysses', 'expert']],
+    ['embed', ['fsdp', 'context', 'context_usp_ulysses', 'expert']],
+    ['norm', ['tensor']],
+    ['layers', 'stage'],
+    ['diloco', 'diloco'],
+    ['engram_dim', ['tensor']],
+    ['dense_layers', []],
+    ['moe_layers', []],
+    ['local_layers', []],
+    ['mhc', []],
+    ['prefill_activation_length', ['context', 'context_usp_ulysses']],
+    ['prefill_activation_norm_length', ['tensor_sequence', 'context', 'context_usp_ulysses']],
+    ['activation_prefill_kv_batch', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['decode_batch', ['data', 'fsdp', 'fsdp_transpose', 'expert']],
+    ['decode_length', []],
+    ['cache_heads', ['autoregressive', 'tensor', 'tensor_sequence']],
+    ['paged_kv_heads', ['tensor']],
+    ['cache_batch_prefill', []],
+    ['cache_batch', []],
+    ['cache_heads_none', []],
+    ['cache_kv', []],
+    ['cache_sequence', []],
+    ['num_pages', []],
+    ['tokens_per_page', []],
+    ['paged_kv_head_dim_size', []],
+    ['mlp_no_fsdp', ['tensor', 'tensor_sequence', 'autoregressive']],
+    ['exp_with_fsdp', 'fsdp'],
+]
+
 # base.yml's values for the keys read (MODEL_KEYS and IMPLEMENTATION_KEYS).
 BASE: dict = {
     "decoder_block": "llama2", "model_name": "default", "global_parameter_scale": 1, "base_emb_dim": 2048,
@@ -46,9 +132,11 @@ BASE: dict = {
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
     "indexer_sparse_training": False, "gdn_chunk_size": 64, "use_mla_absorbed_mqa": False, "use_post_ffw_norm": False,
     "use_qk_norm": False, "num_target_devices": 1, "num_slices": 1, "moe_dispatch_no_expert_sharding": False,
+    "hardware": "tpu", "logical_axis_rules": LOGICAL_AXIS_RULES,
     "mesh_axes": ["diloco", "data", "stage", "fsdp", "fsdp_transpose", "context", "context_usp_ulysses",
                   "context_autoregressive", "tensor", "tensor_sequence", "expert", "autoregressive"],
-    "ici_parallelism": [1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1], "dcn_parallelism": [1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+    "ici_parallelism": [1, 1, 1, -1, 1, 1, 1, 1, 1, 1, 1, 1],
+    "dcn_parallelism": [1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
 }
 
 MODEL_KEYS = frozenset("""
@@ -73,7 +161,7 @@ IMPLEMENTATION_KEYS = frozenset("""
     attention sparse_matmul megablox capacity_factor remat_policy scan_layers sa_block_q sa_block_kv
     indexer_sparse_training gdn_chunk_size use_mla_absorbed_mqa use_post_ffw_norm use_qk_norm
     num_target_devices num_slices mesh_axes ici_parallelism dcn_parallelism logical_axis_rules
-    moe_dispatch_no_expert_sharding
+    moe_dispatch_no_expert_sharding hardware
 """.split())
 
 
@@ -158,7 +246,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     grain_eval_files grain_file_type grain_index_storage_option grain_num_threads grain_num_threads_eval
     grain_packing_type grain_per_worker_buffer_size grain_per_worker_buffer_size_eval grain_prefetch_buffer_size
     grain_prefetch_buffer_size_eval grain_ram_budget_mb grain_shuffle_buffer_size grain_train_files
-    grain_train_mixture_config_path grain_use_elastic_iterator grain_worker_count grain_worker_count_eval hardware
+    grain_train_mixture_config_path grain_use_elastic_iterator grain_worker_count grain_worker_count_eval 
     hbm_utilization_vllm heartbeat_reporting_interval_in_seconds hf_data_dir hf_eval_files hf_eval_split
     hf_lora_adapter_path hf_name hf_path hf_train_files hide_profiler_step_metric ici_autoregressive_parallelism
     ici_context_autoregressive_parallelism ici_context_parallelism ici_context_usp_ulysses_parallelism

@@ -506,7 +506,8 @@ def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
 
-BATCH_AXES = ("data", "fsdp", "fsdp_transpose", "expert")  # base.yml's activation_batch rule
+def _listed(x):
+    return list(x) if isinstance(x, (list, tuple)) else x
 
 
 def _mesh(r: Reader, o: dict, not_priced: list) -> None:
@@ -535,7 +536,11 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
             raise r.fail(key, f"does not multiply to {total} (num_target_devices={devices}, num_slices={slices})")
         for a, d in zip(axes, dims):
             sizes[a] *= total // known if d == -1 else d
-    rules = r.raw("logical_axis_rules", [["activation_batch", list(BATCH_AXES)]], record=False)
+    rules = r.raw("logical_axis_rules", base["logical_axis_rules"], record=False)
+    if [list(map(_listed, rule)) for rule in rules] != base["logical_axis_rules"]:
+        not_priced.append("hardware: logical_axis_rules other than MaxText 0.2.5's defaults (priced as the default "
+                          "rules shard it: a matmul a rule leaves replicated over a mesh axis runs on every device "
+                          "of the axis)")
     batch_axes = next((names for name, names in rules if name == "activation_batch"), None)
     if batch_axes is None:
         raise r.fail("logical_axis_rules", "no activation_batch rule (the mesh axes the batch is sharded over)")
@@ -630,6 +635,8 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
     o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
     o["outer_product_grads"] = "elementwise"  # its compiled (optimized) step has no contraction-free dots
     o["packed_kernel"] = "row"  # packed rows go through every layer whole; segment ids only mask attention
+    if r.str("hardware", base["hardware"], record=False) == "cpu":
+        o["conv_weight_grad"] = "dense"  # XLA on CPU rewrites the depthwise conv's batch-grouped weight gradient
     if "D" in o["attention_layer_pattern"]:
         o["gdn_impl"], o["gdn_chunk_size"] = "chunked", r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=1,
                                                               record=False)
