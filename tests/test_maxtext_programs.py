@@ -30,17 +30,19 @@ NOT_PRICED = {
 }
 
 
-# The programs were compiled by XLA for CPU, which rewrites the depthwise conv's batch-grouped weight gradient as a
-# dense convolution: the one setting from_maxtext cannot read from MaxText's keys (see conv_weight_grad).
-CPU = dict(conv_weight_grad="dense")
 
 
 def breakdown(name, **knobs):
-    return maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}), **{**CPU, **knobs})
+    return maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}), **knobs)
 
 
 def test_fixture_is_complete():
     assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["backend"] == "cpu"
+    # compiled by XLA for CPU, which rewrites the depthwise conv's batch-grouped weight gradient as a dense
+    # convolution: MaxText's hardware key says so, and from_maxtext reads it (conv_weight_grad='dense')
+    assert all(c["keys"]["hardware"] == "cpu" for c in CASES.values())
+    assert from_maxtext({**BASE, **CASES["qwen3_next"]["keys"]}).conv_weight_grad == "dense"
+    assert from_maxtext({**BASE, **CASES["qwen3_next"]["keys"], "hardware": "tpu"}).conv_weight_grad == "grouped"
     assert not [n for n, c in CASES.items() if "error" in c]
     assert set(NOT_PRICED) < set(CASES)
 

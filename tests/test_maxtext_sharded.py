@@ -29,11 +29,10 @@ NOT_PRICED = {
     "moe_capacity_fsdp2_expert4_no_expert_sharding": "moe_dispatch_no_expert_sharding",
 }
 
-CPU = dict(conv_weight_grad="dense")  # compiled by XLA for CPU (see tests/test_maxtext_programs.py)
 
 
 def breakdown(name, **knobs):
-    return maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}), **{**CPU, **knobs})
+    return maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}), **knobs)
 
 
 def test_fixture_is_complete():
