@@ -550,10 +550,11 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
     o["num_devices"], o["batch_shards"] = devices, shards
     peeled = r.bool("moe_dispatch_no_expert_sharding", base["moe_dispatch_no_expert_sharding"], record=False)
     if peeled and sizes.get("expert", 1) > 1 and o.get("moe_impl") == "capacity":
-        # measured (tests/fixtures/maxtext_sharded): the forward is the ideal share; the backward of the experts,
-        # laid out per device rather than per expert, is not
+        # measured (tests/fixtures/maxtext_sharded): the forward is the ideal share; the rematerialized backward also
+        # recomputes the experts' down projection (one forward of it more), which the default layout does not
         not_priced.append("hardware: moe_dispatch_no_expert_sharding over an expert axis (the partitioned "
-                          "backward of the capacity-dispatched experts is priced as the ideal share)")
+                          "backward of the capacity-dispatched experts is priced as the default layout runs it; "
+                          "measured, it recomputes the experts' down projection too)")
 
 
 def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
