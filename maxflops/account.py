@@ -390,10 +390,14 @@ def _step_count(key) -> Breakdown | None:
         guards, forms = traced[0], {}
         state.forms.append((guards, traced, forms))
     form = forms.get(whole)
-    if form is None:
-        form = forms[whole] = stepform.compile_form(traced[1], traced[2], plan.multiplicity,
-                                                    tuple(k.mtp for k in plan.kinds), whole)
-    rows, head, components, learnable, attention = form(L, B)
+    try:
+        if form is None:
+            form = forms[whole] = stepform.compile_form(traced[1], traced[2], plan.multiplicity,
+                                                        tuple(k.mtp for k in plan.kinds), whole)
+        rows, head, components, learnable, attention = form(L, B)
+    except (stepform.NotExact, RecursionError, MemoryError):  # a form that cannot serve: the ordinary pricing
+        state.forms = False
+        return None
     tokens = B if decode else L * B
 
     def hardware():

@@ -110,13 +110,18 @@ class _Seqs:
             if type(a) is not Sym:
                 _held(a, 0)
         f = _frozen(f, 0)
-        # the same rule of the same values is one basis (several layer kinds ask it): computed once per count
-        same = (f.__code__, tuple(cell.cell_contents for cell in f.__closure__ or ()),
-                tuple(tuple(a.terms.items()) if type(a) is Sym else (type(a), a) for a in args))
+        # the same rule of the same values is one basis (several layer kinds ask it): computed once per count. Only
+        # a module-level function of exact values (ints, strings, Fractions: each with its type) is matched; any
+        # other is a basis of its own
         try:
-            basis = self._wholes.get(same)
-        except TypeError:  # a value that cannot be compared (a function it holds): a basis of its own
-            same, basis = None, None
+            same = (f.__code__, f.__globals__["__name__"], f.__closure__ is None and f.__defaults__ is None,
+                    tuple(tuple((b, _typed(k)) for b, k in a.terms.items()) if type(a) is Sym else _typed(a)
+                          for a in args))
+            if f.__closure__ is not None or f.__defaults__ is not None:
+                raise TypeError
+        except TypeError:
+            same = None
+        basis = None if same is None else self._wholes.get(same)
         if basis is None:
             basis = _Whole(f, args)
             if same is not None:
@@ -182,7 +187,27 @@ def _held(x, depth: int):
     raise TypeError(f"a summed function holds a {type(x).__name__}: not traced")
 
 
-_PLAIN = {int, bool, float, str, Fraction}
+_PLAIN = {int, bool, str, Fraction}  # (a float could round differently once coefficients are multiplied first)
+
+
+def _typed(x):
+    """``x`` with its type, for matching rules: exact values only (TypeError for any other)."""
+    if type(x) in _PLAIN or x is None:
+        return type(x), x
+    if type(x) is tuple:
+        return tuple, tuple(_typed(v) for v in x)
+    raise TypeError(type(x).__name__)
+
+
+def _exact_value(v):
+    """A summed or whole-step figure at a step, checked exact (an int or a Fraction) before the form uses it."""
+    if type(v) is int or type(v) is Fraction:
+        return v
+    raise NotExact(f"a step form's statistic came out as a {type(v).__name__}")
+
+
+class NotExact(ArithmeticError):
+    """A form met a statistic that is not an exact number: the count falls back to the ordinary pricing."""
 
 
 def compile_form(rows: list, head: dict, multiplicity: tuple, mtp: tuple, whole_batch: bool):
@@ -192,7 +217,7 @@ def compile_form(rows: list, head: dict, multiplicity: tuple, mtp: tuple, whole_
     rows (``mtp[i]``) into 'mtp', components in report order. ``whole_batch``: B is an int (an integer
     coefficient times an integer statistic needs no rounding), else every figure is rounded."""
     bases: dict = {}
-    ns: dict = {"pairs": masks.pairs, "_r": _round, "Uniform": Uniform}
+    ns: dict = {"pairs": masks.pairs, "_r": _round, "Uniform": Uniform, "_x": _exact_value}
 
     def name(basis) -> str:
         if basis not in bases:
@@ -250,20 +275,28 @@ def compile_form(rows: list, head: dict, multiplicity: tuple, mtp: tuple, whole_
         elif basis == ONE:
             lines.append(f"    b{j} = 1")
         elif basis[0] == "sum":
-            lines.append(f"    b{j} = f{j}(L) * B")
+            lines.append(f"    b{j} = _x(f{j}(L)) * B")
         elif basis[0] == "whole":
-            lines.append(f"    b{j} = f{j}(Uniform(L, B){''.join(', ' + simple(a) for a in basis.args)})")
+            lines.append(f"    b{j} = _x(f{j}(Uniform(L, B){''.join(', ' + simple(a) for a in basis.args)}))")
         else:
             lines.append(f"    b{j} = pairs({basis[1]!r}, {basis[2]!r}, L) * B")
     lines += body
     for m, k in enumerate(order):
-        lines.append(f"    c{m} = {' + '.join(sums[k])}")
-    lines.append(f"    attention = {' + '.join(att_parts) or '0'}")
+        lines.append(f"    c{m} = {_sum(sums[k])}")
+    lines.append(f"    attention = {_sum(att_parts)}")
     comps = "{" + ", ".join(f"{k!r}: c{m}" for m, k in enumerate(order)) + "}"
-    total = " + ".join(f"c{m}" for m in range(len(order))) or "0"
+    total = _sum([f"c{m}" for m in range(len(order))])
     lines.append(f"    return [{', '.join(parts[:-1])}], {parts[-1]}, {comps}, {total} - attention, attention")
     exec(compile("\n".join(lines), "<maxflops step form>", "exec"), ns)  # noqa: S102 - our own generated code
     return ns["form"]
+
+
+def _sum(terms: list) -> str:
+    """A sum in generated code: a few terms chained, many as sum() over a tuple (a chain of thousands of '+' nests
+    too deep for the compiler)."""
+    if not terms:
+        return "0"
+    return " + ".join(terms) if len(terms) <= 16 else f"sum(({', '.join(terms)},))"
 
 
 def _round(v):

@@ -245,3 +245,41 @@ def test_packed_sums_over_distinct_lengths_equal_sums_over_documents(model, monk
                 want = maxflops.count(c, segment_lengths=docs)
             assert (got.components, got.hardware_components) == (want.components, want.hardware_components), \
                 (what, mode)
+
+
+def test_many_layer_kinds_and_inexact_statistics_fall_back_or_match(monkeypatch):
+    # found by review: a component summed over thousands of layer kinds once compiled to a chain of '+' too deep for
+    # the compiler; the sums are sum() over tuples now, and a form that cannot serve falls back to the ordinary count
+    import random
+
+    n, rng = 2000, random.Random(0)
+    cfg = maxflops.model_config(
+        num_decoder_layers=n, emb_dim=64, num_query_heads=4, num_kv_heads=2, head_dim=16, mlp_dim=128,
+        attention_layer_pattern="GLCGLCGLCGL", sliding_window_size=16, chunk_attn_window_size=32,
+        ffn_layer_pattern="FFE--", num_experts=4, num_experts_per_tok=2, moe_mlp_dim=32,
+        parallel_layer_pattern="G-L-C--", engram_layers=tuple(sorted(rng.sample(range(n), n // 2))),
+        engram_num_heads=2, engram_head_dim=8, engram_max_ngram_size=3, engram_kernel_size=3,
+        remat_skip_layers=n // 4, remat_block_layers=2, num_kv_shared_layers=n // 2, per_layer_input_dim=8,
+        vocab_size=1000)
+    c, plan = maxflops.resolve.resolve_call(cfg)
+    assert len(plan.kinds) > 300
+
+    def deep(d, f):  # (a caller deep in its own stack leaves the compiler less room)
+        return f() if d == 0 else deep(d - 1, f)
+
+    maxflops.count(cfg, max_target_length=100)
+    fast, ordinary = deep(600, lambda: both(cfg, monkeypatch, max_target_length=200))
+    assert fast == ordinary and forms_of(cfg)
+    # 5,000 rows of one component: one chain of '+' that long does not compile at any depth
+    rows = [{"mlp": Sym({stepform.TOKENS: k + 1})} for k in range(5000)]
+    form = stepform.compile_form(rows, {}, (2,) * 5000, (False,) * 5000, True)
+    assert form(3, 2)[2] == {"mlp": sum(2 * (k + 1) * 6 for k in range(5000))}
+
+    def inexact(c, seqs):  # a summed function that returns a float: the form refuses to use it
+        return [{"mlp": seqs.sum(lambda L: L / 2)}], {}
+
+    guards, rows, head = stepform.trace(inexact, {"per_device_batch_size": 1, "max_target_length": 8},
+                                        "max_target_length", 8)
+    form = stepform.compile_form(rows, head, (1,), (False,), True)
+    with pytest.raises(stepform.NotExact):
+        form(10, 1)
