@@ -130,6 +130,9 @@ def _hardware_moe(p: Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -
     group, groups = _dispatch_groups(c, seqs, decode)
     slots = terms.capacity_slots(group, c["num_experts_per_tok"], E, c["capacity_factor"], c["capacity_rule"])
     p.out["moe_routed"] = E * slots * per_expert_token * groups
+    if c["moe_down_grad_replicas"] > 1:  # backward only: the down projection's input gradient, once more per replica
+        down = terms.mlp_down(d_ffn, c["moe_mlp_dim"])
+        p.grad_extra["moe_down_grad_replicated"] = (c["moe_down_grad_replicas"] - 1) * E * slots * down * groups
     if einsum:
         one = terms.moe_dispatch(group, E, slots, d_ffn) * groups
         p.out["moe_dispatch"], p.out["moe_combine"] = one, one
@@ -244,6 +247,8 @@ def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
         if k == "core_attention" and c["flash_backward_recompute"] and train_factor(k, c) == 3:
             total += qk
         out[k] = total * steps
+    for k in p.grad_extra.keys() - fwd.keys():  # backward-only work (its own component)
+        out[k] = p.grad_extra[k] * steps
     return out
 
 

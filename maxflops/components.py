@@ -95,6 +95,8 @@ register(
     _trunk("moe_weighted_sum", 170, "the dense MoE path's router-weighted sum over experts"),
     _trunk("moe_dispatch", 180, "the one-hot MoE dispatch (capacity, einsum)"),
     _trunk("moe_combine", 190, "the one-hot MoE combine (capacity, einsum)"),
+    _trunk("moe_down_grad_replicated", 195, "the routed experts' down-projection input gradient run again on each "
+                                            "device that repeats it (moe_down_grad_replicas)"),
     _trunk("moe_shared", 200, "the shared experts (and their gate)"),
     _trunk("layer_up_proj", 210, "a latent FFN's up-projection back to D"),
     _trunk("per_layer_emb", 220, "per-layer embeddings: gate and projection in each layer"),

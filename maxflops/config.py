@@ -152,6 +152,13 @@ SCHEMA: dict[str, Field] = {
                                           "projection's output is only summed, a tail, and the dense path's combine "
                                           "sums with constant weights that take no gradient).",
                            choices=("output", "input")),
+    "moe_down_grad_replicas": _f(1, int, "Hardware, train, moe_impl='capacity': devices that each compute the "
+                                         "routed experts' down-projection input gradient for the same rows (1: "
+                                         "split like the rest). MaxText's moe_dispatch_no_expert_sharding over an "
+                                         "expert axis leaves it whole on every batch shard of an expert shard "
+                                         "(batch shards / expert); each replica past the first adds one down "
+                                         "projection's forward FLOPs as moe_down_grad_replicated. Other moe_impl values "
+                                         "ignore it (as they ignore capacity_factor).", minimum=1),
     "capacity_rule": _f("ceil", str, "Slots per expert of moe_impl='capacity': 'ceil' ceil(cf * group * k / E); "
                                      "'maxtext' MaxText's int(max(ceil(group * k / E) * cf, cf)).",
                         choices=("ceil", "maxtext")),

@@ -283,6 +283,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["attention_block_q"] = draw(st.integers(1, 24))
         kw["attention_block_kv"] = draw(st.integers(1, 24))
         kw["capacity_factor"] = draw(st.sampled_from([0.5, 1.0, 1.25, 1.3, 2.0]))
+        if kw["moe_impl"] == "capacity":
+            kw["moe_down_grad_replicas"] = draw(st.integers(1, 4))
         kw["gdn_chunk_size"] = draw(st.integers(1, 16))
         kw["mamba_chunk_size"] = draw(st.integers(1, 16))
         kw["kda_chunk_size"] = draw(st.integers(1, 16))
@@ -349,7 +351,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "vision_images", "vision_frozen", "gdn_num_key_heads", "gdn_num_value_heads", "gdn_conv_kernel_dim",
     "per_device_batch_size", "max_target_length", "decode_kv_length", "gradient_accumulation_steps",
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
-    "num_devices", "batch_shards",
+    "num_devices", "batch_shards", "moe_down_grad_replicas",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",

@@ -25,9 +25,7 @@ CASES = DATA["cases"]
 BUILT = sorted(n for n, c in CASES.items() if "error" not in c)
 
 # Programs the engine does not price to the FLOP yet, and the not_priced entry that says so.
-NOT_PRICED = {
-    "moe_capacity_fsdp2_expert4_no_expert_sharding": "moe_dispatch_no_expert_sharding",
-}
+NOT_PRICED: dict = {}
 
 
 
@@ -37,7 +35,7 @@ def breakdown(name, **knobs):
 
 def test_fixture_is_complete():
     assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["devices"] == 8 and DATA["meta"]["backend"] == "cpu"
-    assert sorted(set(CASES) - set(BUILT)) == [] and set(NOT_PRICED) < set(CASES)
+    assert sorted(set(CASES) - set(BUILT)) == [] and set(NOT_PRICED) <= set(CASES)
 
 
 @pytest.mark.parametrize("name", sorted(set(BUILT) - set(NOT_PRICED)))
@@ -47,11 +45,30 @@ def test_per_device_hardware_flops_equal_maxtexts_partitioned_train_step(name):
     assert b.hardware_flops == CASES[name]["train_step_matmul_flops"]
 
 
-@pytest.mark.parametrize("name", sorted(NOT_PRICED))
-def test_unpriced_programs_say_so(name):
-    b = breakdown(name)
-    assert any(NOT_PRICED[name] in p for p in b.not_priced)
-    assert b.hardware_flops != CASES[name]["train_step_matmul_flops"]
+def test_no_expert_sharding_repeats_the_down_projections_input_gradient_per_batch_shard_of_an_expert_shard():
+    # moe_dispatch_no_expert_sharding: each batch shard holding the same expert shard computes the experts'
+    # down-projection input gradient for all of their rows. The forward is the default layout's.
+    replicas = {"fsdp2_expert4": 2, "fsdp4_expert2": 4, "data2_expert4": 2, "fsdp2_tensor2_expert2": 2,
+                "expert8": 1, "fsdp8": 1}
+    for mesh, r in replicas.items():
+        name = f"moe_capacity_{mesh}_no_expert_sharding"
+        cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
+        assert cfg.moe_down_grad_replicas == r, name
+        b = maxflops.count(cfg)
+        extra = b.hardware_components.get("moe_down_grad_replicated", 0)
+        down = maxflops.count(cfg, moe_down_grad_replicas=1)
+        assert b.hardware_flops - extra == down.hardware_flops and (extra > 0) == (r > 1), name
+    peeled, default = breakdown("moe_capacity_fsdp2_expert4_no_expert_sharding"), breakdown("moe_capacity_fsdp2_expert4")
+    assert peeled.hardware_flops - default.hardware_flops == peeled.hardware_components["moe_down_grad_replicated"]
+    # one forward of the down projection per replica past the first: E x slots x 2 x F x D per layer
+    assert peeled.hardware_components["moe_down_grad_replicated"] == 2 * 4 * 20 * 2 * 24 * 32
+    assert breakdown("moe_capacity_fsdp2_expert4_no_expert_sharding", mode="prefill").hardware_flops == \
+        breakdown("moe_capacity_fsdp2_expert4", mode="prefill").hardware_flops
+    ideal = from_maxtext({**BASE, **CASES["moe_capacity_fsdp2_expert4_no_expert_sharding"]["keys"]})
+    assert maxflops.count(ideal, moe_impl="ideal").hardware_flops == \
+        maxflops.count(ideal, moe_impl="ideal", moe_down_grad_replicas=1).hardware_flops
+    with pytest.raises(ValueError, match="moe_down_grad_replicas"):
+        maxflops.count(ideal, moe_down_grad_replicas=0)
 
 
 def test_a_batch_below_one_sequence_per_device_is_padded_per_batch_shard():
@@ -88,11 +105,11 @@ def test_the_mesh_is_read_from_maxtexts_keys():
         maxflops.model_config(num_devices=8)
 
 
-LIVE = ["dense_fsdp8_batch_half", "moe_fsdp2_expert4"]
+LIVE = ["dense_fsdp8_batch_half", "moe_fsdp2_expert4", "moe_capacity_fsdp4_expert2_no_expert_sharding"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
-                    "of a venv with maxtext 0.2.5 recompiles two of these programs on 8 host devices and compares")
+                    "of a venv with maxtext 0.2.5 recompiles three of these programs on 8 host devices and compares")
 def test_live_maxtext_sharded_programs_reproduce_the_fixture(tmp_path):
     import shutil
     import subprocess

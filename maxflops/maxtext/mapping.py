@@ -544,17 +544,20 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
     batch_axes = next((names for name, names in rules if name == "activation_batch"), None)
     if batch_axes is None:
         raise r.fail("logical_axis_rules", "no activation_batch rule (the mesh axes the batch is sharded over)")
+    batch_axes = [batch_axes] if isinstance(batch_axes, str) else batch_axes
     shards = 1
-    for a in [batch_axes] if isinstance(batch_axes, str) else batch_axes:
+    for a in batch_axes:
         shards *= sizes.get(a, 1)
     o["num_devices"], o["batch_shards"] = devices, shards
     peeled = r.bool("moe_dispatch_no_expert_sharding", base["moe_dispatch_no_expert_sharding"], record=False)
     if peeled and sizes.get("expert", 1) > 1 and o.get("moe_impl") == "capacity":
-        # measured (tests/fixtures/maxtext_sharded): the forward is the ideal share; the rematerialized backward also
-        # recomputes the experts' down projection (one forward of it more), which the default layout does not
-        not_priced.append("hardware: moe_dispatch_no_expert_sharding over an expert axis (the partitioned "
-                          "backward of the capacity-dispatched experts is priced as the default layout runs it; "
-                          "measured, it recomputes the experts' down projection too)")
+        # Measured (tests/fixtures/maxtext_sharded): the forward is the ideal share, but the partitioned backward
+        # computes the experts' down-projection input gradient whole on every batch shard of an expert shard, for
+        # every mesh tried (data, fsdp, tensor with expert; remat full and minimal; other E, k, capacity, length).
+        replicas = 1
+        for a in batch_axes:
+            replicas *= sizes.get(a, 1) if a != "expert" else 1
+        o["moe_down_grad_replicas"] = replicas
 
 
 def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
