@@ -14,7 +14,7 @@ from .breakdown import Breakdown, assemble, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
-from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_REMAT, hardware_train_flops, head_passes,
+from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
                        recomputed, train_factor, warmup)
 
 
@@ -60,7 +60,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
 
 def _merge(p: Priced, side: Priced) -> None:
     """Add a parallel mixer's priced parts into the layer's, component by component."""
-    for name in ("out", "tail", "single", "unnamed", "grad_extra", "closing"):
+    for name in ("out", "tail", "single", "unnamed", "grad_extra", "closing", "warmup_unnamed"):
         mine, theirs = getattr(p, name), getattr(side, name)
         for k, v in theirs.items():
             mine[k] = mine.get(k, 0) + v
@@ -216,7 +216,23 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
     return {k: _to_int(v) for k, v in _hardware_raw(kind, c, seqs, decode, steps).items()}
 
 
+# The MoE's token routing: matmuls over the tokens and the model width only (no expert hidden width), which a mesh
+# whose residual stream is whole over an axis cannot split over it (moe_routing_replicas).
+MOE_ROUTING = ("moe_router", "moe_dispatch", "moe_combine", "moe_weighted_sum")
+
+
 def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
+    """Hardware FLOPs of one row of this kind for the whole step, unrounded (see ``_hardware_step``), with the MoE
+    routing's replicas on a mesh that repeats it (``moe_routing_replicas``)."""
+    out = _hardware_step(kind, c, seqs, decode, steps)
+    if c["moe_routing_replicas"] > 1:
+        routing = sum(out[k] for k in MOE_ROUTING if k in out)
+        if routing:
+            out["moe_routing_replicated"] = (c["moe_routing_replicas"] - 1) * routing
+    return out
+
+
+def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config), unrounded.
 
     Train: each component's model multiplier, plus under a remat policy one more forward of every layer matmul
@@ -225,6 +241,8 @@ def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """
     p = price_forward(kind, c, seqs, decode, hardware=True)
     fwd, qk, tail, single, unnamed = p.out, p.qk, p.tail, p.single, p.unnamed
+    if warmup(c):  # only what the indexer's loss reads is recomputed (see WARMUP_REMAT)
+        unnamed = {**unnamed, **p.warmup_unnamed}
     if kind.inner:  # its output feeds the next layer of its rematerialized unit: nothing is a tail
         tail = {}
     if c["mode"] != "train":
@@ -237,12 +255,19 @@ def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     recompute = WARMUP_REMAT if warmup(c) else None
     if recompute is not None and (not kind.computes_index or c["indexer_loss_scaling_factor"] == 0):
         saved = None
+    # Warm-up, a layer outside a loop: the last one's unread work is dropped; a layer scanned alone has part of its
+    # recompute merged with its forward.
+    dead = recompute is not None and kind.dead
+    merged = WARMUP_CSE if recompute is not None and kind.cse else frozenset()
     out = {}
     for k, v in fwd.items():
+        if dead and k not in WARMUP_REMAT:
+            continue
         total = hardware_train_flops(k, v, single.get(k, 0), c)
         if k in p.grad_extra and train_factor(k, c) == 3:
             total += p.grad_extra[k]
-        if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute):
+        if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute) \
+                and k not in merged:
             total += recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"] and train_factor(k, c) == 3:
             total += qk

@@ -97,6 +97,8 @@ register(
     _trunk("moe_combine", 190, "the one-hot MoE combine (capacity, einsum)"),
     _trunk("moe_down_grad_replicated", 195, "the routed experts' down-projection input gradient run again on each "
                                             "device that repeats it (moe_down_grad_replicas)"),
+    _trunk("moe_routing_replicated", 197, "the MoE router, dispatch, combine and weighted sum run again on each "
+                                          "device that repeats them (moe_routing_replicas)"),
     _trunk("moe_shared", 200, "the shared experts (and their gate)"),
     _trunk("layer_up_proj", 210, "a latent FFN's up-projection back to D"),
     _trunk("per_layer_emb", 220, "per-layer embeddings: gate and projection in each layer"),

@@ -159,6 +159,12 @@ SCHEMA: dict[str, Field] = {
                                          "(batch shards / expert); each replica past the first adds one down "
                                          "projection's forward FLOPs as moe_down_grad_replicated. Other moe_impl values "
                                          "ignore it (as they ignore capacity_factor).", minimum=1),
+    "moe_routing_replicas": _f(1, int, "Hardware: devices that each run the MoE router, the capacity dispatch and "
+                                       "combine and the dense path's weighted sum for the same tokens (1: split "
+                                       "like the rest). MaxText's logical_axis_rules with the residual stream whole "
+                                       "over the tensor axis (Megatron-style) leave them unsplit on every tensor "
+                                       "rank; each replica past the first adds their FLOPs again as "
+                                       "moe_routing_replicated.", minimum=1),
     "capacity_rule": _f("ceil", str, "Slots per expert of moe_impl='capacity': 'ceil' ceil(cf * group * k / E); "
                                      "'maxtext' MaxText's int(max(ceil(group * k / E) * cf, cf)).",
                         choices=("ceil", "maxtext")),
@@ -186,6 +192,15 @@ SCHEMA: dict[str, Field] = {
                                      "remat_skip_layers (MaxText's scanned DeepSeek-V4 block: an HCA and a CSA "
                                      "layer). Inside a unit each layer's output feeds the next, so only the unit's "
                                      "last layer keeps its tail unrecomputed.", minimum=1),
+    "warmup_dead_last_layer": _f(False, bool, "Hardware, DSA warm-up train (indexer_stage='warmup'): the last "
+                                              "decoder layer compiles outside a loop (MaxText's scan_layers=False, "
+                                              "or a scanned group of one layer) and nothing reads its output (the "
+                                              "warm-up has no LM loss), so XLA drops its work the indexer's loss "
+                                              "does not need: all but its q/k/v projections and its indexer."),
+    "warmup_cse_layers": _f((), Ints, "Hardware, DSA warm-up train: 0-based decoder layers each scanned alone (a "
+                                      "MaxText scan group of one layer, which XLA unrolls): CSE merges their "
+                                      "recompute of the q/k/v projections, the indexer's projections and its KL "
+                                      "target with the forward (the indexer's scores are recomputed)."),
     "post_ffn_norm": _f(False, bool, "A norm on the FFN output before it joins the residual (Gemma): under remat "
                                      "the FFN down projection is recomputed too."),
     "num_devices": _f(0, int, "Hardware: devices the step's program is partitioned over (0: not given). With "
@@ -508,9 +523,10 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
                                     f"(num_decoder_layers={c['num_decoder_layers']})")
-    for layer in c["engram_layers"]:
-        if layer >= c["num_decoder_layers"]:
-            err("engram_layers", f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
+    for key in ("engram_layers", "warmup_cse_layers"):
+        for layer in c[key]:
+            if layer >= c["num_decoder_layers"]:
+                err(key, f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
     for key in ("vision_encoder_stages", "vision_projector"):
         for stage in c[key]:
             parts = stage.split(":")
@@ -680,6 +696,7 @@ HARDWARE_BELOW_MODEL = {
     "weighted_sum_impl": "'elementwise'",
     "indexer_skip_short": "True",
     "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
+    "warmup_dead_last_layer": "True (the DSA warm-up drops the last layer's work its loss does not read)",
 }
 
 # Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the

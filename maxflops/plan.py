@@ -16,7 +16,8 @@ Patterns handled here and nowhere else:
   (Nemotron-H's separate Mamba, attention, MLP and MoE layers);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
-  ``remat_block_layers``;
+  ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the layers
+  XLA compiles outside a loop;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
   index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both);
   ``mtp_layer_pattern`` gives the modules their own mixers (a cycle over k).
@@ -53,6 +54,8 @@ class LayerKind:
     engram: bool = False  # runs an Engram block before attention
     no_remat: bool = False  # outside rematerialization (remat_skip_layers)
     inner: bool = False  # not the last layer of its rematerialized unit (remat_block_layers): no tail
+    dead: bool = False  # DSA warm-up: the unrolled last layer, whose output nothing reads (warmup_dead_last_layer)
+    cse: bool = False  # DSA warm-up: a layer scanned alone, its recompute merged with the forward (warmup_cse_layers)
     parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
 
 
@@ -86,6 +89,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     first_shared = n - c["num_kv_shared_layers"] if c["num_kv_shared_layers"] else n
     engram = frozenset(c["engram_layers"])
     skip, block = c["remat_skip_layers"], c["remat_block_layers"]
+    cse = frozenset(c["warmup_cse_layers"])
     ffn_pattern = c["ffn_layer_pattern"]
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
@@ -108,7 +112,8 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
                                                  ratio=ratio, parallel=side,
-                                                 no_remat=layer < skip,
+                                                 no_remat=layer < skip, cse=layer in cse,
+                                                 dead=layer == n - 1 and c["warmup_dead_last_layer"],
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":
         after = c["mtp_layer_numbering"] == "after_decoder"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 __all__ = ["INDEXER_COMPONENTS", "train_factor", "warmup", "hardware_train_flops", "head_passes", "REMAT_SAVES",
-           "WARMUP_REMAT", "recomputed"]
+           "WARMUP_REMAT", "WARMUP_CSE", "recomputed"]
 
 INDEXER_COMPONENTS = frozenset({"indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl"})
 
@@ -58,6 +58,9 @@ def train_factor(component: str, c) -> int:
 # In the warm-up stage the only gradient is the indexer's: a rematerialized layer recomputes its indexer, the
 # KL loss's target (the main scores) and what feeds them (the q/k projections; a compressed layer's compressor).
 WARMUP_REMAT = INDEXER_COMPONENTS | {"qkv_proj", "compressor"}
+# Of those, what XLA's CSE merges with the forward in a layer scanned alone (measured: the indexer's scores are
+# recomputed all the same).
+WARMUP_CSE = frozenset({"qkv_proj", "indexer_proj", "indexer_proj_attn", "indexer_kl"})
 
 
 # What each remat policy saves (MaxText's checkpoint names, grouped): 'qkv' the q/k/v projections, 'out' the

@@ -53,7 +53,8 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
-         "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent"}
+         "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
+         "warmup_dead_last_layer": False}
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
@@ -285,6 +286,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["capacity_factor"] = draw(st.sampled_from([0.5, 1.0, 1.25, 1.3, 2.0]))
         if kw["moe_impl"] == "capacity":
             kw["moe_down_grad_replicas"] = draw(st.integers(1, 4))
+        kw["moe_routing_replicas"] = draw(st.integers(1, 3))
         kw["gdn_chunk_size"] = draw(st.integers(1, 16))
         kw["mamba_chunk_size"] = draw(st.integers(1, 16))
         kw["kda_chunk_size"] = draw(st.integers(1, 16))
@@ -294,11 +296,14 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         skip = draw(st.integers(0, n))
         kw["remat_skip_layers"] = skip
         kw["remat_block_layers"] = draw(st.integers(1, max(n - skip, 1)))
+        kw["warmup_cse_layers"] = tuple(sorted(draw(st.sets(st.integers(0, n - 1), max_size=2))))
+        kw["warmup_dead_last_layer"] = draw(st.booleans())
         if lowering is None:
             lowering = draw(st.booleans())
         if not lowering:
             kw.update(mla_absorbed=False, outer_product_grads="matmul", weighted_sum_impl="einsum",
-                      indexer_skip_short=False, capacity_factor=max(kw["capacity_factor"], 1.0))
+                      indexer_skip_short=False, capacity_factor=max(kw["capacity_factor"], 1.0),
+                      warmup_dead_last_layer=False)
     for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes"):
         kw[key] = draw(st.integers(1, 4))
     # a mesh: the batch padded to whole sequences per batch shard (where the global batch is whole sequences)
@@ -351,7 +356,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "vision_images", "vision_frozen", "gdn_num_key_heads", "gdn_num_value_heads", "gdn_conv_kernel_dim",
     "per_device_batch_size", "max_target_length", "decode_kv_length", "gradient_accumulation_steps",
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
-    "num_devices", "batch_shards", "moe_down_grad_replicas",
+    "num_devices", "batch_shards", "moe_down_grad_replicas", "moe_routing_replicas", "warmup_cse_layers",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",

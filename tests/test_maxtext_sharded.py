@@ -25,7 +25,10 @@ CASES = DATA["cases"]
 BUILT = sorted(n for n, c in CASES.items() if "error" not in c)
 
 # Programs the engine does not price to the FLOP yet, and the not_priced entry that says so.
-NOT_PRICED: dict = {}
+NOT_PRICED = {
+    "residual_whole_outside_moe_capacity_fsdp4_tensor2": "logical_axis_rules other than MaxText 0.2.5's defaults",
+    "residual_whole_in_moe_capacity_fsdp4_tensor2": "logical_axis_rules other than MaxText 0.2.5's defaults",
+}
 
 
 
@@ -71,6 +74,38 @@ def test_no_expert_sharding_repeats_the_down_projections_input_gradient_per_batc
         maxflops.count(ideal, moe_down_grad_replicas=0)
 
 
+@pytest.mark.parametrize("name", sorted(NOT_PRICED))
+def test_unpriced_programs_say_so(name):
+    b = breakdown(name)
+    assert any(NOT_PRICED[name] in p for p in b.not_priced)
+    assert b.hardware_flops != CASES[name]["train_step_matmul_flops"]
+
+
+def test_megatron_style_rules_repeat_the_moe_routing_on_every_tensor_rank():
+    # The residual stream whole over `tensor`: attention, the MLP, the experts and the head still split over it
+    # (heads, hidden widths, vocabulary), so a dense model's program is the default rules' share; the MoE router,
+    # dispatch, combine and weighted sum have no tensor-sharded dimension and run whole on every tensor rank.
+    for name, default in (("megatron_rules_dense_fsdp4_tensor2", "dense_fsdp4_tensor2"),
+                          ("megatron_rules_moe_capacity_fsdp4_tensor2", None),
+                          ("megatron_rules_moe_fsdp4_tensor2", None),
+                          ("megatron_rules_mla_moe_fsdp4_tensor2", "mla_moe_fsdp4_tensor2"),
+                          ("megatron_rules_moe_capacity_tensor8", None)):
+        cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
+        tensor = 8 if name.endswith("tensor8") else 2
+        assert cfg.moe_routing_replicas == tensor, name
+        for mode in ("train", "prefill"):
+            b = maxflops.count(cfg, mode=mode)
+            routing = sum(b.hardware_components.get(k, 0) for k in
+                          ("moe_router", "moe_dispatch", "moe_combine", "moe_weighted_sum"))
+            assert b.hardware_components.get("moe_routing_replicated", 0) == (tensor - 1) * routing, (name, mode)
+            if default:
+                assert b.hardware_flops == breakdown(default, mode=mode).hardware_flops + (tensor - 1) * routing
+    assert breakdown("megatron_rules_dense_fsdp4_tensor2").hardware_components.keys() == \
+        breakdown("dense_fsdp4_tensor2").hardware_components.keys()
+    with pytest.raises(ValueError, match="moe_routing_replicas"):
+        maxflops.model_config(moe_routing_replicas=0)
+
+
 def test_a_batch_below_one_sequence_per_device_is_padded_per_batch_shard():
     # 0.5 sequences per device: MaxText trains 4 sequences on 8 devices. Over fsdp 8 (8 batch shards) each device
     # runs one whole sequence, twice the model's share; over fsdp 4 x tensor 2 each shard's sequence is split
@@ -80,7 +115,8 @@ def test_a_batch_below_one_sequence_per_device_is_padded_per_batch_shard():
     assert half.hardware_flops == breakdown("dense_fsdp8").hardware_flops // 2
 
 
-@pytest.mark.parametrize("name", [n for n in BUILT if isinstance(CASES[n]["eval_step_matmul_flops"], int)])
+@pytest.mark.parametrize("name", [n for n in BUILT if isinstance(CASES[n]["eval_step_matmul_flops"], int)
+                                  and n not in NOT_PRICED])
 def test_per_device_forward_equals_maxtexts_partitioned_eval_step(name):
     assert breakdown(name, mode="prefill").hardware_flops == CASES[name]["eval_step_matmul_flops"]
 
@@ -105,11 +141,12 @@ def test_the_mesh_is_read_from_maxtexts_keys():
         maxflops.model_config(num_devices=8)
 
 
-LIVE = ["dense_fsdp8_batch_half", "moe_fsdp2_expert4", "moe_capacity_fsdp4_expert2_no_expert_sharding"]
+LIVE = ["dense_fsdp8_batch_half", "moe_fsdp2_expert4", "moe_capacity_fsdp4_expert2_no_expert_sharding",
+        "megatron_rules_moe_capacity_fsdp4_tensor2"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
-                    "of a venv with maxtext 0.2.5 recompiles three of these programs on 8 host devices and compares")
+                    "of a venv with maxtext 0.2.5 recompiles four of these programs on 8 host devices and compares")
 def test_live_maxtext_sharded_programs_reproduce_the_fixture(tmp_path):
     import shutil
     import subprocess

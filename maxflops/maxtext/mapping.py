@@ -506,8 +506,21 @@ def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
 
-def _listed(x):
-    return list(x) if isinstance(x, (list, tuple)) else x
+# The rule set priced besides the defaults: the residual stream whole over every mesh axis (Megatron's tensor
+# parallelism), as a list of rules per logical name. (MaxText merges a config's rules into base.yml's by name.)
+RESIDUAL_WHOLE = {name: [()] for name in ("activation_embed", "activation_embed_attn", "activation_embed_moe")}
+
+
+def _changed_rules(rules, default) -> dict:
+    """The logical names whose rules differ from ``default``, with their rules (each a tuple of mesh axes): flax
+    resolves each logical name by its own rules, in order, so the order of different names does not matter."""
+    def by_name(table):
+        out: dict = {}
+        for name, axes in table:
+            out.setdefault(name, []).append((axes,) if isinstance(axes, str) else tuple(axes))
+        return out
+    mine, base = by_name(rules), by_name(default)
+    return {n: mine.get(n, []) for n in mine.keys() | base.keys() if mine.get(n) != base.get(n)}
 
 
 def _mesh(r: Reader, o: dict, not_priced: list) -> None:
@@ -537,10 +550,17 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
         for a, d in zip(axes, dims):
             sizes[a] *= total // known if d == -1 else d
     rules = r.raw("logical_axis_rules", base["logical_axis_rules"], record=False)
-    if [list(map(_listed, rule)) for rule in rules] != base["logical_axis_rules"]:
-        not_priced.append("hardware: logical_axis_rules other than MaxText 0.2.5's defaults (priced as the default "
-                          "rules shard it: a matmul a rule leaves replicated over a mesh axis runs on every device "
-                          "of the axis)")
+    changed = _changed_rules(rules, base["logical_axis_rules"])
+    if changed == RESIDUAL_WHOLE:
+        # Megatron-style: the residual stream whole over `tensor`. Measured (tests/fixtures/maxtext_sharded): every
+        # matmul still splits over a tensor-sharded dimension (heads, MLP, experts' hidden, vocabulary; MLA's down
+        # projections too), but the MoE router, the capacity dispatch and combine and the dense path's weighted
+        # sum have none, and run whole on every tensor rank.
+        o["moe_routing_replicas"] = sizes.get("tensor", 1)
+    elif changed:
+        not_priced.append(f"hardware: logical_axis_rules other than MaxText 0.2.5's defaults for {sorted(changed)} "
+                          "(priced as the default rules shard it: a matmul a rule leaves replicated over a mesh axis "
+                          "runs on every device of the axis)")
     batch_axes = next((names for name, names in rules if name == "activation_batch"), None)
     if batch_axes is None:
         raise r.fail("logical_axis_rules", "no activation_batch rule (the mesh axes the batch is sharded over)")
@@ -558,6 +578,26 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
         for a in batch_axes:
             replicas *= sizes.get(a, 1) if a != "expert" else 1
         o["moe_down_grad_replicas"] = replicas
+
+
+def _warmup_loops(o: dict, scanned: bool, not_priced: list) -> None:
+    """The DSA warm-up's layers outside a loop. MaxText's deepseek decoder scans its dense prefix and its MoE layers
+    as two groups; XLA unrolls a group of one layer. Measured (tests/fixtures/maxtext_programs): a layer scanned
+    alone has its recompute merged with its forward (warmup_cse_layers), and an unrolled last layer loses the work
+    no loss reads (warmup_dead_last_layer); an unscanned program keeps each layer's recompute."""
+    n, first = o["num_decoder_layers"], o.get("first_num_dense_layers", 0)
+    if o["attention_type"] != "mla":
+        if not scanned or 1 in (first, n - first):
+            not_priced.append("hardware: the DSA warm-up stage of compressed attention without scanned groups of "
+                              "two or more layers (XLA then drops the last layer's unread work and merges its "
+                              "recompute; priced as a scanned program)")
+        return
+    if not scanned:
+        o["warmup_dead_last_layer"] = True
+        return
+    alone = [start for start, size in ((0, first), (first, n - first)) if size == 1]
+    o["warmup_cse_layers"] = tuple(alone)
+    o["warmup_dead_last_layer"] = n - 1 in alone
 
 
 def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
@@ -664,11 +704,8 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
             if o.get("indexer_stage") == "warmup" and o.get("mtp_num_layers"):
                 not_priced.append("hardware: MTP modules in the DSA warm-up stage (MaxText still adds their loss, so "
                                   "the whole model gets gradients; priced as the warm-up's frozen model)")
-            first = o.get("first_num_dense_layers", 0)
-            if o.get("indexer_stage") == "warmup" and (not scanned or 1 in (first, o["num_decoder_layers"] - first)):
-                not_priced.append("hardware: the DSA warm-up stage without scanned groups of two or more layers "
-                                  "(XLA then drops the last layer's unread work and merges its recompute; "
-                                  "priced as a scanned program)")
+            if o.get("indexer_stage") == "warmup":
+                _warmup_loops(o, scanned, not_priced)
     else:
         r.ignore("indexer_sparse_training", "unused: the indexer is off")
     for key in ("megablox", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):

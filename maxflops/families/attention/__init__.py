@@ -85,6 +85,8 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
         if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
             p.unnamed["qkv_proj"] = 2 * d * (q_lora + kv_lora + rope) * tokens
+            # the DSA warm-up, q/k/v saved: the indexer reads the q latent; the kv latent only feeds saved k and v
+            p.warmup_unnamed["qkv_proj"] = 2 * d * q_lora * tokens
         p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens
         return h, nope + rope, v
     hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
