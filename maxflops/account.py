@@ -223,12 +223,16 @@ MOE_ROUTING = ("moe_router", "moe_dispatch", "moe_combine", "moe_weighted_sum")
 
 def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Hardware FLOPs of one row of this kind for the whole step, unrounded (see ``_hardware_step``), with the MoE
-    routing's replicas on a mesh that repeats it (``moe_routing_replicas``)."""
+    routing's replicas on a mesh that repeats it (``moe_routing_replicas``) and a pipelined layer's bubble."""
     out = _hardware_step(kind, c, seqs, decode, steps)
     if c["moe_routing_replicas"] > 1:
         routing = sum(out[k] for k in MOE_ROUTING if k in out)
         if routing:
             out["moe_routing_replicated"] = (c["moe_routing_replicas"] - 1) * routing
+    if kind.pipelined:  # each stage also runs its layers in the stages - 1 bubble iterations
+        S, R = c["pipeline_stages"], c["pipeline_repeats"]
+        M = c["pipeline_microbatches"] or S
+        out["pipeline_bubble"] = sum(out.values()) * Fraction((S - 1) * (2 if c["pipeline_delay"] else 1), R * M)
     return out
 
 

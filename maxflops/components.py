@@ -111,4 +111,6 @@ register(
     _trunk("vision_attention", 290, "the vision encoder's attention", ATTENTION_KIND),
     _trunk("vision_projector", 300, "the vision projector"),
     Component("mtp", MIXED, 310, "everything the MTP modules execute (their rows hold the parts)"),
+    Component("pipeline_bubble", MIXED, 320, "hardware: a pipelined layer's work in the pipeline's bubble iterations "
+                                             "(pipeline_stages)"),
 )

@@ -192,6 +192,20 @@ SCHEMA: dict[str, Field] = {
                                      "remat_skip_layers (MaxText's scanned DeepSeek-V4 block: an HCA and a CSA "
                                      "layer). Inside a unit each layer's output feeds the next, so only the unit's "
                                      "last layer keeps its tail unrecomputed.", minimum=1),
+    "pipeline_stages": _f(1, int, "Hardware: pipeline stages (MaxText's ici x dcn pipeline parallelism). Each "
+                                  "stage runs its pipelined layers over pipeline_repeats x pipeline_microbatches + "
+                                  "pipeline_stages - 1 iterations, the first and last stages - 1 on no microbatch "
+                                  "(the bubble), as the component pipeline_bubble; model FLOPs stay the ideal share.",
+                          minimum=1),
+    "pipeline_microbatches": _f(0, int, "Hardware: microbatches per step through the pipeline (0: pipeline_stages).",
+                                minimum=0),
+    "pipeline_repeats": _f(1, int, "Hardware: times each microbatch passes through the stages (a circular "
+                                   "pipeline: pipelined layers / (stages x layers per stage)).", minimum=1),
+    "pipeline_delay": _f(False, bool, "Hardware: activations move to the next stage one iteration late (MaxText's "
+                                      "pipeline_delay_activation_forwarding), doubling the bubble: 2 x (stages - "
+                                      "1) bubble iterations."),
+    "pipeline_layers": _f((), Ints, "Hardware: 0-based decoder layers in the pipeline (empty: every decoder layer); "
+                                    "the others run outside it, the stage axis acting as data parallelism."),
     "warmup_dead_last_layer": _f(False, bool, "Hardware, DSA warm-up train (indexer_stage='warmup'): the last "
                                               "decoder layer compiles outside a loop (MaxText's scan_layers=False, "
                                               "or a scanned group of one layer) and nothing reads its output (the "
@@ -523,7 +537,7 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
                                     f"(num_decoder_layers={c['num_decoder_layers']})")
-    for key in ("engram_layers", "warmup_cse_layers"):
+    for key in ("engram_layers", "warmup_cse_layers", "pipeline_layers"):
         for layer in c[key]:
             if layer >= c["num_decoder_layers"]:
                 err(key, f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")

@@ -17,7 +17,7 @@ Patterns handled here and nowhere else:
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
   ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the layers
-  XLA compiles outside a loop;
+  XLA compiles outside a loop; ``pipeline_layers`` (all, by default) run in a pipeline of ``pipeline_stages``;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
   index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both);
   ``mtp_layer_pattern`` gives the modules their own mixers (a cycle over k).
@@ -56,6 +56,7 @@ class LayerKind:
     inner: bool = False  # not the last layer of its rematerialized unit (remat_block_layers): no tail
     dead: bool = False  # DSA warm-up: the unrolled last layer, whose output nothing reads (warmup_dead_last_layer)
     cse: bool = False  # DSA warm-up: a layer scanned alone, its recompute merged with the forward (warmup_cse_layers)
+    pipelined: bool = False  # in a pipeline of pipeline_stages > 1 (pipeline_layers): runs its bubble iterations too
     parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
 
 
@@ -90,6 +91,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     engram = frozenset(c["engram_layers"])
     skip, block = c["remat_skip_layers"], c["remat_block_layers"]
     cse = frozenset(c["warmup_cse_layers"])
+    piped = frozenset(c["pipeline_layers"] or range(n)) if c["pipeline_stages"] > 1 else frozenset()
     ffn_pattern = c["ffn_layer_pattern"]
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
@@ -112,7 +114,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
                                                  ratio=ratio, parallel=side,
-                                                 no_remat=layer < skip, cse=layer in cse,
+                                                 no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":

@@ -51,7 +51,8 @@ PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", 
              "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
              "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "csa_compress_ratio", "hca_compress_ratio",
              "remat_skip_layers", "remat_block_layers", "ffn_layer_pattern",
-             "parallel_layer_pattern", "warmup_cse_layers", "warmup_dead_last_layer")
+             "parallel_layer_pattern", "warmup_cse_layers", "warmup_dead_last_layer",
+             "pipeline_stages", "pipeline_layers")
 
 
 @functools.lru_cache(maxsize=1024)

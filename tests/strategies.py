@@ -54,7 +54,7 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
          "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
-         "warmup_dead_last_layer": False}
+         "warmup_dead_last_layer": False, "pipeline_stages": 1}
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
@@ -298,6 +298,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["remat_block_layers"] = draw(st.integers(1, max(n - skip, 1)))
         kw["warmup_cse_layers"] = tuple(sorted(draw(st.sets(st.integers(0, n - 1), max_size=2))))
         kw["warmup_dead_last_layer"] = draw(st.booleans())
+        kw["pipeline_stages"] = draw(st.integers(1, 3))
+        kw["pipeline_microbatches"] = draw(st.integers(0, 4))
+        kw["pipeline_repeats"] = draw(st.integers(1, 2))
+        kw["pipeline_delay"] = draw(st.booleans())
+        kw["pipeline_layers"] = tuple(sorted(draw(st.sets(st.integers(0, n - 1), max_size=2))))
         if lowering is None:
             lowering = draw(st.booleans())
         if not lowering:
@@ -308,7 +313,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw[key] = draw(st.integers(1, 4))
     # a mesh: the batch padded to whole sequences per batch shard (where the global batch is whole sequences)
     devices, shards = draw(st.sampled_from([(0, 0), (0, 0), (8, 8), (8, 4), (4, 2), (2, 1)]))
-    if devices and (Fraction(kw["per_device_batch_size"]).limit_denominator(1 << 20) * devices).denominator == 1:
+    # (the ideal implementations run the model's share: a batch padded per shard is not one of them)
+    if devices and impl != "ideal" and \
+            (Fraction(kw["per_device_batch_size"]).limit_denominator(1 << 20) * devices).denominator == 1:
         kw["num_devices"], kw["batch_shards"] = devices, shards
     # --- reporting knobs and quirks ----------------------------------------------------------------------
     if knobs is None:
@@ -357,6 +364,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "per_device_batch_size", "max_target_length", "decode_kv_length", "gradient_accumulation_steps",
     "attention_block_q", "attention_block_kv", "capacity_factor", "gdn_chunk_size", "tensor_parallel_size",
     "num_devices", "batch_shards", "moe_down_grad_replicas", "moe_routing_replicas", "warmup_cse_layers",
+    "pipeline_stages", "pipeline_microbatches", "pipeline_repeats", "pipeline_delay", "pipeline_layers",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",

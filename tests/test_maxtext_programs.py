@@ -94,6 +94,7 @@ def test_the_knobs_matter():
               "dsa_warmup_one_layer_dense_group": dict(warmup_cse_layers=()),
               "dsa_warmup_unscanned": dict(warmup_dead_last_layer=False)}
     checks = [(name, undo) for name, undo in checks.items()]
+    checks += [("gpt_oss_cycle_2", dict(remat_block_layers=1)), ("gpt_oss_two_cycles", dict(remat_block_layers=1))]
     checks += [("dsa_warmup_one_layer_moe_group", undo) for undo in (
         dict(warmup_cse_layers=()), dict(warmup_dead_last_layer=False))]
     checks += [("deepseek4_two_blocks", undo) for undo in (
@@ -158,6 +159,23 @@ def test_warmup_layers_outside_a_loop():
     mtp = from_maxtext({**keys, "mtp_num_layers": 1})
     assert any("MTP modules in the DSA warm-up" in p for p in maxflops.count(mtp).not_priced)
     assert from_maxtext(keys)["indexer_stage"] == "warmup"
+
+
+def test_gpt_oss_and_olmo3_take_their_pattern_by_place_in_the_scanned_block():
+    """MaxText's scannable gpt_oss and olmo3 blocks build a block of inhomogeneous_layer_cycle_interval layers, each
+    with the attention of its place in the block (gpt_oss: local, global; olmo3: three sliding, one global), and
+    rematerialize the block as one unit. A block of one layer is all local; unscanned, each layer takes its number's."""
+    keys = {**BASE, **CASES["gpt_oss"]["keys"]}
+    assert keys["inhomogeneous_layer_cycle_interval"] == 1 and keys["scan_layers"]
+    assert from_maxtext(keys).attention_layer_pattern == "L"
+    assert from_maxtext({**keys, "scan_layers": False}).attention_layer_pattern == "LG"
+    two = from_maxtext({**BASE, **CASES["gpt_oss_cycle_2"]["keys"]})
+    assert (two.attention_layer_pattern, two.remat_block_layers) == ("LG", 2)
+    olmo = {**BASE, **CASES["olmo3"]["keys"]}
+    assert from_maxtext({**olmo, "inhomogeneous_layer_cycle_interval": 4}).attention_layer_pattern == "LLLG"
+    assert from_maxtext({**olmo, "inhomogeneous_layer_cycle_interval": 2}).attention_layer_pattern == "LL"
+    assert from_maxtext({**olmo, "inhomogeneous_layer_cycle_interval": 2,
+                         "scan_layers": False}).attention_layer_pattern == "LLLG"
 
 
 def test_a_scanned_cycle_that_does_not_hold_the_pattern_is_refused():

@@ -106,6 +106,35 @@ def test_megatron_style_rules_repeat_the_moe_routing_on_every_tensor_rank():
         maxflops.model_config(moe_routing_replicas=0)
 
 
+def test_pipeline_stages_run_their_layers_in_the_bubble_too():
+    # Each stage runs its pipelined layers over repeats x microbatches + stages - 1 iterations (twice stages - 1 with
+    # delayed activation forwarding): the bubble adds (stages - 1) / (repeats x microbatches) of the layers' work.
+    expect = {"pipeline_stage2_fsdp4": (2, 2, 1, False, ()), "pipeline_stage2_fsdp4_microbatches4": (2, 4, 1, False, ()),
+              "pipeline_stage2_fsdp4_4_layers_circular": (2, 2, 2, False, ()),
+              "pipeline_stage2_fsdp4_4_layers_2_per_stage": (2, 2, 1, False, ()),
+              "pipeline_stage2_fsdp4_2_of_4_layers": (2, 2, 1, False, (0, 1)),
+              "pipeline_stage4_fsdp2_4_layers": (4, 4, 1, False, ()),
+              "pipeline_stage2_fsdp4_delay": (2, 4, 1, True, ()),
+              "pipeline_stage2_mla_moe_fsdp4": (2, 2, 1, False, (2, 3))}  # deepseek pipelines its MoE layers
+    for name, (S, M, R, delay, layers) in expect.items():
+        cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
+        got = (cfg.pipeline_stages, cfg.pipeline_microbatches, cfg.pipeline_repeats, cfg.pipeline_delay,
+               cfg.pipeline_layers)
+        assert got == (S, M, R, delay, layers), name
+        b = maxflops.count(cfg)
+        piped = [row for row in b.layers if row.name.startswith("layer ")
+                 and (not layers or int(row.name.split()[1]) in layers)]
+        work = sum(sum(v for k, v in row.hardware_components.items() if k != "pipeline_bubble") for row in piped)
+        assert b.hardware_components["pipeline_bubble"] * R * M == work * (S - 1) * (2 if delay else 1), name
+        assert b.hardware_flops - b.hardware_components["pipeline_bubble"] == \
+            maxflops.count(cfg, pipeline_stages=1).hardware_flops
+        assert b.total == maxflops.count(cfg, pipeline_stages=1).total  # model FLOPs: the ideal share
+    with pytest.raises(ValueError, match="num_pipeline_repeats"):
+        from_maxtext({**BASE, **CASES["pipeline_stage2_fsdp4"]["keys"], "num_pipeline_repeats": 2})
+    with pytest.raises(ValueError, match="pipeline_layers"):
+        maxflops.model_config(pipeline_stages=2, pipeline_layers=(5,))
+
+
 def test_a_batch_below_one_sequence_per_device_is_padded_per_batch_shard():
     # 0.5 sequences per device: MaxText trains 4 sequences on 8 devices. Over fsdp 8 (8 batch shards) each device
     # runs one whole sequence, twice the model's share; over fsdp 4 x tensor 2 each shard's sequence is split
@@ -142,11 +171,11 @@ def test_the_mesh_is_read_from_maxtexts_keys():
 
 
 LIVE = ["dense_fsdp8_batch_half", "moe_fsdp2_expert4", "moe_capacity_fsdp4_expert2_no_expert_sharding",
-        "megatron_rules_moe_capacity_fsdp4_tensor2"]
+        "megatron_rules_moe_capacity_fsdp4_tensor2", "pipeline_stage2_fsdp4_4_layers_circular"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
-                    "of a venv with maxtext 0.2.5 recompiles four of these programs on 8 host devices and compares")
+                    "of a venv with maxtext 0.2.5 recompiles five of these programs on 8 host devices and compares")
 def test_live_maxtext_sharded_programs_reproduce_the_fixture(tmp_path):
     import shutil
     import subprocess

@@ -132,6 +132,8 @@ BASE: dict = {
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
     "indexer_sparse_training": False, "gdn_chunk_size": 64, "use_mla_absorbed_mqa": False, "use_post_ffw_norm": False,
     "use_qk_norm": False, "num_target_devices": 1, "num_slices": 1, "moe_dispatch_no_expert_sharding": False,
+    "num_layers_per_pipeline_stage": 1, "num_pipeline_microbatches": -1, "num_pipeline_repeats": -1,
+    "pipeline_delay_activation_forwarding": False,
     "hardware": "tpu", "logical_axis_rules": LOGICAL_AXIS_RULES,
     "mesh_axes": ["diloco", "data", "stage", "fsdp", "fsdp_transpose", "context", "context_usp_ulysses",
                   "context_autoregressive", "tensor", "tensor_sequence", "expert", "autoregressive"],
@@ -161,7 +163,8 @@ IMPLEMENTATION_KEYS = frozenset("""
     attention sparse_matmul megablox capacity_factor remat_policy scan_layers sa_block_q sa_block_kv
     indexer_sparse_training gdn_chunk_size use_mla_absorbed_mqa use_post_ffw_norm use_qk_norm
     num_target_devices num_slices mesh_axes ici_parallelism dcn_parallelism logical_axis_rules
-    moe_dispatch_no_expert_sharding hardware
+    moe_dispatch_no_expert_sharding hardware num_layers_per_pipeline_stage num_pipeline_microbatches
+    num_pipeline_repeats pipeline_parallel_layers pipeline_delay_activation_forwarding
 """.split())
 
 
@@ -289,15 +292,15 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     muon_consistent_rms muon_include_routers muon_type muon_use_all_to_all muon_weight_decay n_routing_groups
     n_window_for_audio n_window_infer_for_audio norm_topk_prob normalization_layer_epsilon
     normalize_embedding_logits num_attention_heads_for_vit num_communication_overlapping_steps
-    num_conv_layers_for_audio num_diloco_fragments num_diloco_replicas num_epoch num_layers_per_pipeline_stage
-    num_mel_bins_for_audio num_moe_emb_chunks num_moe_token_chunks num_pipeline_microbatches num_pipeline_repeats
+    num_conv_layers_for_audio num_diloco_fragments num_diloco_replicas num_epoch 
+    num_mel_bins_for_audio num_moe_emb_chunks num_moe_token_chunks  
     num_position_embeddings_for_vit   num_vocab_tiling offline_data_dir
     olmo_apply_ngram_filter olmo_index_path olmo_path_remap_from olmo_path_remap_to opt_type
     optimize_mesh_for_tpu_v6e optimizer_memory_host_offload original_max_position_embeddings out_hidden_size_for_vit
     out_proj output_dim_for_audio override_logical_axis_rules override_model_config packing
     packing_max_segments_per_sample padded_base_moe_mlp_dim param_scan_axis parameter_memory_host_offload
     partial_rotary_factor per_device_batch_size_increment per_device_batch_size_start
-    pipeline_delay_activation_forwarding pipeline_fsdp_ag_once pipeline_fsdp_ag_per_repeat pipeline_parallel_layers
+     pipeline_fsdp_ag_once pipeline_fsdp_ag_per_repeat 
     posemb_type_for_vit position_id_per_seconds prefill_cache_axis_order prefill_cache_dir prefill_chunk_size
     prefill_slice prefix_caching_dram_byte prefix_caching_hbm_byte prefuse_moe_weights profile_cleanly
     profile_periodically_period profile_power_events profiler profiler_steps projector_dropout_for_vit

@@ -44,6 +44,8 @@ class Block:
     # "key_rope" (use_qk_norm decides: q/k of the RoPE layers, llama4)
     cycle_remat: bool = False  # a scanned block of inhomogeneous_layer_cycle_interval layers is one remat unit, its
     # layers' kinds (MoE, NoPE) set by their place in the block
+    block_pattern: bool = False  # with cycle_remat: a scanned block's layers take ``pattern``'s letters by their
+    # place in the block (gpt_oss, olmo3: a block of one layer is all local); unscanned, by the layer's number
     router_on_input: bool = False  # the router's weights scale the routed experts' input (llama4)
     latent_ffn: bool = False  # attention_output_dim / moe_expert_input_dim (qwen3_custom_moe)
     shared_width: str = ""  # the key sizing each shared expert when it is not moe_mlp_dim (gemma4: mlp_dim)
@@ -62,9 +64,10 @@ BLOCKS: dict[str, Block] = {
     "deepseek": Block("G", dense_prefix=True, shared=True, engram_mhc=True, maxtext_quirks=(("mhc_flops", False),)),
     "gemma2": Block("LG", layer_pairs=True, post_ffn_norm="always"),
     "gemma3": Block("LLLLLG", vision="gemma3", post_ffn_norm="always", qkv_norms="qk"),
-    "gpt_oss": Block("LG"),
+    "gpt_oss": Block("LG", cycle_remat=True, block_pattern=True),
     # MaxText's function has no olmo3 branch: it counts the sliding layers as global.
-    "olmo3": Block("LLLG", qkv_norms="key", post_ffn_norm="always", maxtext_quirks=(("window_pairs", "global"),)),
+    "olmo3": Block("LLLG", qkv_norms="key", post_ffn_norm="always", maxtext_quirks=(("window_pairs", "global"),),
+                   cycle_remat=True, block_pattern=True),
     "llama4": Block(None, "nope_layer_interval", interleave=True, shared=True, vision="llama4", qkv_norms="key_rope",
                     cycle_remat=True, router_on_input=True),
     "qwen3_next": Block(None, "inhomogeneous_layer_cycle_interval", shared=True, gated=True, qkv_norms="qk"),
@@ -501,7 +504,8 @@ def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
                          minimum=1, record=False)
         r.ignore("nope_layer_interval", "unused: only the llama4 decoder block reads it")
         return "D" * (interval - 1) + "G"
-    r.ignore("inhomogeneous_layer_cycle_interval", cycle)
+    if not spec.cycle_remat:
+        r.ignore("inhomogeneous_layer_cycle_interval", cycle)
     r.ignore("nope_layer_interval", "unused: only the llama4 decoder block reads it")
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
@@ -512,25 +516,27 @@ RESIDUAL_WHOLE = {name: [()] for name in ("activation_embed", "activation_embed_
 
 
 def _changed_rules(rules, default) -> dict:
-    """The logical names whose rules differ from ``default``, with their rules (each a tuple of mesh axes): flax
-    resolves each logical name by its own rules, in order, so the order of different names does not matter."""
+    """The logical names whose rules differ from ``default``, with their rules (each a sorted tuple of mesh axes):
+    flax resolves each logical name by its own rules, in order, so the order of different names does not matter, and
+    a rule shards a dimension over the product of its axes, whatever their order (MaxText itself moves 'stage' to
+    the front of activation_embed_and_logits_batch when it pipelines)."""
     def by_name(table):
         out: dict = {}
         for name, axes in table:
-            out.setdefault(name, []).append((axes,) if isinstance(axes, str) else tuple(axes))
+            out.setdefault(name, []).append((axes,) if isinstance(axes, str) else tuple(sorted(axes)))
         return out
     mine, base = by_name(rules), by_name(default)
     return {n: mine.get(n, []) for n in mine.keys() | base.keys() if mine.get(n) != base.get(n)}
 
 
-def _mesh(r: Reader, o: dict, not_priced: list) -> None:
+def _mesh(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
     """The device mesh -> num_devices and batch_shards: the product of the mesh axes MaxText's activation_batch rule
     shards the batch over (each axis ici x dcn; a -1 filled so that the axes multiply to the devices of a slice,
     or to the slices), so that a batch that does not fill them is padded as the program pads it."""
     base = K.BASE
     devices = r.int("num_target_devices", base["num_target_devices"], minimum=1, record=False)
     keys = ("mesh_axes", "ici_parallelism", "dcn_parallelism", "num_slices", "logical_axis_rules",
-            "moe_dispatch_no_expert_sharding")
+            "moe_dispatch_no_expert_sharding") + PIPELINE_KEYS
     if devices == 1:
         for key in keys:
             r.ignore(key, "unused: one device")
@@ -569,6 +575,7 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
     for a in batch_axes:
         shards *= sizes.get(a, 1)
     o["num_devices"], o["batch_shards"] = devices, shards
+    _pipeline(r, o, sizes.get("stage", 1), spec)
     peeled = r.bool("moe_dispatch_no_expert_sharding", base["moe_dispatch_no_expert_sharding"], record=False)
     if peeled and sizes.get("expert", 1) > 1 and o.get("moe_impl") == "capacity":
         # Measured (tests/fixtures/maxtext_sharded): the forward is the ideal share, but the partitioned backward
@@ -578,6 +585,41 @@ def _mesh(r: Reader, o: dict, not_priced: list) -> None:
         for a in batch_axes:
             replicas *= sizes.get(a, 1) if a != "expert" else 1
         o["moe_down_grad_replicas"] = replicas
+
+
+PIPELINE_KEYS = ("num_layers_per_pipeline_stage", "num_pipeline_microbatches", "num_pipeline_repeats",
+                 "pipeline_parallel_layers", "pipeline_delay_activation_forwarding")
+
+
+def _pipeline(r: Reader, o: dict, stages: int, spec: Block) -> None:
+    """The mesh's stage axis -> the pipeline knobs, MaxText's -1 defaults filled as its config does: every decoder
+    layer pipelined (deepseek: its MoE layers, the last ones), repeats = pipelined layers / (stages x layers per
+    stage), microbatches = stages (twice that with pipeline_delay_activation_forwarding)."""
+    if stages == 1:
+        for key in PIPELINE_KEYS:
+            r.ignore(key, "unused: no pipeline stages")
+        return
+    base, n = K.BASE, o["num_decoder_layers"]
+    first = o.get("first_num_dense_layers", 0) if spec.dense_prefix else 0
+    # (base.yml's -1; MaxText's resolved config holds the number it stands for)
+    piped = r.int("pipeline_parallel_layers", -1, minimum=-1, record=False)
+    piped = n - first if piped == -1 else piped
+    if not 0 < piped <= n - first:
+        raise r.fail("pipeline_parallel_layers", f"pipelines {piped} of the {n - first} decoder layers it can")
+    per_stage = r.int("num_layers_per_pipeline_stage", base["num_layers_per_pipeline_stage"], minimum=1, record=False)
+    repeats = r.int("num_pipeline_repeats", base["num_pipeline_repeats"], minimum=-1, record=False)
+    if repeats == -1:
+        repeats = piped // (stages * per_stage)
+    if repeats < 1 or stages * per_stage * repeats != piped:
+        raise r.fail("num_pipeline_repeats", f"{repeats}: stages ({stages}) x layers per stage ({per_stage}) x "
+                     f"repeats must be the {piped} pipelined layers")
+    delay = r.bool("pipeline_delay_activation_forwarding", base["pipeline_delay_activation_forwarding"],
+                   record=False)
+    micro = r.int("num_pipeline_microbatches", base["num_pipeline_microbatches"], minimum=-1, record=False)
+    o["pipeline_stages"], o["pipeline_repeats"], o["pipeline_delay"] = stages, repeats, delay
+    o["pipeline_microbatches"] = (2 if delay else 1) * stages if micro == -1 else micro
+    if piped != n:  # deepseek pipelines its last MoE layers; the others their first layers
+        o["pipeline_layers"] = tuple(range(n - piped, n)) if spec.dense_prefix else tuple(range(piped))
 
 
 def _warmup_loops(o: dict, scanned: bool, not_priced: list) -> None:
@@ -654,6 +696,8 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
                       record=False)
         if scanned:
             o["remat_block_layers"] = cycle
+            if spec.block_pattern:  # the scannable block builds layer i of the block as the pattern's letter i
+                o["attention_layer_pattern"] = "".join(spec.pattern[i % len(spec.pattern)] for i in range(cycle))
             steps = [("interleave_moe_layer_step", o.get("interleave_moe_layer_step", 1))]
             if spec.pattern_from == "nope_layer_interval":
                 steps.append(("nope_layer_interval", max(len(o["attention_layer_pattern"]), 1)))
@@ -675,7 +719,7 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
         o["remat_policy"] = remat
     else:
         not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
-    _mesh(r, o, not_priced)
+    _mesh(r, o, not_priced, spec)
     o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
     o["outer_product_grads"] = "elementwise"  # its compiled (optimized) step has no contraction-free dots
     o["packed_kernel"] = "row"  # packed rows go through every layer whole; segment ids only mask attention
