@@ -7,6 +7,7 @@ from .breakdown import Breakdown
 from .components import kind_of
 from .families import MIXER_FAMILY
 from .plan import NO_FFN, NO_MIXER
+from .sequences import batch, program_batch
 
 FFN_LABELS = {"dense": "dense FFN", "moe": "MoE FFN", NO_FFN: "no FFN"}
 
@@ -130,7 +131,26 @@ def _impl_knobs(config) -> str:
         knobs.append(f"tiles {config['attention_block_q']}x{config['attention_block_kv']}")
     if config["mode"] == "train" and config["indexer_loss_scaling_factor"] > 0 and config["use_sparse_indexer"]:
         knobs.append("indexer KL-loss scores")
+    knobs += _mesh_knobs(config)
     return ", ".join(knobs) or "ideal kernels: see attention_impl, moe_impl, remat_policy, ..."
+
+
+def _mesh_knobs(config) -> list:
+    """What the partitioned program adds per device: a padded batch, replicated matmuls, the pipeline's bubble."""
+    out = []
+    ran, asked = program_batch(config), batch(config)
+    if ran != asked:
+        out.append(f"sequences per device {float(ran):g}: the batch of {float(asked):g} padded per batch shard "
+                   f"({config['batch_shards']} shards of {config['num_devices']} devices)")
+    if config["moe_routing_replicas"] > 1:
+        out.append(f"MoE routing whole on {config['moe_routing_replicas']} devices")
+    if config["moe_down_grad_replicas"] > 1 and config["moe_impl"] == "capacity" and config["mode"] == "train":
+        out.append(f"experts' down-projection input gradient on {config['moe_down_grad_replicas']} devices")
+    if config["pipeline_stages"] > 1:
+        micro = config["pipeline_microbatches"] or config["pipeline_stages"]
+        out.append(f"pipeline of {config['pipeline_stages']} stages x {micro} microbatches x "
+                   f"{config['pipeline_repeats']} repeats" + (" (delayed forwarding)" if config["pipeline_delay"] else ""))
+    return out
 
 
 # --- sweeps and comparisons ------------------------------------------------------------------------------

@@ -135,6 +135,20 @@ def test_pipeline_stages_run_their_layers_in_the_bubble_too():
         maxflops.model_config(pipeline_stages=2, pipeline_layers=(5,))
 
 
+def test_the_report_says_what_the_partitioned_program_adds():
+    from maxflops.report import text_report
+
+    said = {"dense_fsdp8_batch_half": "sequences per device 1: the batch of 0.5 padded per batch shard (8 shards",
+            "pipeline_stage2_fsdp4_microbatches4": "pipeline of 2 stages x 4 microbatches x 1 repeats",
+            "megatron_rules_moe_capacity_fsdp4_tensor2": "MoE routing whole on 2 devices",
+            "moe_capacity_fsdp4_expert2_no_expert_sharding": "experts' down-projection input gradient on 4 devices"}
+    for name, words in said.items():
+        cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
+        assert words in text_report(maxflops.count(cfg), cfg), name
+    cfg = from_maxtext({**BASE, **CASES["dense_fsdp4_tensor2_batch_half"]["keys"]})
+    assert "sequences per device" not in text_report(maxflops.count(cfg), cfg)  # the share exactly: nothing said
+
+
 def test_a_batch_below_one_sequence_per_device_is_padded_per_batch_shard():
     # 0.5 sequences per device: MaxText trains 4 sequences on 8 devices. Over fsdp 8 (8 batch shards) each device
     # runs one whole sequence, twice the model's share; over fsdp 4 x tensor 2 each shard's sequence is split
