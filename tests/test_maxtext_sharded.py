@@ -28,6 +28,7 @@ BUILT = sorted(n for n, c in CASES.items() if "error" not in c)
 NOT_PRICED = {
     "residual_whole_outside_moe_capacity_fsdp4_tensor2": "logical_axis_rules other than MaxText 0.2.5's defaults",
     "residual_whole_in_moe_capacity_fsdp4_tensor2": "logical_axis_rules other than MaxText 0.2.5's defaults",
+    "megatron_rules_kv_heads_whole_moe_capacity_fsdp2_tensor4": "logical_axis_rules other than MaxText 0.2.5's",
 }
 
 
@@ -102,6 +103,11 @@ def test_megatron_style_rules_repeat_the_moe_routing_on_every_tensor_rank():
                 assert b.hardware_flops == breakdown(default, mode=mode).hardware_flops + (tensor - 1) * routing
     assert breakdown("megatron_rules_dense_fsdp4_tensor2").hardware_components.keys() == \
         breakdown("dense_fsdp4_tensor2").hardware_components.keys()
+    # K/V heads whole over `tensor` too (fewer KV heads than tensor ranks): XLA still splits the K/V projections
+    for name, replicas in (("kv_heads_whole_fsdp2_tensor4", 1), ("megatron_rules_kv_heads_whole_fsdp2_tensor4", 4),
+                           ("megatron_rules_kv_heads_whole_one_kv_head_fsdp4_tensor2", 2)):
+        cfg = from_maxtext({**BASE, **CASES[name]["keys"]})
+        assert cfg.moe_routing_replicas == replicas and not maxflops.count(cfg).not_priced, name
     with pytest.raises(ValueError, match="moe_routing_replicas"):
         maxflops.model_config(moe_routing_replicas=0)
 

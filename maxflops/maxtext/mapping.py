@@ -513,6 +513,8 @@ def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
 # The rule set priced besides the defaults: the residual stream whole over every mesh axis (Megatron's tensor
 # parallelism), as a list of rules per logical name. (MaxText merges a config's rules into base.yml's by name.)
 RESIDUAL_WHOLE = {name: [()] for name in ("activation_embed", "activation_embed_attn", "activation_embed_moe")}
+# ... and K/V heads whole over every axis (Megatron's GQA with fewer KV heads than tensor ranks), with either.
+KV_WHOLE = {name: [()] for name in ("kv_heads", "activation_kv_heads")}
 
 
 def _changed_rules(rules, default) -> dict:
@@ -557,6 +559,11 @@ def _mesh(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
             sizes[a] *= total // known if d == -1 else d
     rules = r.raw("logical_axis_rules", base["logical_axis_rules"], record=False)
     changed = _changed_rules(rules, base["logical_axis_rules"])
+    if changed.items() >= KV_WHOLE.items() and o["num_experts"] <= 1:
+        # K/V heads whole over `tensor`: measured on dense models, XLA still splits the K/V projections (with MoE,
+        # the one program measured splits the router's backward otherwise: not priced)
+        rest = {n: v for n, v in changed.items() if n not in KV_WHOLE}
+        changed = rest if rest in ({}, RESIDUAL_WHOLE) else changed
     if changed == RESIDUAL_WHOLE:
         # Megatron-style: the residual stream whole over `tensor`. Measured (tests/fixtures/maxtext_sharded): every
         # matmul still splits over a tensor-sharded dimension (heads, MLP, experts' hidden, vocabulary; MLA's down
