@@ -194,8 +194,8 @@ SCHEMA: dict[str, Field] = {
                                      "last layer keeps its tail unrecomputed.", minimum=1),
     "pipeline_stages": _f(1, int, "Hardware: pipeline stages (MaxText's ici x dcn pipeline parallelism). Each "
                                   "stage runs its pipelined layers over pipeline_repeats x pipeline_microbatches + "
-                                  "pipeline_stages - 1 iterations, the first and last stages - 1 on no microbatch "
-                                  "(the bubble), as the component pipeline_bubble; model FLOPs stay the ideal share.",
+                                  "pipeline_stages - 1 iterations, stages - 1 of them on no microbatch (the "
+                                  "bubble, the component pipeline_bubble); model FLOPs stay the ideal share.",
                           minimum=1),
     "pipeline_microbatches": _f(0, int, "Hardware: microbatches per step through the pipeline (0: pipeline_stages).",
                                 minimum=0),

@@ -292,15 +292,15 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     muon_consistent_rms muon_include_routers muon_type muon_use_all_to_all muon_weight_decay n_routing_groups
     n_window_for_audio n_window_infer_for_audio norm_topk_prob normalization_layer_epsilon
     normalize_embedding_logits num_attention_heads_for_vit num_communication_overlapping_steps
-    num_conv_layers_for_audio num_diloco_fragments num_diloco_replicas num_epoch 
-    num_mel_bins_for_audio num_moe_emb_chunks num_moe_token_chunks  
+    num_conv_layers_for_audio num_diloco_fragments num_diloco_replicas num_epoch
+    num_mel_bins_for_audio num_moe_emb_chunks num_moe_token_chunks
     num_position_embeddings_for_vit   num_vocab_tiling offline_data_dir
     olmo_apply_ngram_filter olmo_index_path olmo_path_remap_from olmo_path_remap_to opt_type
     optimize_mesh_for_tpu_v6e optimizer_memory_host_offload original_max_position_embeddings out_hidden_size_for_vit
     out_proj output_dim_for_audio override_logical_axis_rules override_model_config packing
     packing_max_segments_per_sample padded_base_moe_mlp_dim param_scan_axis parameter_memory_host_offload
     partial_rotary_factor per_device_batch_size_increment per_device_batch_size_start
-     pipeline_fsdp_ag_once pipeline_fsdp_ag_per_repeat 
+    pipeline_fsdp_ag_once pipeline_fsdp_ag_per_repeat
     posemb_type_for_vit position_id_per_seconds prefill_cache_axis_order prefill_cache_dir prefill_chunk_size
     prefill_slice prefix_caching_dram_byte prefix_caching_hbm_byte prefuse_moe_weights profile_cleanly
     profile_periodically_period profile_power_events profiler profiler_steps projector_dropout_for_vit
