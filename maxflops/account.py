@@ -245,8 +245,6 @@ def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """
     p = price_forward(kind, c, seqs, decode, hardware=True)
     fwd, qk, tail, single, unnamed = p.out, p.qk, p.tail, p.single, p.unnamed
-    if warmup(c):  # only what the indexer's loss reads is recomputed (see WARMUP_REMAT)
-        unnamed = {**unnamed, **p.warmup_unnamed}
     if kind.inner:  # its output feeds the next layer of its rematerialized unit: nothing is a tail
         tail = {}
     if c["mode"] != "train":
@@ -256,13 +254,14 @@ def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     if kind.mtp and not c["remat_mtp"] or kind.no_remat:
         saved = None
     # Warm-up: the backward pass recomputes only what the indexer's gradient needs (see WARMUP_REMAT).
-    recompute = WARMUP_REMAT if warmup(c) else None
-    if recompute is not None and (not kind.computes_index or c["indexer_loss_scaling_factor"] == 0):
-        saved = None
     # Warm-up, a layer outside a loop: the last one's unread work is dropped; a layer scanned alone has part of its
     # recompute merged with its forward.
-    dead = recompute is not None and kind.dead
-    merged = WARMUP_CSE if recompute is not None and kind.cse else frozenset()
+    recompute, dead, merged = (WARMUP_REMAT, kind.dead, WARMUP_CSE if kind.cse else frozenset()) if warmup(c) \
+        else (None, False, frozenset())
+    if recompute is not None:
+        unnamed = {**unnamed, **p.warmup_unnamed}  # of the unnamed parts, only what the indexer's loss reads
+        if not kind.computes_index or c["indexer_loss_scaling_factor"] == 0:
+            saved = None
     out = {}
     for k, v in fwd.items():
         if dead and k not in WARMUP_REMAT:

@@ -64,7 +64,8 @@ def test_no_expert_sharding_repeats_the_down_projections_input_gradient_per_batc
         assert b.hardware_flops - extra == down.hardware_flops and (extra > 0) == (r > 1), name
     peeled, default = breakdown("moe_capacity_fsdp2_expert4_no_expert_sharding"), breakdown("moe_capacity_fsdp2_expert4")
     assert peeled.hardware_flops - default.hardware_flops == peeled.hardware_components["moe_down_grad_replicated"]
-    # one forward of the down projection per replica past the first: E x slots x 2 x F x D per layer
+    # one forward of the down projection per replica past the first, per layer (2): E (4) x slots (2 sequences x
+    # MaxText's int(16 x 2 / 4 x 1.3) = 10 per sequence) x 2 x F (24) x D (32)
     assert peeled.hardware_components["moe_down_grad_replicated"] == 2 * 4 * 20 * 2 * 24 * 32
     assert breakdown("moe_capacity_fsdp2_expert4_no_expert_sharding", mode="prefill").hardware_flops == \
         breakdown("moe_capacity_fsdp2_expert4", mode="prefill").hardware_flops
@@ -135,6 +136,8 @@ def test_pipeline_stages_run_their_layers_in_the_bubble_too():
         assert b.hardware_flops - b.hardware_components["pipeline_bubble"] == \
             maxflops.count(cfg, pipeline_stages=1).hardware_flops
         assert b.total == maxflops.count(cfg, pipeline_stages=1).total  # model FLOPs: the ideal share
+    with pytest.raises(ValueError, match="num_pipeline_microbatches"):
+        from_maxtext({**BASE, **CASES["pipeline_stage2_fsdp4"]["keys"], "num_pipeline_microbatches": 0})
     with pytest.raises(ValueError, match="num_pipeline_repeats"):
         from_maxtext({**BASE, **CASES["pipeline_stage2_fsdp4"]["keys"], "num_pipeline_repeats": 2})
     with pytest.raises(ValueError, match="pipeline_layers"):

@@ -623,6 +623,8 @@ def _pipeline(r: Reader, o: dict, stages: int, spec: Block) -> None:
     delay = r.bool("pipeline_delay_activation_forwarding", base["pipeline_delay_activation_forwarding"],
                    record=False)
     micro = r.int("num_pipeline_microbatches", base["num_pipeline_microbatches"], minimum=-1, record=False)
+    if micro == 0:
+        raise r.fail("num_pipeline_microbatches", "0 microbatches (MaxText: -1 for one per stage, or a positive number)")
     o["pipeline_stages"], o["pipeline_repeats"], o["pipeline_delay"] = stages, repeats, delay
     o["pipeline_microbatches"] = (2 if delay else 1) * stages if micro == -1 else micro
     if piped != n:  # deepseek pipelines its last MoE layers; the others their first layers
