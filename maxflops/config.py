@@ -360,7 +360,10 @@ _NO_WINDOWS = {"window_pairs": "global", "window_scope": "pattern"}
 # Megatron's hybrid path prices a Mamba layer with d_in = 2 x hidden, 7 FLOPs per (token, channel, state) for the
 # scan and no conv (training.py's mamba_layer_flops, unchanged since 2025-03)
 CONVENTIONS["megatron"].update({"mamba_scan_flops": 7, "mamba_inner_width": "twice_hidden", "ssm_conv_flops": False})
-CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "global", "indexer_flops": False}
+# main also prices gated-delta-product layers (its gated_delta_product_layer_flops): the core at (4 M + 3) per state
+# element, the conv at every tap (gdn_conv_taps above)
+CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "global", "indexer_flops": False,
+                                "gdp_core_flops": "megatron"}
 CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
                                   "indexer_train_factor": 0}
 CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_form": "absorbed"}

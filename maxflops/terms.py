@@ -262,6 +262,41 @@ def gdn_chunk(n_v: int, dk: int, dv: int, chunk: int, solve: bool = False) -> in
     return n_v * (3 * 2 * c * c * dk + 2 * 2 * c * c * dv + 3 * 2 * c * dk * dv)
 
 
+def gdp_proj(d: int, heads: int, head_dim: int, state: int, groups: int, householder: int) -> tuple[int, int]:
+    """Gated delta product projections per token: (input, output). input: D -> the output gate z (d_in = heads x
+    head_dim), M values (d_in each), M keys and one query (groups x state each), M betas and one decay (heads each),
+    M = ``householder``. output: d_in -> D."""
+    d_in, m = heads * head_dim, householder
+    return 2 * d * (d_in * (1 + m) + groups * state * (1 + m) + heads * (1 + m)), 2 * d_in * d
+
+
+def gdp_conv_channels(heads: int, head_dim: int, state: int, groups: int, householder: int) -> int:
+    """Channels of the gated delta product's causal depthwise conv: the M values, the M keys and the query."""
+    return householder * heads * head_dim + (householder + 1) * groups * state
+
+
+def gdp_core(heads: int, head_dim: int, state: int, householder: int) -> int:
+    """The gated delta product's recurrence per token, all heads, state S [state x head_dim] per head: the decay once,
+    then M delta-rule steps S <- S + k_j (x) beta_j (v_j - S^T k_j), then o = S^T q. The matmuls are the M key reads and
+    the one query read (2 state head_dim each); the decay and the rank-one updates are elementwise."""
+    return 2 * (householder + 1) * heads * state * head_dim
+
+
+def gdp_chunked(heads: int, head_dim: int, state: int, householder: int, chunk: int, length: int) -> int:
+    """The chunked gated delta product over one sequence of ``length`` tokens, all heads, as FLA's
+    chunk_gated_delta_product and Megatron-LM's kernels run it. The keys, values and betas live on the Householder-
+    expanded stream (M x length positions), cut into its own ceil(M L / C) chunks of C: per expanded chunk and head
+    the key-key scores K K^T and the WY factors W = T (beta K) and U = T (beta V) (2 C^2 state, 2 C^2 state, 2 C^2
+    head_dim), the state read W S and the state update K^T V_new (2 C state head_dim each); the inverse T is a
+    triangular solve, not a matmul. The queries live on the token stream, in ceil(L / C) chunks: per token chunk and
+    head the read of the chunk's incoming state Q S (2 C state head_dim) and for each of the M copies the masked
+    scores Q K^T and their product with the new values (2 C^2 state + 2 C^2 head_dim)."""
+    c, p, n, m = chunk, head_dim, state, householder
+    expanded, token = -(-m * length // c), -(-length // c)
+    return heads * (expanded * (4 * c * c * n + 2 * c * c * p + 4 * c * n * p)
+                    + token * (2 * c * n * p + m * (2 * c * c * n + 2 * c * c * p)))
+
+
 def logits(d: int, vocab: int) -> int:
     """Output head D -> V."""
     return 2 * d * vocab

@@ -26,7 +26,7 @@ REPORTING_KNOBS = (
     "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
     "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops", "packed_tokens",
-    "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops",
+    "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops", "gdp_core_flops",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
@@ -37,7 +37,7 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
-                    "kda_impl", "kda_conv_impl", "lightning_impl")
+                    "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -54,6 +54,7 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
          "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
+         "gdp_impl": "recurrent", "gdp_conv_impl": "valid",
          "warmup_dead_last_layer": False, "pipeline_stages": 1}
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
@@ -61,7 +62,7 @@ WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", 
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
               "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim", "value_head_dim",
-              "zamba_mlp_dim")
+              "zamba_mlp_dim", "gdp_head_dim", "gdp_state_dim")
 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
@@ -110,9 +111,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["attention_type"] = atype
     compressed = atype == "compressed"
     # Kimi delta attention has a rule under the exact and Megatron-Bridge conventions only (the others refuse it)
-    # (lightning attention under the exact convention only)
+    # (lightning attention under the exact convention only, the gated delta product under exact and Megatron-LM main)
     letters = "GLSH" if compressed else "GLCDMA" + ("K" if convention in ("exact", "megatron_bridge") else "") + (
-        "NZ" if convention == "exact" else "")
+        "NZ" if convention == "exact" else "") + ("P" if convention in ("exact", "megatron_main") else "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -149,7 +150,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if not set("DMAKNZ") & set(pattern):
+    if not set("DMAKNZP") & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -234,6 +235,14 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["kda_head_dim"] = w["kda_head_dim"]
         kw["kda_gate_rank"] = draw(st.integers(0, 6))
         kw["kda_conv_kernel"] = draw(st.integers(1, 5))
+    if "P" in pattern:
+        heads = draw(st.sampled_from([1, 2, 3, 4, 6]))
+        kw["gdp_num_heads"] = heads
+        kw["gdp_num_groups"] = draw(st.sampled_from(_divisors(heads)))
+        kw["gdp_head_dim"] = w["gdp_head_dim"]
+        kw["gdp_state_dim"] = w["gdp_state_dim"]
+        kw["gdp_num_householder"] = draw(st.integers(1, 4))
+        kw["gdp_conv_kernel"] = draw(st.integers(1, 5))
     if "Z" in pattern:
         kw["zamba_mlp_dim"] = w["zamba_mlp_dim"]
         kw["zamba_adapter_rank"] = draw(st.integers(0, 4))
@@ -290,6 +299,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["gdn_chunk_size"] = draw(st.integers(1, 16))
         kw["mamba_chunk_size"] = draw(st.integers(1, 16))
         kw["kda_chunk_size"] = draw(st.integers(1, 16))
+        kw["gdp_chunk_size"] = draw(st.integers(1, 16))
         kw["lightning_block_size"] = draw(st.integers(1, 16))
         kw["make_vocab_size_divisible_by"] = draw(st.sampled_from([1, 8, 128]))
         kw["tensor_parallel_size"] = draw(st.integers(1, 4))
@@ -369,7 +379,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
-    "lightning_block_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
+    "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
+    "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
 }
 
 

@@ -28,8 +28,15 @@ GDN_HYBRID = dict(num_decoder_layers=8, attention_layer_pattern="D-D-G-M-", ffn_
                   gdn_num_value_heads=32, gdn_key_head_dim=128, gdn_value_head_dim=128, gdn_conv_kernel_dim=4)
 
 
+# Megatron's gdp_stack_spec: its 'M' layers are gated delta products (32 heads x 64, 8 groups x 128, 3 steps)
+GDP_HYBRID = dict(num_decoder_layers=8, attention_layer_pattern="P-P-G-P-", ffn_layer_pattern="-F-F-F-F", emb_dim=2048,
+                  vocab_size=151936, mlp_dim=5120, num_query_heads=16, num_kv_heads=2, head_dim=128, gdp_num_heads=32,
+                  gdp_head_dim=64, gdp_num_groups=8, gdp_state_dim=128, gdp_num_householder=3, gdp_conv_kernel=4)
+HYBRIDS = {"gdn": GDN_HYBRID, "gdp": GDP_HYBRID}
+
+
 def load(name, **kw):
-    return maxflops.model_config(**GDN_HYBRID, **kw) if name == "gdn" else maxflops.load_config(name, **kw)
+    return maxflops.model_config(**HYBRIDS[name], **kw) if name in HYBRIDS else maxflops.load_config(name, **kw)
 
 
 def count(name, case, **kw):
@@ -65,6 +72,27 @@ def test_where_megatron_departs_from_the_real_layer():
     assert exact.total - real.total == (exact.components["core_attention"] - real.components["core_attention"]
                                         + exact.components["moe_router"])
     assert megatron.total > exact.total  # its wider Mamba and 7-FLOP scan outweigh what it leaves out
+
+
+def test_megatron_gated_delta_product_against_the_real_layer():
+    """Megatron prices a gated-delta-product layer's core at (4 M + 3) N P per head and token where the layer's
+    M + 1 state reads do 2 (M + 1) N P; its projections and conv (every tap) are the layer's. Set back to the exact
+    core and taps, the two counts agree on every gated-delta-product layer."""
+    case = DATA["cases"]["gdp hybrid"]
+    megatron = count("gdp hybrid", case, convention="megatron_main")
+    real = count("gdp hybrid", case, convention="megatron_main", gdp_core_flops="exact", gdn_conv_taps="exact")
+    exact = count("gdp hybrid", case)
+    M, H, N, P, tokens, layers = 3, 32, 128, 64, 2 * 4096, 3
+    gdp = [i for i, row in enumerate(exact.layers) if row.mixer == "gdp"]
+    assert len(gdp) == layers
+    for i in gdp:
+        assert real.layers[i].components == exact.layers[i].components
+    assert megatron.components["core_attention"] - real.components["core_attention"] == \
+        3 * ((4 * M + 3) - 2 * (M + 1)) * H * N * P * tokens * layers
+    # the conv's padding taps: K - 1 - i missing at each row's first K - 1 tokens (i < K - 1), over 3 * 2 rows
+    channels, K = M * H * P + (M + 1) * 8 * N, 4
+    assert megatron.components["gdp_conv"] - exact.components["gdp_conv"] == \
+        3 * 2 * channels * sum(K - 1 - i for i in range(K - 1)) * 2 * layers
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_MEGATRON_LM"),

@@ -66,6 +66,9 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
     elif letter == "M":  # Mamba-2: in_proj to z, x, B, C, dt; out_proj (the conv's kernel is no matmul)
         H, P, N, G = c["mamba_num_heads"], c["mamba_head_dim"], c["mamba_state_dim"], c["mamba_n_groups"]
         w += [("in_proj", (D, 2 * H * P + 2 * G * N + H)), ("out_proj", (H * P, D))]
+    elif letter == "A":  # Mamba-1: in_proj to x and z, x_proj to dt, B, C, dt_proj, out_proj
+        E, N, R = c["mamba1_inner_dim"], c["mamba1_state_dim"], c["mamba1_dt_rank"]
+        w += [("in_proj", (D, 2 * E)), ("x_proj", (E, R + 2 * N)), ("dt_proj", (R, E)), ("out_proj", (E, D))]
     elif letter == "D":
         nk, nv, dk, dv = (c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
                           c["gdn_value_head_dim"])
@@ -167,6 +170,11 @@ def golden_train(c, tokens=T):
             taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
             learn += 3 * 2 * (H * P + 2 * G * N) * taps
             attn += 3 * 2 * H * P * N * tokens  # the state read y = h C per head, channel and state element
+        elif letter == "A":
+            E, N, K = c["mamba1_inner_dim"], c["mamba1_state_dim"], c["mamba1_conv_kernel"]
+            taps = int(np.minimum(np.arange(1, tokens + 1), K).sum())  # non-padding taps of a causal conv
+            learn += 3 * 2 * E * taps
+            attn += 3 * 2 * E * N * tokens  # the state read y = h C per channel and state element
         elif letter == "N":
             H, d = c["lightning_num_heads"] or c["num_query_heads"], c["lightning_head_dim"] or c["head_dim"]
             attn += 3 * 2 * d * d * H * tokens  # the state read q S per head
@@ -240,6 +248,12 @@ PUBLISHED = {
     # NVIDIA's model cards: "8B", "56B", "9B" (one significant digit but 56), Nemotron-3-Nano "31.6B total"
     "nemotron-h-8b": "8", "nemotron-h-56b": "56", "nemotron-nano-9b-v2": "9", "nemotron-3-nano-30b-a3b": "31.6",
     "falcon-h1-34b": "34",
+    # IBM's model card: "32B" total (9B active)
+    "granite-4.0-h-small": "32",
+    # AI21 publishes "398B total, 94B active": this config counts 398.55B with an untied head (JambaConfig's default;
+    # the transcription it cites omits tie_word_embeddings) and 398.01B were the head tied. Held at the untied count
+    # this file gives; the gap is stated in the config's docstring and changes no FLOPs.
+    "jamba-1.5-large": "398.55",
     # Moonshot publishes "48B total, 3B activated" as the model's name; the weights of its config.json count 49.12B
     # (3.48B activated with both embeddings, 2.73B without). Held at "49", the count this file gives, so that a
     # change to the KDA or MLA shapes fails here; the gap to the name is said in the config's docstring.
@@ -258,7 +272,7 @@ PUBLISHED = {
     # Gemma 4 26B-A4B "26B" (25.2B): held at the text model's count, the gap stated in the configs' docstrings
     "qwen3.5-397b-a17b": "396.3", "gemma4-26b": "25.2",
 }
-TIED = {"gemma3-27b", "gemma4-31b", "gemma4-26b"}
+TIED = {"gemma3-27b", "gemma4-31b", "gemma4-26b", "granite-4.0-h-small"}
 # DeepSeek-V3.2 is published with V3's 671B: its indexer's weights are not in that figure.
 WITHOUT_INDEXER = {"deepseek3.2-671b"}
 
@@ -286,6 +300,9 @@ def test_configs_match_published_parameter_counts(name):
         if side == "M":
             total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
                 * c["mamba_conv_kernel"]
+        if letter == "A":  # the conv kernel over x, A_log (inner x state) and D (inner): weights, no matmul
+            E = c["mamba1_inner_dim"]
+            total += E * c["mamba1_conv_kernel"] + E * c["mamba1_state_dim"] + E
         if letter == "K":  # the conv kernel over q, k, v, and per head A_log; per channel dt_bias
             total += 3 * c["kda_num_heads"] * c["kda_head_dim"] * c["kda_conv_kernel"]
         if letter == "M":  # the conv kernel (d_in + 2GN channels x K taps), no matmul but weights

@@ -311,6 +311,7 @@ def decode_exact_hardware(c):
             and c["gdn_impl"] == "recurrent" and c["gdn_conv_impl"] != "padded" and c["indexer_impl"] == "attention"
             and not c["indexer_skip_short"] and c["mamba_impl"] == "recurrent" and c["mamba_conv_impl"] != "padded"
             and c["kda_impl"] == "recurrent" and c["kda_conv_impl"] != "padded" and c["lightning_impl"] == "recurrent"
+            and c["gdp_impl"] == "recurrent" and c["gdp_conv_impl"] != "padded"
             and c["pipeline_stages"] == 1)  # (the bubble, a fraction of each row, is rounded per row)
 
 
@@ -329,7 +330,8 @@ def test_decode_is_difference_of_prefills(kw, T, data):
                   indexer_skip_short=False, moe_impl=data.draw(st.sampled_from(["ideal", "dense", "ragged_dense"])),
                   gdn_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), mamba_impl="recurrent",
                   mamba_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), kda_impl="recurrent",
-                  kda_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), lightning_impl="recurrent")
+                  kda_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), lightning_impl="recurrent",
+                  gdp_impl="recurrent", gdp_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
     if any(q.split(":")[1].split("=")[0] in PAIR_RULE_KNOBS for q in kw.get("convention_quirks", ())):
         del kw["convention_quirks"]
     cfg = build(kw)
@@ -555,6 +557,8 @@ def test_train_is_three_forwards(kw):
     """Exact convention, sparse stage: every component of a train step is 3 x g x its prefill, but the indexer
     (2x/3x with a KL loss, 1x without) and a frozen vision encoder (1x); MTP is train only."""
     assume(kw.get("indexer_stage", "sparse") == "sparse")
+    if kw.get("zero_experts"):  # an expected routing share rounds per step (and layer): only whole shares scale
+        kw["zero_expert_share"] = float(kw["zero_expert_share"] > 0.5)
     cfg = build(kw)
     g = cfg.gradient_accumulation_steps
     train, fwd = maxflops.count(cfg), maxflops.count(cfg, mode="prefill")
