@@ -208,7 +208,8 @@ def test_the_reference_kernel_computes_the_naive_layer(impl, chunk, M):
 @pytest.mark.parametrize("train", [False, True])
 @pytest.mark.parametrize("impl,chunk,L,M,K", [("recurrent", 1, 9, 3, 3), ("recurrent", 1, 2, 2, 4),
                                               ("chunked", 4, 13, 3, 4), ("chunked", 8, 5, 2, 2),
-                                              ("chunked", 3, 12, 1, 1), ("chunked", 6, 7, 4, 3)])
+                                              ("chunked", 3, 12, 1, 1), ("chunked", 6, 7, 4, 3),
+                                              ("chunked", 8, 2, 3, 3)])  # (one chunk: the state read is of zeros)
 def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, M, K, train):
     import jax
     import jax.numpy as jnp
@@ -228,3 +229,36 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, M, K, tra
     b = maxflops.count(_config(D, H, P, N, G, M, K, mode="train" if train else "prefill", max_target_length=L,
                                per_device_batch_size=B, gdp_impl=impl, gdp_chunk_size=chunk))
     assert {n: got[n] for n in names} == {n: b.hardware_components[n] for n in names}
+
+
+# --- the Flax model: a gated-delta-product hybrid (no shipped config has one) -------------------------------------
+
+HYBRID = dict(num_decoder_layers=4, attention_layer_pattern="PGP-", ffn_layer_pattern="FF-F", emb_dim=32, vocab_size=64,
+              mlp_dim=48, num_query_heads=4, num_kv_heads=2, head_dim=8, gdp_num_heads=8, gdp_head_dim=16,
+              gdp_state_dim=16, gdp_num_groups=2, gdp_num_householder=3, gdp_chunk_size=8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["prefill", "train"])
+@pytest.mark.parametrize("knobs,docs", [({}, None), (dict(gdp_impl="chunked"), None),
+                                        (dict(gdp_impl="chunked", remat_policy="full"), None),
+                                        ({}, (5, 13, 1, 7)), (dict(gdp_impl="chunked"), (5, 13, 1, 7))])
+def test_the_flax_model_of_a_hybrid_equals_xla(knobs, docs, mode):
+    """The reduced Flax decoder of a hybrid with gated-delta-product, attention and MLP layers (a mixer-only layer
+    and an FFN-only one among them): the engine's hardware count equals XLA's, whole rows and packed documents."""
+    import jax
+
+    from maxflops.xla import model as M
+    from maxflops.xla.hlo import count_lowered
+
+    extra = dict(segment_lengths=docs) if docs else {}
+    c, model, params, tokens = M.build(maxflops.model_config(**HYBRID), abstract=True, mode=mode, **knobs, **extra)
+    b = maxflops.count(c, segment_lengths=list(docs)) if docs else maxflops.count(c)
+    if mode == "train":
+        step, opt = M.train_step_fn(model)
+        xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    else:
+        xla = count_lowered(M.forward_fn(model), params, tokens)
+    assert b.hardware_flops == xla.matmul_flops
+    if not knobs:
+        assert b.total == b.hardware_flops

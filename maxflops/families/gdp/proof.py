@@ -76,14 +76,12 @@ def core_chunked(q, k, v, g, beta, chunk):
         ki, wi, ui, gi = inp
         v_new = ui - wi @ S
         last = gi[..., -1:]
-        S = S * jnp.exp(last)[..., None] + jnp.swapaxes(ki * jnp.exp(last - gi)[..., None], -1, -2) @ v_new
-        return S, (S, v_new)
+        S_next = S * jnp.exp(last)[..., None] + jnp.swapaxes(ki * jnp.exp(last - gi)[..., None], -1, -2) @ v_new
+        return S_next, (S, v_new)
 
     xs = tuple(jnp.moveaxis(t, 2, 0) for t in (kc, W, U, G))
-    S0 = jnp.zeros((B, H, N, P), q.dtype)
-    _, (after, v_new) = jax.lax.scan(step, S0, xs)  # after [ne, B, H, N, P]: the state after each expanded chunk
-    starts = jnp.concatenate([S0[None], after[:-1]], 0)[:: M][:nt]  # the state at each token chunk's start
-    starts = jnp.moveaxis(starts, 0, 2)  # [B, H, nt, N, P]
+    _, (before, v_new) = jax.lax.scan(step, jnp.zeros((B, H, N, P), q.dtype), xs)  # the state entering each chunk
+    starts = jnp.moveaxis(before[:: M][:nt], 0, 2)  # [B, H, nt, N, P]: the state at each token chunk's start
 
     # back to tokens: [B, H, nt, C, M, ...] for the keys and new values, [B, H, nt, C, ...] for the queries
     v_new = jnp.moveaxis(v_new, 0, 2).reshape(B, H, ne * C, P)[:, :, : L * M]
