@@ -373,7 +373,25 @@ CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs"
                                   "dsa_pairs": "bridge", "dsa_core_form": "absorbed", "indexer_flops": True,
                                   "indexer_pairs": "bridge", "indexer_head_reduction": True,
                                   "indexer_train_factor": 0, "mtp_layer_numbering": "own",
-                                  "kda_output_gate": "full", "kda_core_state_ops": 4}
+                                  "kda_output_gate": "full", "kda_core_state_ops": 4, "indexer_kl_flops": True}
+
+# Where a peer's function takes a branch of its own for an attention type, the knobs that branch sets on top of the
+# convention's bundle (a model's convention_quirks and explicit keys still win). Megatron-Bridge prices DeepSeek-V4's
+# compressed attention by its dsv4_hybrid rule: a flat window and its own top-k and block pairs
+# (compressed_pairs='bridge'), the q latent's and the KV entry's norms, the indexer over the full L x L/m rectangle
+# (indexer_pairs='bridge') without its head weighting and trained 3x whatever the loss, and no mHC.
+CONVENTION_BRANCHES = {
+    "megatron_bridge": {"compressed": {"compressed_pairs": "bridge", "compressed_norm_flops": True,
+                                       "indexer_head_reduction": False, "indexer_train_factor": 3,
+                                       "mhc_flops": False, "mhc_head_flops": False}},
+}
+
+
+def bundle(convention: str, attention_type: str) -> dict[str, Any]:
+    """The knobs a convention sets for a model of this attention type: its bundle and its branch (if any)."""
+    branch = CONVENTION_BRANCHES.get(convention, {}).get(attention_type)
+    return {**CONVENTIONS[convention], **branch} if branch else CONVENTIONS[convention]
+
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 
@@ -558,15 +576,13 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     if c["attention_output_gate"] and c["attention_type"] != "global":
         err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
                                      f"attention_type={c['attention_type']!r}")
-    if c["convention"] == "megatron_bridge" and not bridge_defined(c):
-        if c["attention_type"] == "compressed":
-            err("convention", "'megatron_bridge': Megatron-Bridge's DeepSeek-V4 rule (its dsv4_hybrid variant) is not "
-                              "transcribed here (attention_type='compressed')")
-        err("convention", "'megatron_bridge': Megatron-Bridge's DSA terms with an indexer loss (its teacher scores) are "
-                          f"not transcribed here (indexer_loss_scaling_factor={c['indexer_loss_scaling_factor']})")
     if c["mode"] != "train" and c["convention"] != "exact":
         err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
                           f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")
+    if c["convention"] == "megatron_bridge":
+        refused = bridge_refusal(c)
+        if refused:
+            err(*refused)
     if c["mode"] == "decode" and not c["causal"]:
         err("causal", "decode needs causal attention")
     check_step(c)
@@ -606,10 +622,10 @@ NO_MIXER_LETTER = "-"  # attention_layer_pattern: a layer without a mixer (its F
 
 def convention_defined(c, convention: str | None = None) -> bool:
     """Whether ``convention`` (default: the config's own) has a rule for every layer of this model: Megatron-Bridge's
-    (``bridge_defined``), and each family's list of the conventions that price its layers (Kimi delta attention:
+    (``bridge_refusal``), and each family's list of the conventions that price its layers (Kimi delta attention:
     exact and Megatron-Bridge only). A config under a convention that is not defined is refused by its check."""
     convention = convention or c["convention"]
-    if convention == "megatron_bridge" and not bridge_defined(c):
+    if convention == "megatron_bridge" and bridge_refusal(c):
         return False
     if c["zero_experts"] and convention != "exact":  # no peer prices zero-computation experts
         return False
@@ -617,10 +633,27 @@ def convention_defined(c, convention: str | None = None) -> bool:
     return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)
 
 
-def bridge_defined(c) -> bool:
-    """Whether the 'megatron_bridge' convention prices this model: not DeepSeek-V4's compressed attention (Bridge's
-    dsv4_hybrid rule) nor DSA with an indexer loss (its teacher scores): those are not transcribed here."""
-    return c["attention_type"] != "compressed" and not (c["use_sparse_indexer"] and c["indexer_loss_scaling_factor"] > 0)
+def bridge_refusal(c) -> tuple | None:
+    """(key, why) where Megatron-Bridge's function has no rule for this model, else None. Its DeepSeek-V4 rule (the
+    dsv4_hybrid variant) knows compression ratios 4 (with the indexer) and 128 only, every other layer a window layer,
+    one KV head, the q latent and the grouped low-rank output."""
+    if c["attention_type"] == "compressed":
+        letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"])
+        why = "Megatron-Bridge's DeepSeek-V4 rule (its dsv4_hybrid variant) has no such layer"
+        if "G" in letters:
+            return "attention_layer_pattern", f"'G' layers with attention_type='compressed' under 'megatron_bridge': {why}"
+        if "S" in letters and c["csa_compress_ratio"] != 4:
+            return "csa_compress_ratio", f"{c['csa_compress_ratio']} under 'megatron_bridge': its rule prices ratio 4 only"
+        if "S" in letters and not c["use_sparse_indexer"]:
+            return "use_sparse_indexer", f"False under 'megatron_bridge': its ratio-4 layers always run the indexer"
+        if "H" in letters and c["hca_compress_ratio"] != 128:
+            return "hca_compress_ratio", f"{c['hca_compress_ratio']} under 'megatron_bridge': its rule prices ratio 128 only"
+        for key, ok in (("num_kv_heads", c["num_kv_heads"] == 1), ("q_lora_rank", c["q_lora_rank"] > 0),
+                        ("o_groups", c["o_groups"] > 0)):
+            if not ok:
+                return key, f"{c[key]} under 'megatron_bridge': {why} (one KV head, the q latent, a grouped output)"
+        return None
+    return None
 
 
 FFN_LETTERS = {"F": "the dense FFN", "E": "the MoE FFN", "-": "no FFN (a mixer-only layer)"}
@@ -672,7 +705,7 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
         given[key] = _coerce(key, value)
     convention = given.get("convention", values["convention"])
     _check_value("convention", convention)
-    values.update(CONVENTIONS[convention])
+    values.update(bundle(convention, given.get("attention_type", values["attention_type"])))
     values.update(quirks(given.get("convention_quirks", ()), convention))
     values.update(given)
     values["convention_knobs_from"] = convention
@@ -718,7 +751,8 @@ HARDWARE_BELOW_MODEL = {
 
 # Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the
 # reporting-only knobs MaxText's per-model quirks use. Hardware FLOPs read each at its default (resolve.hardware_view).
-REPORTING_KNOBS = frozenset(k for bundle in CONVENTIONS.values() for k in bundle) | frozenset(
+REPORTING_KNOBS = frozenset(k for knobs in CONVENTIONS.values() for k in knobs) | frozenset(
+    k for branches in CONVENTION_BRANCHES.values() for knobs in branches.values() for k in knobs) | frozenset(
     {"mhc_flops", "mhc_head_flops", "indexer_proj_split", "mamba_scan_flops", "mamba1_scan_flops"})
 
 
@@ -842,8 +876,10 @@ def _explicit(values: Mapping[str, Any], given=(), previous_quirks=None) -> dict
     entries = _coerce("convention_quirks", out.get("convention_quirks", ()))
     old_entries = entries if previous_quirks is None else _coerce("convention_quirks", previous_quirks)
     if (old != new or old_entries != entries) and old in CONVENTIONS:
-        before = {**CONVENTIONS[old], **quirks(old_entries, old)}
-        after = {**CONVENTIONS.get(new, {}), **(quirks(entries, new) if new in CONVENTIONS else {})}
+        attention_type = out.get("attention_type", SCHEMA["attention_type"].default)
+        before = {**bundle(old, attention_type), **quirks(old_entries, old)}
+        after = {**(bundle(new, attention_type) if new in CONVENTIONS else {}),
+                 **(quirks(entries, new) if new in CONVENTIONS else {})}
         for key in before.keys() | after.keys():
             if key in out and key not in given and out[key] == before.get(key, SCHEMA[key].default):
                 del out[key]

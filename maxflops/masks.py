@@ -190,6 +190,23 @@ def compressed_topk_maxtext(seqs, m, K):
     return seqs.sum_scalar(one)
 
 
+def csa_topk_bridge(seqs, m, K, tokens, length):
+    """Megatron-Bridge's DeepSeek-V4 top-k blocks over ``tokens`` priced: every token attends k - m k^2/(2S) blocks at
+    the configured row length S = ``length`` (k = min(K, S // m)), the mean of a causal ramp of S/m blocks capped at
+    k, whatever the documents."""
+    return seqs.whole(_csa_topk_bridge, m, K, tokens, length)
+
+
+def _csa_topk_bridge(seqs, m, K, tokens, length):
+    k = min(K, length // m)
+    return tokens * k - _ratio(m * k * k * tokens, 2 * length)
+
+
+def compressed_indexer_bridge(seqs, m):
+    """Megatron-Bridge's DeepSeek-V4 indexer: the full L x L/m rectangle of (query, block) scores, sum L^2 / m."""
+    return _ratio(seqs.sum(lambda L: L * L), m)
+
+
 def dsa_megatron(seqs, K):
     """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
     the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""

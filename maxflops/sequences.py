@@ -172,6 +172,11 @@ def segment_lengths_from_ids(segment_ids):
     return run_len[keep]
 
 
+def row_length(seqs, c):
+    """The length of the step's rows: the rows' own, or a packed batch's max_target_length."""
+    return c["max_target_length"] if type(seqs) is Packed else seqs.length
+
+
 def priced_tokens(seqs, c) -> tuple:
     """(tokens, rows) the token-linear model FLOPs are priced on: full rows as they are; a packed batch's real
     tokens in per_device_batch_size rows, or every row slot with ``packed_tokens='padded'``."""

@@ -13,7 +13,9 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from maxflops.config import CONVENTIONS, HARDWARE_BELOW_MODEL, SCHEMA
+from maxflops.config import CONVENTIONS, HARDWARE_BELOW_MODEL, SCHEMA, bridge_refusal
+
+SCHEMA_DEFAULTS = {k: f.default for k, f in SCHEMA.items()}
 
 CONVENTION_NAMES = tuple(CONVENTIONS)
 
@@ -26,7 +28,8 @@ REPORTING_KNOBS = (
     "gate_projections", "shared_expert_gate_flops", "ffn_all_moe", "mhc_flops", "mhc_head_flops",
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
     "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops", "packed_tokens",
-    "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops", "gdp_core_flops",
+    "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops", "gdp_core_flops", "compressed_norm_flops",
+    "indexer_kl_flops",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
@@ -265,8 +268,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["parallel_layer_pattern"] = "".join(
                 "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
                 for m in mixers)
-    if convention == "megatron_bridge" and (compressed or indexer and kw.get("indexer_loss_scaling_factor", 0) > 0):
-        # not transcribed there: refused (test_megatron_bridge.py); Megatron-LM has no KDA rule
+    if convention == "megatron_bridge" and bridge_refusal({**SCHEMA_DEFAULTS, **kw}):
+        # a compressed model its DeepSeek-V4 rule has no term for: refused (test_megatron_bridge.py); Megatron-LM
+        # has no KDA rule
         kw["convention"] = convention = "exact" if set("KNZ") & set(pattern) else "megatron_main"
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":

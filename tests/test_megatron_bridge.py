@@ -41,6 +41,10 @@ def config(name, case, **kw):
     attention layers they reach (1-based positions over the whole pattern, as Bridge numbers them)."""
     m = case["model"]
     kw = dict(max_target_length=m["seq_length"], per_device_batch_size=case["batch"], **kw)
+    if m.get("dsa_indexer_loss_coeff"):
+        kw["indexer_loss_scaling_factor"] = m["dsa_indexer_loss_coeff"]
+    if m.get("experimental_attention_variant") == "dsv4_hybrid":
+        kw["mtp_num_layers"] = m["mtp_num_layers"] or 0
     if name.startswith("gdn"):
         return load("gdn", **kw)
     if m.get("window_size") and m.get("hybrid_layer_pattern"):
@@ -85,11 +89,52 @@ def test_bridge_prices_the_padding_of_a_packed_batch():
     assert attention and all(x == y for x, y in attention)
 
 
-def test_bridge_is_refused_where_its_rules_are_not_transcribed():
-    with pytest.raises(ValueError, match="'convention': 'megatron_bridge': Megatron-Bridge's DeepSeek-V4 rule"):
-        maxflops.load_config("deepseek4-284b", convention="megatron_bridge")
-    with pytest.raises(ValueError, match="indexer_loss_scaling_factor=0.1"):
-        maxflops.load_config("glm5", convention="megatron_bridge", indexer_loss_scaling_factor=0.1)
+def test_bridge_is_refused_where_its_deepseek_v4_rule_has_no_term():
+    """Bridge's dsv4_hybrid rule hard-codes compression ratios 4 (always with the indexer) and 128, window layers
+    otherwise, one KV head, the q latent and the grouped output: any other compressed model is refused by name."""
+    for kw, key in ((dict(csa_compress_ratio=8), "csa_compress_ratio"), (dict(hca_compress_ratio=64), "hca_compress_ratio"),
+                    (dict(use_sparse_indexer=False), "use_sparse_indexer"), (dict(num_kv_heads=2), "num_kv_heads"),
+                    (dict(attention_layer_pattern="GS"), "attention_layer_pattern"),
+                    (dict(o_groups=0, o_lora_rank=0), "o_groups"), (dict(q_lora_rank=0), "q_lora_rank")):
+        with pytest.raises(ValueError, match=f"config key '{key}': .*'megatron_bridge'"):
+            maxflops.load_config("deepseek4-284b", convention="megatron_bridge", **kw)
+        maxflops.load_config("deepseek4-284b", **kw)  # (each is a model the exact count prices)
+
+
+def test_bridge_deepseek_v4_departures_from_the_exact_count():
+    """DeepSeek-V4-Flash at 4K, where Bridge's dsv4_hybrid rule (equal to its function above) departs from the exact
+    count, each by its own figure: the window priced whole from the first token on every layer (43 x 4096 x 128
+    pairs), the q latent's and the KV entry's norms, and the indexer trained 3x over the full L x L/4 rectangle
+    without its head weighting; no router, no mHC."""
+    kw = dict(max_target_length=4096, per_device_batch_size=1)
+    exact = maxflops.count(maxflops.load_config("deepseek4-284b", **kw))
+    bridge = maxflops.count(maxflops.load_config("deepseek4-284b", convention="megatron_bridge", **kw))
+    L, layers, W, H, hd, r_q, n_i, hd_i = 4096, 43, 128, 64, 512, 1024, 64, 128
+    assert bridge.components["qkv_proj"] - exact.components["qkv_proj"] == 3 * 2 * (r_q + hd) * L * layers
+    window = [r.components["core_attention"] for r in bridge.layers if r.mixer == "window"]
+    assert window == [3 * 2 * 2 * H * hd * L * W] * 2  # the two window-only layers: T W pairs, no causal ramp
+    csa = sum(1 for r in bridge.layers if r.mixer == "csa")
+    assert bridge.components["indexer_score"] == 3 * 2 * n_i * hd_i * (L * L // 4) * csa
+    for part in ("moe_router", "mhc", "mhc_head"):
+        assert part in exact.components and part not in bridge.components
+    for part in ("out_proj", "compressor", "moe_routed", "moe_shared", "logits"):
+        assert bridge.components[part] == exact.components[part], part
+
+
+def test_bridge_prices_the_indexer_loss_teacher():
+    """DSA trained with the indexer's KL loss: Bridge adds the loss's target (the main scores over the indexer's
+    pairs, absorbed widths, forward only), which the exact count leaves to hardware FLOPs (indexer_kl)."""
+    kw = dict(max_target_length=4096, per_device_batch_size=1, convention="megatron_bridge")
+    loss = maxflops.count(maxflops.load_config("glm5", indexer_loss_scaling_factor=0.001, **kw))
+    off = maxflops.count(maxflops.load_config("glm5", indexer_loss_scaling_factor=0.001, indexer_kl_flops=False, **kw))
+    h, kv_lora, rope, L = 64, 512, 64, 4096
+    teacher = 2 * h * (kv_lora + rope) * (L * (L + 1) // 2)  # per indexing layer (the MTP layer's in its row)
+    assert loss.total - off.total == teacher * sum(1 for r in loss.layers if r.computes_index)
+    assert loss.components["indexer_kl"] == teacher * sum(1 for r in loss.layers
+                                                          if r.computes_index and r.group == "decoder")
+    exact = maxflops.count(maxflops.load_config("glm5", indexer_loss_scaling_factor=0.001, max_target_length=4096,
+                                                per_device_batch_size=1))
+    assert "indexer_kl" not in exact.components and exact.hardware_components["indexer_kl"] > 0
 
 
 def test_bridge_departs_from_megatron_lm_main_where_it_should():

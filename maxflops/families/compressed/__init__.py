@@ -18,6 +18,7 @@ from ...components import WEIGHT, Component
 from ...fields import _f
 from .. import attention, dsa
 from ..attention import WINDOW
+from ...sequences import priced_tokens, row_length
 from ..base import Family, Priced, ffn_width
 
 CSA, HCA = "csa", "hca"
@@ -33,6 +34,12 @@ def blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
     the config's conventions."""
     if decode:
         return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, K))
+    if indexer and c["indexer_pairs"] == "bridge":
+        return masks.compressed_indexer_bridge(seqs, m)
+    if not indexer and c["compressed_pairs"] == "bridge":
+        if K:
+            return masks.csa_topk_bridge(seqs, m, K, priced_tokens(seqs, c)[0], row_length(seqs, c))
+        return masks.compressed_maxtext(seqs, m)
     if indexer and c["indexer_pairs"] == "half_square" or not indexer and c["compressed_pairs"] == "maxtext":
         return masks.compressed_topk_maxtext(seqs, m, K) if K else masks.compressed_maxtext(seqs, m)
     return exact_blocks(seqs, m, K)
@@ -64,12 +71,14 @@ def exact_blocks(seqs, m: int, K: int):
 
 # --- a layer ----------------------------------------------------------------------------------------------------
 
-def project(p: Priced, kind, c, tokens) -> tuple:
-    """q through its latent, one K=V projection (none on a KV-shared layer), the (grouped low-rank) output."""
+def project(p: Priced, kind, c, tokens, norms: bool = False) -> tuple:
+    """q through its latent, one K=V projection (none on a KV-shared layer), the (grouped low-rank) output; with
+    ``norms`` the q latent's and the KV entry's RMS norms (one multiply-add per element, a convention's)."""
     d, h, d_out = c["emb_dim"], c["num_query_heads"], ffn_width(c)
     hd = c["head_dim"]
     n_kv = 0 if kind.kv_shared else c["num_kv_heads"]
-    p.out["qkv_proj"] = terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv) * tokens
+    p.out["qkv_proj"] = (terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv)
+                         + (2 * (c["q_lora_rank"] + n_kv * hd) if norms else 0)) * tokens
     if c["o_groups"]:
         p.out["out_proj"] = terms.grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
         p.closing["out_proj"] = 2 * c["o_groups"] * c["o_lora_rank"] * d_out * tokens  # wo_b, after the groups
@@ -98,19 +107,27 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     """A compressed layer's model FLOPs: its projections, then for CSA and HCA its compressor, its indexer (CSA, where
     ``indexer_flops``), and the keys each query attends under the conventions (the sliding window's plus the
     compressed blocks'); the core over them."""
-    h, d_qk, d_v = project(p, kind, c, tokens)
+    h, d_qk, d_v = project(p, kind, c, tokens, c["compressed_norm_flops"])
     if kind.mixer not in COMPRESSED:  # a window-only (or global) layer
-        attention.core(p, h, d_qk, d_v, attention.pairs(kind.mixer, kind.span, seqs, c, decode))
+        attention.core(p, h, d_qk, d_v, window_pairs(kind.mixer, kind.span, seqs, c, decode, tokens))
         return
     m, K = kind.ratio, kind.span
     p.out["compressor"] = terms.compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
     if kind.computes_index and c["indexer_flops"]:
         run, idx_tokens = _indexer_run(kind, c, seqs, decode, c["indexer_skip_within_topk"])
-        _indexer_proj(p, c, idx_tokens)
+        _indexer_proj(p, c, tokens if run is seqs else idx_tokens)  # (every sequence runs it: the priced tokens)
         scored = 0 if run is None else blocks(run, m, 0, c, decode, indexer=True)
         dsa.indexer_score(p, c, c["index_n_heads"], c["index_head_dim"], scored, hardware=False)
-    window = attention.pairs(WINDOW, c["sliding_window_size"], seqs, c, decode)
+    window = window_pairs(WINDOW, c["sliding_window_size"], seqs, c, decode, tokens)
     attention.core(p, h, d_qk, d_v, window + blocks(seqs, m, K, c, decode))
+
+
+def window_pairs(mixer: str, span: int, seqs, c, decode: bool, tokens):
+    """A compressed model's window (or global) pairs under the conventions: Megatron-Bridge's DeepSeek-V4 rule
+    (``compressed_pairs='bridge'``) prices every priced token at the whole window, from the first token on."""
+    if c["compressed_pairs"] == "bridge" and mixer == WINDOW and not decode:
+        return tokens * span
+    return attention.pairs(mixer, span, seqs, c, decode)
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -217,9 +234,15 @@ SCHEMA = {
     "compressed_pairs": _f("exact", str, "(query, compressed block) pairs 'S' and 'H' layers attend: 'exact' (see "
                                          "csa_compress_ratio), or 'maxtext' (MaxText's DeepSeek-V4 function: "
                                          "L^2/(2m) visible blocks; top-k L^2/m * (k/N - (k/N)^2/2) with N = L // m, "
-                                         "k = min(index_topk, N)). The blocks the indexer scores follow "
-                                         "indexer_pairs.",
-                           choices=("exact", "maxtext")),
+                                         "k = min(index_topk, N)), or 'bridge' (Megatron-Bridge's DeepSeek-V4 "
+                                         "rule: each priced token attends the whole window, every layer, and "
+                                         "k - m k^2/(2S) top-k blocks at the configured length S, k = min(index_topk, "
+                                         "S // m); every visible block as 'maxtext'). The blocks the indexer scores "
+                                         "follow indexer_pairs ('bridge': the L x L/m rectangle).",
+                           choices=("exact", "maxtext", "bridge")),
+    "compressed_norm_flops": _f(False, bool, "Model FLOPs: count the RMS norms of the q latent and the KV entry of a "
+                                             "compressed layer, 2 x (q_lora_rank + KV width) per token "
+                                             "(Megatron-Bridge's DeepSeek-V4 rule)."),
     "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
                                              "FLOPs, as component indexer_proj) or 'attention' (component "
                                              "indexer_proj_attn: MaxText's DeepSeek-V4 function).",

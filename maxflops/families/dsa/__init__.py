@@ -28,8 +28,8 @@ COMPONENTS = (
     Component("indexer_proj_attn", ATTENTION_KIND, 110, "the compressed indexer's projections, counted as attention "
                                                         "(indexer_proj_split='attention', MaxText's DeepSeek-V4)"),
     Component("indexer_score", ATTENTION_KIND, 120, "the indexer's scoring: q.k per head and the weighted sum"),
-    Component("indexer_kl", ATTENTION_KIND, 130, "hardware: the main scores over the indexer's pairs (its KL "
-                                                 "loss's detached target)"),
+    Component("indexer_kl", ATTENTION_KIND, 130, "the main scores over the indexer's pairs (its KL loss's detached "
+                                                 "target): hardware, and model FLOPs with indexer_kl_flops"),
 )
 
 
@@ -133,7 +133,10 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
         d_qk, d_v = c["kv_lora_rank"] + c["qk_rope_head_dim"], c["kv_lora_rank"]
     attention.core(p, h, d_qk, d_v, pairs(kind.span, seqs, c, decode))
     if kind.computes_index and c["indexer_flops"]:
-        _indexer(p, c, *indexer_run(kind, seqs, c, decode), hardware=False)
+        idx_tokens, scored = indexer_run(kind, seqs, c, decode)
+        _indexer(p, c, idx_tokens, scored, hardware=False)
+        if c["indexer_kl_flops"] and c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
+            p.out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * scored  # the loss's target, forward only
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -194,6 +197,10 @@ SCHEMA = {
                             minimum=0),
     "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
                                                   "gets no gradient (counted forward only).", minimum=0),
+    "indexer_kl_flops": _f(False, bool, "Model FLOPs, training with the indexer's KL loss: count the loss's target, "
+                                        "the main attention's scores over the indexer's pairs, forward only "
+                                        "(Megatron-Bridge's teacher term; hardware FLOPs always count it as "
+                                        "indexer_kl)."),
     "indexer_stage": _f("sparse", str, "DSA training stage (train mode; prefill and decode ignore it). 'sparse': "
                                         "the whole model trains, attending its top-k keys (the indexer through its "
                                         "KL loss when indexer_loss_scaling_factor > 0). 'warmup': DeepSeek-V3.2's "
