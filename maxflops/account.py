@@ -175,7 +175,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
             p.tail.pop(k, None)
         p.tail["mhc"] = 2 * G * G * d * tokens
-    if kind.mtp:
+    if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens
         if c["mtp_eh_proj"]:

@@ -87,7 +87,14 @@ SCHEMA: dict[str, Field] = {
                                      "pattern[(k-1) % len], letters as attention_layer_pattern. '' (default): "
                                      "each module copies the last decoder layer's mixer (after_decoder "
                                      "numbering: it continues attention_layer_pattern's cycle). DeepSeek-V4's "
-                                     "MTP module is window-only: 'L'."),
+                                     "MTP module is window-only: 'L'. With mtp_ffn_layer_pattern: the mixers of "
+                                     "every module's layers, in order, '-' for none."),
+    "mtp_ffn_layer_pattern": _f("", str, "MTP modules of a model with hybrid layer shapes (ffn_layer_pattern): each "
+                                         "module runs len(mtp_layer_pattern) layers, whose mixers are "
+                                         "mtp_layer_pattern and whose FFNs are this pattern (letters as "
+                                         "ffn_layer_pattern, the same length): Megatron-LM's hybrid pattern after "
+                                         "'/', NemotronH's mtp_layers_block_type. The eh projection opens each module "
+                                         "and its output head closes it."),
     # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
     "num_kv_shared_layers": _f(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
                                        "no K/V projections of their own (they still attend).", minimum=0),
@@ -375,22 +382,36 @@ CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs"
                                   "indexer_train_factor": 0, "mtp_layer_numbering": "own",
                                   "kda_output_gate": "full", "kda_core_state_ops": 4, "indexer_kl_flops": True}
 
-# Where a peer's function takes a branch of its own for an attention type, the knobs that branch sets on top of the
-# convention's bundle (a model's convention_quirks and explicit keys still win). Megatron-Bridge prices DeepSeek-V4's
-# compressed attention by its dsv4_hybrid rule: a flat window and its own top-k and block pairs
-# (compressed_pairs='bridge'), the q latent's and the KV entry's norms, the indexer over the full L x L/m rectangle
-# (indexer_pairs='bridge') without its head weighting and trained 3x whatever the loss, and no mHC.
+# Where a peer's function takes a branch of its own for a kind of model, the knobs that branch sets on top of the
+# convention's bundle (a model's convention_quirks and explicit keys still win). The kinds (``branch_of``):
+# 'compressed' (attention_type='compressed') and 'hybrid' (hybrid layer shapes: ffn_layer_pattern).
+# - Megatron-Bridge prices DeepSeek-V4's compressed attention by its dsv4_hybrid rule: a flat window and its own
+#   top-k and block pairs (compressed_pairs='bridge'), the q latent's and the KV entry's norms, the indexer over the
+#   full L x L/m rectangle (indexer_pairs='bridge') without its head weighting and trained 3x whatever the loss, and
+#   no mHC.
+# - Megatron-LM's and Megatron-Bridge's hybrid path (hybrid_flops) prices an MTP module's layers (the hybrid pattern
+#   after '/', once per depth) and its output head, but not its eh projection or norms (their GPT path does).
+_HYBRID_MTP = {"mtp_eh_proj": False, "mtp_norm_flops": False}
 CONVENTION_BRANCHES = {
     "megatron_bridge": {"compressed": {"compressed_pairs": "bridge", "compressed_norm_flops": True,
                                        "indexer_head_reduction": False, "indexer_train_factor": 3,
-                                       "mhc_flops": False, "mhc_head_flops": False}},
+                                       "mhc_flops": False, "mhc_head_flops": False},
+                        "hybrid": _HYBRID_MTP},
+    "megatron_main": {"hybrid": _HYBRID_MTP},
 }
 
 
-def bundle(convention: str, attention_type: str) -> dict[str, Any]:
-    """The knobs a convention sets for a model of this attention type: its bundle and its branch (if any)."""
-    branch = CONVENTION_BRANCHES.get(convention, {}).get(attention_type)
-    return {**CONVENTIONS[convention], **branch} if branch else CONVENTIONS[convention]
+def branch_of(values: Mapping[str, Any]) -> str:
+    """The kind of model a peer's function may branch on (see CONVENTION_BRANCHES): '' for none."""
+    if values.get("attention_type") == "compressed":
+        return "compressed"
+    return "hybrid" if values.get("ffn_layer_pattern") else ""
+
+
+def bundle(convention: str, branch: str) -> dict[str, Any]:
+    """The knobs a convention sets for a model of this kind (``branch_of``): its bundle and its branch (if any)."""
+    knobs = CONVENTION_BRANCHES.get(convention, {}).get(branch)
+    return {**CONVENTIONS[convention], **knobs} if knobs else CONVENTIONS[convention]
 
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
@@ -516,7 +537,8 @@ def _check_relations(c: Mapping[str, Any]) -> None:
         err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
     for key in ("attention_layer_pattern", "mtp_layer_pattern", "parallel_layer_pattern"):
         for ch in c[key]:
-            if ch not in LETTERS and not (ch == NO_MIXER_LETTER and key != "mtp_layer_pattern"):
+            bare = ch == NO_MIXER_LETTER and (key != "mtp_layer_pattern" or c["mtp_ffn_layer_pattern"])
+            if ch not in LETTERS and not bare:
                 err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are "
                          + ", ".join(f"{k} ({fam.letters[k]})" for k, fam in LETTERS.items())
                          + (f", {NO_MIXER_LETTER} (no mixer)" if key != "mtp_layer_pattern" else ""))
@@ -525,7 +547,9 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     # the letters in use: the decoder's (a cycle of any length) and the MTP modules' (built in train mode, checked
     # in every mode so that one config serves all three)
     used = pattern[:n_layers] if len(pattern) >= n_layers else pattern
-    if n_mtp:
+    if n_mtp and c["mtp_ffn_layer_pattern"]:  # every module runs every layer of the pattern
+        used += c["mtp_layer_pattern"].replace(NO_MIXER_LETTER, "")
+    elif n_mtp:
         used += c["mtp_layer_pattern"][:n_mtp] if c["mtp_layer_pattern"] else ""
         if not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "after_decoder":
             used += "".join(pattern[(n_layers + k) % len(pattern)] for k in range(min(n_mtp, len(pattern))))
@@ -676,6 +700,9 @@ def _check_layer_shapes(c, err) -> None:
             err("ffn_layer_pattern", f"{ffn!r} has unknown letter {ch!r}; letters are "
                                      + ", ".join(f"{k} ({v})" for k, v in FFN_LETTERS.items()))
     if not ffn:
+        if c["mtp_ffn_layer_pattern"]:
+            err("mtp_ffn_layer_pattern", f"{c['mtp_ffn_layer_pattern']!r}: MTP layer shapes belong to a model with "
+                                         "ffn_layer_pattern (hybrid layer shapes)")
         return
     n = c["num_decoder_layers"]
     if "E" in ffn[:n] and c["num_experts"] < 2:
@@ -687,9 +714,25 @@ def _check_layer_shapes(c, err) -> None:
         if mixers[layer % len(mixers)] == NO_MIXER_LETTER and ffn[layer % len(ffn)] == "-":
             err("ffn_layer_pattern", f"layer {layer} has neither a mixer (attention_layer_pattern={mixers!r}) nor an "
                                      f"FFN (ffn_layer_pattern={ffn!r})")
-    if c["mtp_num_layers"]:
-        err("mtp_num_layers", f"{c['mtp_num_layers']}: MTP modules of a model with ffn_layer_pattern (hybrid layer "
-                              "shapes) are not modelled")
+    mtp_mixers, mtp_ffns = c["mtp_layer_pattern"], c["mtp_ffn_layer_pattern"]
+    if c["mtp_num_layers"] and not mtp_ffns:
+        err("mtp_ffn_layer_pattern", f"'' with mtp_num_layers={c['mtp_num_layers']} and ffn_layer_pattern={ffn!r}: give "
+                                     "the layers of an MTP module of a hybrid model (e.g. 'E' beside "
+                                     "mtp_layer_pattern='G-'... of the same length)")
+    if mtp_ffns:
+        for ch in mtp_ffns:
+            if ch not in FFN_LETTERS:
+                err("mtp_ffn_layer_pattern", f"{mtp_ffns!r} has unknown letter {ch!r}; letters are "
+                                             + ", ".join(f"{k} ({v})" for k, v in FFN_LETTERS.items()))
+        if len(mtp_mixers) != len(mtp_ffns):
+            err("mtp_ffn_layer_pattern", f"{mtp_ffns!r} and mtp_layer_pattern={mtp_mixers!r}: one letter each per "
+                                         "layer of an MTP module (the same length)")
+        for j, (m, f) in enumerate(zip(mtp_mixers, mtp_ffns)):
+            if m == NO_MIXER_LETTER and f == "-":
+                err("mtp_ffn_layer_pattern", f"an MTP module's layer {j} has neither a mixer (mtp_layer_pattern="
+                                             f"{mtp_mixers!r}) nor an FFN ({mtp_ffns!r})")
+        if "E" in mtp_ffns and c["num_experts"] < 2:
+            err("mtp_ffn_layer_pattern", f"{mtp_ffns!r} has MoE layers ('E') but num_experts={c['num_experts']}")
 
 
 _DEFAULTS = {k: f.default for k, f in SCHEMA.items()}
@@ -705,7 +748,7 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
         given[key] = _coerce(key, value)
     convention = given.get("convention", values["convention"])
     _check_value("convention", convention)
-    values.update(bundle(convention, given.get("attention_type", values["attention_type"])))
+    values.update(bundle(convention, branch_of({**values, **given})))
     values.update(quirks(given.get("convention_quirks", ()), convention))
     values.update(given)
     values["convention_knobs_from"] = convention
@@ -876,9 +919,9 @@ def _explicit(values: Mapping[str, Any], given=(), previous_quirks=None) -> dict
     entries = _coerce("convention_quirks", out.get("convention_quirks", ()))
     old_entries = entries if previous_quirks is None else _coerce("convention_quirks", previous_quirks)
     if (old != new or old_entries != entries) and old in CONVENTIONS:
-        attention_type = out.get("attention_type", SCHEMA["attention_type"].default)
-        before = {**bundle(old, attention_type), **quirks(old_entries, old)}
-        after = {**(bundle(new, attention_type) if new in CONVENTIONS else {}),
+        branch = branch_of(out)
+        before = {**bundle(old, branch), **quirks(old_entries, old)}
+        after = {**(bundle(new, branch) if new in CONVENTIONS else {}),
                  **(quirks(entries, new) if new in CONVENTIONS else {})}
         for key in before.keys() | after.keys():
             if key in out and key not in given and out[key] == before.get(key, SCHEMA[key].default):

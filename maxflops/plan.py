@@ -20,7 +20,8 @@ Patterns handled here and nowhere else:
   XLA compiles outside a loop; ``pipeline_layers`` (all, by default) run in a pipeline of ``pipeline_stages``;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
   index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both);
-  ``mtp_layer_pattern`` gives the modules their own mixers (a cycle over k).
+  ``mtp_layer_pattern`` gives the modules their own mixers (a cycle over k); with ``mtp_ffn_layer_pattern`` (a
+  hybrid model) every module runs the layers the two patterns give, its eh projection and head on its first.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class LayerKind:
     projection: str  # "gqa", "mla", "compressed" or "gdn"
     computes_index: bool  # DSA and CSA: this layer runs the indexer (else it reuses an earlier top-k)
     ffn: str  # "dense", "moe" or NO_FFN
-    mtp: bool  # an MTP module (adds the eh projection and its own output head)
+    mtp: bool  # an MTP module's layer (its first adds the module's eh projection and its own output head)
     ratio: int = 0  # CSA and HCA: tokens per compressed block (their window is sliding_window_size)
     kv_shared: bool = False  # reuses an earlier layer's keys and values (no K/V projections)
     engram: bool = False  # runs an Engram block before attention
@@ -58,6 +59,7 @@ class LayerKind:
     cse: bool = False  # DSA warm-up: a layer scanned alone, its recompute merged with the forward (warmup_cse_layers)
     pipelined: bool = False  # in a pipeline of pipeline_stages > 1 (pipeline_layers): runs its bubble iterations too
     parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
+    mtp_inner: bool = False  # an MTP module's layer after its first (mtp_ffn_layer_pattern): no eh projection or head
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,7 +122,19 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     if c["mode"] == "train":
         after = c["mtp_layer_numbering"] == "after_decoder"
         own = c["mtp_layer_pattern"]
+        shapes = c["mtp_ffn_layer_pattern"]
         for k in range(1, c["mtp_num_layers"] + 1):
+            if shapes:  # a hybrid model's module: layers of their own shapes, each numbered as the module
+                for j, (m, f) in enumerate(zip(own, shapes)):
+                    if m == "-":
+                        mixer, span, index, ratio, projection = NO_MIXER, 0, False, 0, ""
+                    else:
+                        mixer, span, index, ratio = mixer_of(m, n + k if after else k, c)
+                        projection = projection_of(mixer, c)
+                    rows.append((f"mtp {k}" if len(own) == 1 else f"mtp {k}.{j + 1}",
+                                 LayerKind(mixer, span, projection, index, _FFN[f], True, ratio=ratio,
+                                           mtp_inner=j > 0)))
+                continue
             if own:  # the MTP modules' own mixers
                 letter = own[(k - 1) % len(own)]
             elif after:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the pattern

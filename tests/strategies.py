@@ -254,7 +254,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["lightning_num_heads"] = draw(st.integers(0, 3))
         kw["lightning_head_dim"] = draw(st.sampled_from([0, w["lightning_head_dim"]]))
     # --- layer shapes: a mixer alone, an FFN alone (Nemotron-H) ---------------------------------------------
-    if not compressed and not n_mtp and draw(st.integers(0, 3)) == 0:
+    if not compressed and draw(st.integers(0, 3)) == 0:
         mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
         ffns = []
         for l in range(n):
@@ -264,7 +264,15 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                 mixers[l] = "-"
         kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = "".join(mixers), "".join(ffns)
         kw["first_num_dense_layers"], kw["interleave_moe_layer_step"] = 0, 1
-        if draw(st.booleans()):  # a second mixer beside the first (Falcon-H1), of the letters already drawn
+        if n_mtp:  # each MTP module's own layers (Megatron's hybrid pattern after '/'), of the letters drawn
+            mtp_mixers, mtp_ffns = [], []
+            choices = sorted(set(pattern) & set(letters) - {"Z"})
+            for _ in range(draw(st.integers(1, 2))):
+                shape = draw(st.sampled_from(["both", "mixer", "ffn"])) if choices else "ffn"
+                mtp_ffns.append("-" if shape == "mixer" else draw(st.sampled_from("FE" if E > 1 else "F")))
+                mtp_mixers.append("-" if shape == "ffn" else draw(st.sampled_from(choices)))
+            kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = "".join(mtp_mixers), "".join(mtp_ffns)
+        elif draw(st.booleans()):  # a second mixer beside the first (Falcon-H1), of the letters already drawn
             kw["parallel_layer_pattern"] = "".join(
                 "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
                 for m in mixers)
@@ -381,7 +389,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "pipeline_stages", "pipeline_microbatches", "pipeline_repeats", "pipeline_delay", "pipeline_layers",
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
-    "ffn_layer_pattern", "parallel_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
+    "ffn_layer_pattern", "parallel_layer_pattern", "mtp_ffn_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",

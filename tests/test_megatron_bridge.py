@@ -45,6 +45,11 @@ def config(name, case, **kw):
         kw["indexer_loss_scaling_factor"] = m["dsa_indexer_loss_coeff"]
     if m.get("experimental_attention_variant") == "dsv4_hybrid":
         kw["mtp_num_layers"] = m["mtp_num_layers"] or 0
+    if "/" in (m.get("hybrid_layer_pattern") or ""):  # MTP depths: the pattern after '/', once per depth
+        shapes = hybrid_patterns(m["hybrid_layer_pattern"].split("/")[1])
+        kw.update(mtp_num_layers=m["mtp_num_layers"], mtp_layer_pattern=shapes["attention_layer_pattern"],
+                  mtp_ffn_layer_pattern=shapes["ffn_layer_pattern"])
+        m = {**m, "hybrid_layer_pattern": m["hybrid_layer_pattern"].split("/")[0]}
     if name.startswith("gdn"):
         return load("gdn", **kw)
     if m.get("window_size") and m.get("hybrid_layer_pattern"):

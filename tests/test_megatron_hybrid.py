@@ -16,6 +16,7 @@ import pathlib
 import pytest
 
 import maxflops
+from maxflops.loaders.hf_ssm import hybrid_patterns
 
 HERE = pathlib.Path(__file__).parent / "fixtures" / "megatron_hybrid"
 DATA = json.loads((HERE / "cases.json").read_text())
@@ -39,9 +40,19 @@ def load(name, **kw):
     return maxflops.model_config(**HYBRIDS[name], **kw) if name in HYBRIDS else maxflops.load_config(name, **kw)
 
 
+def mtp_keys(pattern: str, depths) -> dict:
+    """Megatron's MTP depths (the hybrid pattern after '/', one copy per depth) as maxflops' MTP keys."""
+    if "/" not in pattern:
+        return {}
+    shapes = hybrid_patterns(pattern.split("/")[1])
+    return dict(mtp_num_layers=depths, mtp_layer_pattern=shapes["attention_layer_pattern"],
+                mtp_ffn_layer_pattern=shapes["ffn_layer_pattern"])
+
+
 def count(name, case, **kw):
     model = name.split()[0]
     args = case["args"]
+    kw = {**mtp_keys(args["hybrid_layer_pattern"], args.get("mtp_num_layers")), **kw}
     docs = case["documents"]
     cfg = load(model, max_target_length=args["seq_length"], per_device_batch_size=case["batch"], **kw)
     return maxflops.count(cfg, segment_lengths=docs) if docs else maxflops.count(cfg)
@@ -111,3 +122,47 @@ def test_live_megatron_lm():
         extra = dict(seqlen_squared_sum_in_batch=sum(L * L for L in docs), total_real_tokens_in_batch=sum(docs)) \
             if docs else {}
         assert fn(args, case["batch"], **extra) == case["flops"], name
+
+
+@pytest.mark.parametrize("extra", [{}, {"mtp_layers_block_type": ["attention", "moe"]},
+                                   {"mtp_hybrid_override_pattern": "*E"}])
+def test_a_nemotron_h_file_with_mtp_counts_megatrons_figure(tmp_path, extra):
+    """NemotronH's MTP modules (num_nextn_predict_layers, each running mtp_layers_block_type's blocks; its class
+    default an attention block then a MoE block, the legacy names and pattern string as __post_init__ reads them):
+    the file loads as Megatron's pattern after '/' and counts what its function returns for it."""
+    from maxflops import loaders
+
+    data = json.loads((pathlib.Path(__file__).parent / "fixtures" / "hf" / "nemotron-3-nano-30b-a3b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "num_nextn_predict_layers": 2, **extra}))
+    loaded = loaders.load_hf_config(path)
+    assert (loaded.overrides["mtp_num_layers"], loaded.overrides["mtp_layer_pattern"],
+            loaded.overrides["mtp_ffn_layer_pattern"]) == (2, "G-", "-E")
+    case = DATA["cases"]["nemotron-3-nano-30b-a3b mtp"]
+    b = maxflops.count(maxflops.model_config(**loaded.overrides, max_target_length=8192, convention="megatron_main"))
+    assert b.total == int(case["flops"])
+
+
+def test_megatron_hybrid_mtp_against_the_real_modules():
+    """Megatron's hybrid path prices each MTP depth's blocks and its output head but not its eh projection (2D -> D)
+    or its norms, which its GPT path counts; the exact count has them. The two differ by exactly that."""
+    case = DATA["cases"]["nemotron-3-nano-30b-a3b mtp"]
+    megatron = count("nemotron-3-nano-30b-a3b mtp", case, convention="megatron_main")
+    with_eh = count("nemotron-3-nano-30b-a3b mtp", case, convention="megatron_main", mtp_eh_proj=True)
+    D, tokens, depths = 2688, 8192, 2
+    assert with_eh.total - megatron.total == 3 * 2 * (2 * D) * D * tokens * depths
+    rows = [r.name for r in megatron.layers if r.group == "mtp"]
+    assert rows == ["mtp 1.1", "mtp 1.2", "mtp 2.1", "mtp 2.2"]
+
+
+def test_mtp_layer_shapes_are_checked():
+    kw = dict(maxflops.load_config("nemotron-3-nano-30b-a3b").to_dict(), mtp_num_layers=1)
+    kw.pop("convention_knobs_from", None)
+    for bad, key in (({}, "mtp_ffn_layer_pattern"), (dict(mtp_layer_pattern="G", mtp_ffn_layer_pattern="-E"),
+                                                     "mtp_ffn_layer_pattern"),
+                     (dict(mtp_layer_pattern="G-", mtp_ffn_layer_pattern="--"), "mtp_ffn_layer_pattern"),
+                     (dict(mtp_layer_pattern="G-", mtp_ffn_layer_pattern="-X"), "mtp_ffn_layer_pattern")):
+        with pytest.raises(ValueError, match=f"config key '{key}'"):
+            maxflops.model_config(**{**kw, **bad})
+    with pytest.raises(ValueError, match="config key 'mtp_ffn_layer_pattern'.*hybrid layer shapes"):
+        maxflops.model_config(mtp_num_layers=1, mtp_layer_pattern="G", mtp_ffn_layer_pattern="F")

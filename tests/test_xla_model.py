@@ -148,3 +148,26 @@ def test_packed_documents_equal_xla(name, knobs, mode):
         xla = count_lowered(M.forward_fn(model), params, tokens)
     assert b.hardware_flops == xla.matmul_flops
     assert b.total != maxflops.count(c).total  # 26 tokens in four documents, not two rows of 13
+
+
+# a hybrid (Mamba-2, attention, MLP and MoE blocks) with two MTP modules of two blocks each (Megatron's pattern
+# after '/', NemotronH's mtp_layers_block_type): no shipped config has one
+HYBRID_MTP = dict(num_decoder_layers=4, attention_layer_pattern="M-G-", ffn_layer_pattern="-F-E", emb_dim=32,
+                  vocab_size=64, mlp_dim=48, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=16, num_query_heads=4,
+                  num_kv_heads=2, head_dim=8, mamba_num_heads=4, mamba_head_dim=8, mamba_n_groups=2,
+                  mamba_state_dim=8, mtp_num_layers=2, mtp_layer_pattern="G-", mtp_ffn_layer_pattern="-E")
+
+
+@pytest.mark.parametrize("knobs", [{}, dict(remat_policy="full"), dict(mamba_impl="chunked", mamba_chunk_size=4)],
+                         ids=["ideal", "remat", "chunked"])
+def test_hybrid_mtp_modules_equal_xla(knobs):
+    c, model, params, tokens = M.build(maxflops.model_config(**HYBRID_MTP), abstract=True, mode="train", **knobs)
+    b = maxflops.count(c)
+    step, opt = M.train_step_fn(model)
+    xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    assert b.hardware_flops == xla.matmul_flops
+    if not knobs:
+        assert b.total == b.hardware_flops
+    depths = c["mtp_num_layers"]  # (the reduced model keeps one)
+    assert depths and [r.name for r in b.layers if r.group == "mtp"] == [f"mtp {k}.{j}" for k in range(1, depths + 1)
+                                                                         for j in (1, 2)]

@@ -116,10 +116,37 @@ def nemotron_h(r: Reader, d, given) -> dict:
     if r.has("num_hidden_layers"):  # NemotronHConfig derives the layer count from the list, whatever this says
         r.ignore("num_hidden_layers", f"superseded by {key} ({len(types)} layers)")
     n = o["num_decoder_layers"] = len(types)
+    o["attention_layer_pattern"] = fit_pattern([_NEMOTRON_BLOCKS[t][0] for t in types], r, key)
+    o["ffn_layer_pattern"] = fit_pattern([_NEMOTRON_BLOCKS[t][1] for t in types], r, key)
+    mtp = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"), minimum=0)
+    if mtp:  # each MTP module runs the blocks of mtp_layers_block_type (transformers builds none; Megatron does)
+        if given("mtp_layers_block_type"):  # (__post_init__ renames the legacy 'mamba' and 'attention')
+            mtp_types = [{"mamba": "linear_attention", "attention": "full_attention"}.get(t, t)
+                         for t in r.list("mtp_layers_block_type", str)]
+            if r.has("mtp_hybrid_override_pattern"):
+                r.ignore("mtp_hybrid_override_pattern", "superseded by mtp_layers_block_type")
+        elif r.has("mtp_hybrid_override_pattern"):  # the legacy string, as __post_init__ converts it
+            pattern = r.str("mtp_hybrid_override_pattern")
+            if not pattern or any(ch not in _NEMOTRON_LEGACY for ch in pattern):
+                raise r.fail("mtp_hybrid_override_pattern", "expected letters M (Mamba-2), * (attention), - (MLP), "
+                                                            "E (MoE)", pattern)
+            mtp_types = [_NEMOTRON_LEGACY[ch] for ch in pattern]
+        else:  # NemotronHConfig.__post_init__'s list when neither is given
+            mtp_types = ["full_attention", "moe"]
+            r.defaults["mtp_layers_block_type"] = mtp_types
+        bad = [t for t in mtp_types if t not in _NEMOTRON_BLOCKS]
+        if bad or not mtp_types:
+            raise r.fail("mtp_layers_block_type", f"block type {bad[0] if bad else None!r} is not one of "
+                                                  f"{', '.join(_NEMOTRON_BLOCKS)}", mtp_types)
+        o["mtp_num_layers"] = mtp
+        o["mtp_layer_pattern"] = "".join(_NEMOTRON_BLOCKS[t][0] for t in mtp_types)
+        o["mtp_ffn_layer_pattern"] = "".join(_NEMOTRON_BLOCKS[t][1] for t in mtp_types)
+        types = types + mtp_types  # (the keys below are read for the MTP blocks too)
+    else:
+        for k in ("mtp_layers_block_type", "mtp_hybrid_override_pattern"):
+            r.ignore(k, "unused: no MTP layers")
     mixers = [_NEMOTRON_BLOCKS[t][0] for t in types]
     ffns = [_NEMOTRON_BLOCKS[t][1] for t in types]
-    o["attention_layer_pattern"] = fit_pattern(mixers, r, key)
-    o["ffn_layer_pattern"] = fit_pattern(ffns, r, key)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
     act = r.str("mlp_hidden_act", d("mlp_hidden_act"))
@@ -172,10 +199,6 @@ def nemotron_h(r: Reader, d, given) -> dict:
         for k in ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                   "moe_shared_expert_intermediate_size", "n_shared_experts", "moe_latent_size"):
             r.ignore(k, "unused: no MoE layers")
-    mtp = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"), minimum=0)
-    if mtp:
-        raise r.fail("num_nextn_predict_layers", "not modelled: NemotronH's MTP blocks (mtp_layers_block_type)", mtp)
-    r.ignore("mtp_layers_block_type", "unused: no MTP layers")
     return o
 
 

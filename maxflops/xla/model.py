@@ -242,13 +242,19 @@ class Decoder(nn.Module):
                 x = x.sum(2)
         logits = [_head(head, x)]
         mtp_kinds = [plan.kinds[i] for _, i in plan.rows if plan.kinds[i].mtp]
-        for k, kind in enumerate(mtp_kinds, start=1):
-            shifted = jnp.take(emb, jnp.roll(tokens, -k, axis=1), axis=0)
-            with jax.named_scope("mtp_eh_proj"):
-                eh = self.param(f"mtp{k}_eh", _init(), (2 * D, D))
-                x = K.dense(jnp.concatenate([_rms(shifted), _rms(x)], -1), eh)
-            (x, top, aux), _ = layer_cls(kind, self.cfg, self.segments, name=f"mtp{k}")((x, top, aux))
-            logits.append(_head(head, x))
+        k = 0
+        for j, kind in enumerate(mtp_kinds):
+            if not kind.mtp_inner:  # a module opens: the shifted tokens' embedding joins through the eh projection
+                k += 1
+                shifted = jnp.take(emb, jnp.roll(tokens, -k, axis=1), axis=0)
+                with jax.named_scope("mtp_eh_proj"):
+                    eh = self.param(f"mtp{k}_eh", _init(), (2 * D, D))
+                    x = K.dense(jnp.concatenate([_rms(shifted), _rms(x)], -1), eh)
+            name = f"mtp{k}_{j}" if kind.mtp_inner or j + 1 < len(mtp_kinds) and mtp_kinds[j + 1].mtp_inner \
+                else f"mtp{k}"
+            (x, top, aux), _ = layer_cls(kind, self.cfg, self.segments, name=name)((x, top, aux))
+            if j + 1 == len(mtp_kinds) or not mtp_kinds[j + 1].mtp_inner:  # the module closes: its head
+                logits.append(_head(head, x))
         return logits, aux
 
 
