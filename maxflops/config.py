@@ -661,22 +661,22 @@ def bridge_refusal(c) -> tuple | None:
     """(key, why) where Megatron-Bridge's function has no rule for this model, else None. Its DeepSeek-V4 rule (the
     dsv4_hybrid variant) knows compression ratios 4 (with the indexer) and 128 only, every other layer a window layer,
     one KV head, the q latent and the grouped low-rank output."""
-    if c["attention_type"] == "compressed":
-        letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"])
-        why = "Megatron-Bridge's DeepSeek-V4 rule (its dsv4_hybrid variant) has no such layer"
-        if "G" in letters:
-            return "attention_layer_pattern", f"'G' layers with attention_type='compressed' under 'megatron_bridge': {why}"
-        if "S" in letters and c["csa_compress_ratio"] != 4:
-            return "csa_compress_ratio", f"{c['csa_compress_ratio']} under 'megatron_bridge': its rule prices ratio 4 only"
-        if "S" in letters and not c["use_sparse_indexer"]:
-            return "use_sparse_indexer", f"False under 'megatron_bridge': its ratio-4 layers always run the indexer"
-        if "H" in letters and c["hca_compress_ratio"] != 128:
-            return "hca_compress_ratio", f"{c['hca_compress_ratio']} under 'megatron_bridge': its rule prices ratio 128 only"
-        for key, ok in (("num_kv_heads", c["num_kv_heads"] == 1), ("q_lora_rank", c["q_lora_rank"] > 0),
-                        ("o_groups", c["o_groups"] > 0)):
-            if not ok:
-                return key, f"{c[key]} under 'megatron_bridge': {why} (one KV head, the q latent, a grouped output)"
+    if c["attention_type"] != "compressed":
         return None
+    letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"])
+    rule = "under 'megatron_bridge': its DeepSeek-V4 rule (the dsv4_hybrid variant)"
+    if "G" in letters:
+        return "attention_layer_pattern", f"'G' layers with attention_type='compressed' {rule} has none"
+    if "S" in letters and c["csa_compress_ratio"] != 4:
+        return "csa_compress_ratio", f"{c['csa_compress_ratio']} {rule} prices ratio 4 only"
+    if "S" in letters and not c["use_sparse_indexer"]:
+        return "use_sparse_indexer", f"False {rule} always runs the indexer on its ratio-4 layers"
+    if "H" in letters and c["hca_compress_ratio"] != 128:
+        return "hca_compress_ratio", f"{c['hca_compress_ratio']} {rule} prices ratio 128 only"
+    for key, ok in (("num_kv_heads", c["num_kv_heads"] == 1), ("q_lora_rank", c["q_lora_rank"] > 0),
+                    ("o_groups", c["o_groups"] > 0)):
+        if not ok:
+            return key, f"{c[key]} {rule} has one KV head, the q latent and a grouped output"
     return None
 
 
