@@ -257,8 +257,8 @@ def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], kn
     for name in strange:
         head, _, leaf = name.rpartition(".")
         value = data.get(head, {}).get(leaf) if head and isinstance(data.get(head), dict) else data.get(name)
-        match = difflib.get_close_matches(leaf, known, n=1, cutoff=0.75)
-        hint = f" (did you mean {match[0]!r}?)" if match else ""
+        match = difflib.get_close_matches(leaf, [k for k in known if k != leaf], n=1, cutoff=0.75)
+        hint = f" (did you mean {match[0]!r}?)" if match else ""  # (a key another model type reads is no hint)
         parts.append(f"{name!r} = {value!r}{hint}")
     raise ValueError(f"{path}: key{'s' if len(parts) > 1 else ''} not understood: {'; '.join(parts)}. A key "
                      "that could change FLOPs is never dropped silently: fix its name, or pass "

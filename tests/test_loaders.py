@@ -569,3 +569,37 @@ def test_mimo_v2_flash_class_defaults_are_the_shipped_config():
     assert loaded.overrides["value_head_dim"] == 128
     for settings in SETTINGS:
         assert_same_counts(loaded.overrides, "mimo-v2-flash", settings)
+
+
+def test_nemotron_h_legacy_names_read_as_transformers_reads_them(tmp_path):
+    """NemotronHConfig (transformers 5.24) renames the legacy block names 'mamba' and 'attention', and its
+    __post_init__ reads mamba_n_groups, mamba_d_conv and mamba_chunk_size in place of n_groups, conv_kernel and
+    chunk_size when a file has them (NemotronHConfig(mamba_d_conv=3, conv_kernel=5).conv_kernel is 3); the
+    mamba_expand and mamba_dt_* aliases change no FLOPs. A file written that way counts as the modern one."""
+    data = json.loads((FIXTURES / "hf" / "nemotron-h-8b.json").read_text())
+    legacy = dict(data)
+    names = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+    legacy["layers_block_type"] = [names[ch] for ch in legacy.pop("hybrid_override_pattern")]
+    legacy["mamba_d_conv"], legacy["mamba_n_groups"] = legacy.pop("conv_kernel"), legacy.pop("n_groups")
+    legacy.update(mamba_chunk_size=data.get("chunk_size", 128), mamba_expand=2, mamba_dt_min=0.001, mamba_dt_max=0.1,
+                  mamba_dt_limit=[0.0, 1e9], mamba_dt_init_floor=1e-4)
+    legacy.pop("chunk_size", None)
+    (tmp_path / "legacy.json").write_text(json.dumps(legacy))
+    (tmp_path / "modern.json").write_text(json.dumps(data))
+    a = loaders.load_hf_config(tmp_path / "legacy.json").overrides
+    b = loaders.load_hf_config(tmp_path / "modern.json").overrides
+    assert maxflops.count(maxflops.model_config(**a)).total == maxflops.count(maxflops.model_config(**b)).total
+    both = dict(legacy, conv_kernel=5, mamba_d_conv=3)  # the legacy name wins, as in __post_init__
+    (tmp_path / "both.json").write_text(json.dumps(both))
+    loaded = loaders.load_hf_config(tmp_path / "both.json")
+    assert loaded.overrides["mamba_conv_kernel"] == 3 and "conv_kernel" in loaded.ignored
+
+
+def test_an_unknown_key_is_not_offered_itself_as_the_fix(tmp_path):
+    """A key another model type reads (mamba_d_head is Bamba's) is not understood in a Llama file; the error must
+    not suggest the same name back."""
+    data = json.loads((FIXTURES / "hf" / "llama3.1-8b.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(dict(data, mamba_d_head=64)))
+    with pytest.raises(ValueError, match="'mamba_d_head' = 64") as e:
+        loaders.load_hf_config(tmp_path / "config.json")
+    assert "did you mean 'mamba_d_head'" not in str(e.value)

@@ -31,6 +31,10 @@ _NEMOTRON_BLOCKS = {"linear_attention": ("M", "-"), "full_attention": ("G", "-")
                     "moe": ("-", "E")}
 _NEMOTRON_LEGACY = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
 _NEMOTRON_DEFAULT_BLOCKS = ("linear_attention", "moe", "full_attention", "mlp")
+_NEMOTRON_RENAMED = {"mamba": "linear_attention", "attention": "full_attention"}  # legacy block names, as transformers
+#                                                                                  renames them (remap_legacy_layer_types)
+# NemotronHConfig.__post_init__ reads these legacy names in place of its fields when a file has them
+_NEMOTRON_ALIASES = {"n_groups": "mamba_n_groups", "conv_kernel": "mamba_d_conv", "chunk_size": "mamba_chunk_size"}
 _CACHE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 # keys of these model types with no FLOPs effect (beyond the shared list in maxflops.loaders.hf)
@@ -59,13 +63,23 @@ def hybrid_patterns(hybrid_override_pattern: str) -> dict:
             "ffn_layer_pattern": "".join(b[1] for b in blocks)}
 
 
-def _mamba(r: Reader, d, o: dict, heads_key: str, head_dim_key: str, state_key: str) -> None:
+def _mamba(r: Reader, d, o: dict, heads_key: str, head_dim_key: str, state_key: str, aliases=None) -> None:
+    """The Mamba-2 mixer's widths. ``aliases``: {key: legacy name} the config class reads in its key's place when a
+    file has it (NemotronH's mamba_n_groups, mamba_d_conv, mamba_chunk_size)."""
+    def key(name):
+        old = (aliases or {}).get(name)
+        if old and r.has(old):
+            if r.has(name):
+                r.ignore(name, f"superseded by {old} (the config class reads that one)")
+            return old
+        return name
+
     o["mamba_num_heads"] = r.int(heads_key, d(heads_key), minimum=1)
     o["mamba_head_dim"] = r.int(head_dim_key, d(head_dim_key), minimum=1)
     o["mamba_state_dim"] = r.int(state_key, d(state_key), minimum=1)
-    o["mamba_n_groups"] = r.int("n_groups", d("n_groups"), minimum=1)
-    o["mamba_conv_kernel"] = r.int("conv_kernel", d("conv_kernel"), minimum=1)
-    o["mamba_chunk_size"] = r.int("chunk_size", d("chunk_size"), minimum=1)
+    o["mamba_n_groups"] = r.int(key("n_groups"), d("n_groups"), minimum=1)
+    o["mamba_conv_kernel"] = r.int(key("conv_kernel"), d("conv_kernel"), minimum=1)
+    o["mamba_chunk_size"] = r.int(key("chunk_size"), d("chunk_size"), minimum=1)
     if o["mamba_num_heads"] % o["mamba_n_groups"]:
         raise r.fail("n_groups", f"does not divide the {o['mamba_num_heads']} Mamba heads", o["mamba_n_groups"])
 
@@ -110,6 +124,7 @@ def nemotron_h(r: Reader, d, given) -> dict:
         types = list(_NEMOTRON_DEFAULT_BLOCKS)
         r.defaults["layers_block_type"] = types
         key = "layers_block_type"
+    types = [_NEMOTRON_RENAMED.get(t, t) for t in types]
     bad = [t for t in types if t not in _NEMOTRON_BLOCKS]
     if bad or not types:
         raise r.fail(key, f"block type {bad[0] if bad else None!r} is not one of {', '.join(_NEMOTRON_BLOCKS)}")
@@ -121,8 +136,7 @@ def nemotron_h(r: Reader, d, given) -> dict:
     mtp = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"), minimum=0)
     if mtp:  # each MTP module runs the blocks of mtp_layers_block_type (transformers builds none; Megatron does)
         if given("mtp_layers_block_type"):  # (__post_init__ renames the legacy 'mamba' and 'attention')
-            mtp_types = [{"mamba": "linear_attention", "attention": "full_attention"}.get(t, t)
-                         for t in r.list("mtp_layers_block_type", str)]
+            mtp_types = [_NEMOTRON_RENAMED.get(t, t) for t in r.list("mtp_layers_block_type", str)]
             if r.has("mtp_hybrid_override_pattern"):
                 r.ignore("mtp_hybrid_override_pattern", "superseded by mtp_layers_block_type")
         elif r.has("mtp_hybrid_override_pattern"):  # the legacy string, as __post_init__ converts it
@@ -168,8 +182,11 @@ def nemotron_h(r: Reader, d, given) -> dict:
         for k in ("num_attention_heads", "num_key_value_heads", "head_dim", "attention_head_dim", "sliding_window"):
             r.ignore(k, "unused: no attention layers")
     if "M" in mixers:
-        _mamba(r, d, o, "mamba_num_heads", "mamba_head_dim", "ssm_state_size")
-        r.ignore("expand", "unused: NemotronH's Mamba width is mamba_num_heads x mamba_head_dim")
+        _mamba(r, d, o, "mamba_num_heads", "mamba_head_dim", "ssm_state_size", _NEMOTRON_ALIASES)
+        for k in ("expand", "mamba_expand"):  # (mamba_expand: the legacy name __post_init__ reads as expand)
+            r.ignore(k, "unused: NemotronH's Mamba width is mamba_num_heads x mamba_head_dim")
+        for k in ("mamba_dt_min", "mamba_dt_max", "mamba_dt_limit", "mamba_dt_init_floor"):  # legacy time_step_*
+            r.ignore(k, NO_EFFECT)
         dtype = r.str("mamba_ssm_cache_dtype", d("mamba_ssm_cache_dtype"))
         if dtype not in _CACHE_BYTES:
             raise r.fail("mamba_ssm_cache_dtype", f"expected one of {', '.join(_CACHE_BYTES)}", dtype)
