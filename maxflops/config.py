@@ -264,10 +264,13 @@ SCHEMA: dict[str, Field] = {
                      choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753",
                               "megatron_bridge")),
     "convention_knobs_from": _f("exact", str, "Set by the library: the convention whose bundle filled the "
-                                              "knobs. When 'convention' differs (changed after the config was "
-                                              "built), knobs still at that bundle's values are re-derived.",
+                                              "knobs, and its branch for the model's kind ('convention:branch', see "
+                                              "CONVENTION_BRANCHES). When 'convention' or the kind differs (changed "
+                                              "after the config was built), knobs still at that bundle's values are "
+                                              "re-derived.",
                                 choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148",
-                                         "megatron_pr6753", "megatron_bridge")),
+                                         "megatron_pr6753", "megatron_bridge", "megatron_main:hybrid",
+                                         "megatron_bridge:compressed", "megatron_bridge:hybrid")),
     "packed_tokens": _f("real", str, "Model FLOPs of a packed batch (segment_lengths): the token-linear terms over "
                                      "its 'real' tokens, or over every row slot, the 'padded' ones too "
                                      "(Megatron-Bridge); the attention pairs follow the documents either way.",
@@ -748,10 +751,12 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
         given[key] = _coerce(key, value)
     convention = given.get("convention", values["convention"])
     _check_value("convention", convention)
-    values.update(bundle(convention, branch_of({**values, **given})))
+    branch = branch_of({**values, **given}) if convention in CONVENTION_BRANCHES else ""
+    values.update(bundle(convention, branch))
     values.update(quirks(given.get("convention_quirks", ()), convention))
     values.update(given)
-    values["convention_knobs_from"] = convention
+    values["convention_knobs_from"] = f"{convention}:{branch}" if branch in CONVENTION_BRANCHES.get(convention, {}) \
+        else convention
     for key, value in values.items():
         if value is not _DEFAULTS[key]:  # (every default passes _check_value: tests/test_config.py)
             _check_value(key, value)
@@ -791,6 +796,9 @@ HARDWARE_BELOW_MODEL = {
     "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
     "warmup_dead_last_layer": "True (the DSA warm-up drops the last layer's work its loss does not read)",
 }
+
+assert set(SCHEMA["convention_knobs_from"].choices) == set(CONVENTIONS) | {
+    f"{conv}:{branch}" for conv, branches in CONVENTION_BRANCHES.items() for branch in branches}
 
 # Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the
 # reporting-only knobs MaxText's per-model quirks use. Hardware FLOPs read each at its default (resolve.hardware_view).
@@ -915,12 +923,13 @@ def _explicit(values: Mapping[str, Any], given=(), previous_quirks=None) -> dict
     keys in ``given``, stay."""
     out = dict(values)
     new = out.get("convention", "exact")
-    old = out.pop("convention_knobs_from", new)
+    old, _, old_branch = out.pop("convention_knobs_from", new).partition(":")
+    branch = branch_of(out)
     entries = _coerce("convention_quirks", out.get("convention_quirks", ()))
     old_entries = entries if previous_quirks is None else _coerce("convention_quirks", previous_quirks)
-    if (old != new or old_entries != entries) and old in CONVENTIONS:
-        branch = branch_of(out)
-        before = {**bundle(old, branch), **quirks(old_entries, old)}
+    moved = branch != old_branch and (old_branch or branch in CONVENTION_BRANCHES.get(old, {}))  # the kind changed
+    if (old != new or old_entries != entries or moved) and old in CONVENTIONS:
+        before = {**bundle(old, old_branch), **quirks(old_entries, old)}
         after = {**(bundle(new, branch) if new in CONVENTIONS else {}),
                  **(quirks(entries, new) if new in CONVENTIONS else {})}
         for key in before.keys() | after.keys():

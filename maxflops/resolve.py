@@ -78,11 +78,16 @@ def _planned(key) -> tuple:
     return c, plan_of(c)
 
 
+# overrides after which the convention's knobs are derived again: the convention, the quirks, and the keys that
+# decide a peer's branch for the model's kind (config.branch_of)
+_REBUNDLE = frozenset({"convention", "convention_quirks", "attention_type", "ffn_layer_pattern"})
+
+
 @functools.lru_cache(maxsize=1024)
 def _with_overrides(key, typed_overrides: tuple) -> tuple:
     """(resolved config, its plan) with ``typed_overrides`` (not the step's keys alone: ``resolve_key``) applied."""
     given = {k: v for k, _, v in typed_overrides}
-    if "convention" in given or "convention_quirks" in given:  # the bundle and the quirks are applied again
+    if given.keys() & _REBUNDLE:  # the bundle (and its branch for the model's kind) and the quirks are applied again
         before = dict(key.items)
         c = resolve(_explicit({**before, **given}, given=given, previous_quirks=before.get("convention_quirks", ())))
         return c, plan_of(c)

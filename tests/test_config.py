@@ -204,3 +204,24 @@ def test_every_default_passes_its_own_check_and_configs_are_locked():
         cfg.not_a_key = 1
     with pytest.raises(ValueError, match="'num_kv_heads'"):
         maxflops.model_config(num_kv_heads=0)
+
+
+def test_a_peers_branch_follows_the_models_kind():
+    """A convention's branch for a kind of model (config.CONVENTION_BRANCHES: Megatron's hybrid path leaves out the
+    MTP eh projection) is derived again when the kind changes after the config was built, by override or by hand,
+    and when the convention changes: the count equals a config built fresh."""
+    import maxflops
+
+    kw = dict(mtp_num_layers=2, mtp_layer_pattern="G-", mtp_ffn_layer_pattern="-E", max_target_length=1024)
+    cfg = maxflops.load_config("nemotron-3-nano-30b-a3b", convention="megatron_main", **kw)
+    assert cfg.convention_knobs_from == "megatron_main:hybrid" and cfg.mtp_eh_proj is False
+    plain = dict(attention_layer_pattern="G", ffn_layer_pattern="", mtp_layer_pattern="G", mtp_ffn_layer_pattern="")
+    fresh = maxflops.count(maxflops.load_config("nemotron-3-nano-30b-a3b", convention="megatron_main",
+                                                **{**kw, **plain}))
+    assert fresh.components["mtp"] > 0
+    assert maxflops.count(cfg, **plain).total == fresh.total
+    by_hand = {k: v for k, v in cfg.to_dict().items()}
+    by_hand.update(plain)
+    assert maxflops.count(by_hand).total == fresh.total
+    exact = maxflops.count(maxflops.load_config("nemotron-3-nano-30b-a3b", **kw))
+    assert maxflops.count(cfg, convention="exact").total == exact.total

@@ -129,8 +129,10 @@ def test_decode_is_one_step_of_the_recurrence():
 
 
 def _chunked_matmuls(H, P, N, M, C, L):
-    """Written from the kernel's loops, chunk by chunk: the expanded stream's chunks (K K^T, T (beta e^G K), T (beta V),
-    W S, K^T V_new), then the token chunks (Q S, and per copy Q K^T and its product with V_new)."""
+    """The kernel's loops chunk by chunk: the expanded stream's chunks (K K^T, T (beta e^G K), T (beta V), W S,
+    K^T V_new), then the token chunks (Q S, and per copy Q K^T and its product with V_new). (It restates the per-chunk
+    matmuls the engine prices; what holds them is XLA's count of the kernel below. Here: the two chunk counts per
+    document, by iteration.)"""
     total = 0
     for _ in range(0, M * L, C):
         total += H * (2 * C * C * N + 2 * C * C * N + 2 * C * C * P + 2 * C * N * P + 2 * C * N * P)

@@ -77,11 +77,12 @@ def _mamba(r: Reader, d, o: dict, heads_key: str, head_dim_key: str, state_key: 
     o["mamba_num_heads"] = r.int(heads_key, d(heads_key), minimum=1)
     o["mamba_head_dim"] = r.int(head_dim_key, d(head_dim_key), minimum=1)
     o["mamba_state_dim"] = r.int(state_key, d(state_key), minimum=1)
-    o["mamba_n_groups"] = r.int(key("n_groups"), d("n_groups"), minimum=1)
+    groups_key = key("n_groups")
+    o["mamba_n_groups"] = r.int(groups_key, d("n_groups"), minimum=1)
     o["mamba_conv_kernel"] = r.int(key("conv_kernel"), d("conv_kernel"), minimum=1)
     o["mamba_chunk_size"] = r.int(key("chunk_size"), d("chunk_size"), minimum=1)
     if o["mamba_num_heads"] % o["mamba_n_groups"]:
-        raise r.fail("n_groups", f"does not divide the {o['mamba_num_heads']} Mamba heads", o["mamba_n_groups"])
+        raise r.fail(groups_key, f"does not divide the {o['mamba_num_heads']} Mamba heads", o["mamba_n_groups"])
 
 
 def mamba2(r: Reader, d) -> dict:

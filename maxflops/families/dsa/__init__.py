@@ -196,7 +196,10 @@ SCHEMA = {
                                     "max(l - max(offset, 1), 0) % freq == 0; other layers reuse it.",
                             minimum=0),
     "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
-                                                  "gets no gradient (counted forward only).", minimum=0),
+                                                  "gets no gradient (counted forward only). The loss is taken over "
+                                                  "every pair the indexer scores (a loss over the selected top-k "
+                                                  "pairs only, Megatron's dsa_indexer_use_sparse_loss, is not "
+                                                  "modelled).", minimum=0),
     "indexer_kl_flops": _f(False, bool, "Model FLOPs, training with the indexer's KL loss: count the loss's target, "
                                         "the main attention's scores over the indexer's pairs, forward only "
                                         "(Megatron-Bridge's teacher term; hardware FLOPs always count it as "

@@ -13,8 +13,9 @@ Householder steps, K the conv width:
 - the gated norm (elementwise) and out_proj d_in -> D.
 Hardware: the recurrence as above (``gdp_impl='recurrent'``) or the chunked kernel of FLA and Megatron-LM
 (``'chunked'``: the keys and values on the Householder-expanded stream in chunks of their own, the queries on the
-token stream; ``terms.gdp_chunked``), whose triangular solve's gradient holds one C x C by C x C matmul per expanded
-chunk and head; the conv by ``gdp_conv_impl``. Decode: the recurrence for the new token; the state (H N P) and the
+token stream; ``terms.gdp_chunked``): its forward as FLA runs it, its training step as XLA differentiates the
+reference kernel (the triangular solve's gradient holds one C x C by C x C matmul per expanded chunk and head; FLA's
+own backward kernels are not priced); the conv by ``gdp_conv_impl``. Decode: the recurrence for the new token; the state (H N P) and the
 conv's last K - 1 inputs read and written.
 
 Conventions: Megatron-LM main prices the core at (4 M + 3) N P per head and token (``gdp_core_flops='megatron'``)
