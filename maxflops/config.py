@@ -404,11 +404,11 @@ CONVENTION_BRANCHES = {
 }
 
 
-def branch_of(values: Mapping[str, Any]) -> str:
-    """The kind of model a peer's function may branch on (see CONVENTION_BRANCHES): '' for none."""
-    if values.get("attention_type") == "compressed":
-        return "compressed"
-    return "hybrid" if values.get("ffn_layer_pattern") else ""
+def branch_of(convention: str, values: Mapping[str, Any]) -> str:
+    """The branch ``convention`` takes for this kind of model (see CONVENTION_BRANCHES): '' for none."""
+    kind = "compressed" if values.get("attention_type") == "compressed" else \
+        "hybrid" if values.get("ffn_layer_pattern") else ""
+    return kind if kind in CONVENTION_BRANCHES.get(convention, {}) else ""
 
 
 def bundle(convention: str, branch: str) -> dict[str, Any]:
@@ -751,12 +751,11 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
         given[key] = _coerce(key, value)
     convention = given.get("convention", values["convention"])
     _check_value("convention", convention)
-    branch = branch_of({**values, **given}) if convention in CONVENTION_BRANCHES else ""
+    branch = branch_of(convention, {**values, **given})
     values.update(bundle(convention, branch))
     values.update(quirks(given.get("convention_quirks", ()), convention))
     values.update(given)
-    values["convention_knobs_from"] = f"{convention}:{branch}" if branch in CONVENTION_BRANCHES.get(convention, {}) \
-        else convention
+    values["convention_knobs_from"] = f"{convention}:{branch}" if branch else convention
     for key, value in values.items():
         if value is not _DEFAULTS[key]:  # (every default passes _check_value: tests/test_config.py)
             _check_value(key, value)
@@ -924,13 +923,11 @@ def _explicit(values: Mapping[str, Any], given=(), previous_quirks=None) -> dict
     out = dict(values)
     new = out.get("convention", "exact")
     old, _, old_branch = out.pop("convention_knobs_from", new).partition(":")
-    branch = branch_of(out)
     entries = _coerce("convention_quirks", out.get("convention_quirks", ()))
     old_entries = entries if previous_quirks is None else _coerce("convention_quirks", previous_quirks)
-    moved = branch != old_branch and (old_branch or branch in CONVENTION_BRANCHES.get(old, {}))  # the kind changed
-    if (old != new or old_entries != entries or moved) and old in CONVENTIONS:
+    if (old != new or old_entries != entries or branch_of(old, out) != old_branch) and old in CONVENTIONS:
         before = {**bundle(old, old_branch), **quirks(old_entries, old)}
-        after = {**(bundle(new, branch) if new in CONVENTIONS else {}),
+        after = {**(bundle(new, branch_of(new, out)) if new in CONVENTIONS else {}),
                  **(quirks(entries, new) if new in CONVENTIONS else {})}
         for key in before.keys() | after.keys():
             if key in out and key not in given and out[key] == before.get(key, SCHEMA[key].default):

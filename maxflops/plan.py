@@ -82,6 +82,14 @@ def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
             and (layer + 1) % c["interleave_moe_layer_step"] == 0)
 
 
+def _mixer(letter: str, layer_number: int, c) -> tuple:
+    """(mixer, span, computes_index, ratio, projection) of a pattern letter ('-': no mixer) at a 1-based layer."""
+    if letter == "-":
+        return NO_MIXER, 0, False, 0, ""
+    mixer, span, index, ratio = mixer_of(letter, layer_number, c)
+    return mixer, span, index, ratio, projection_of(mixer, c)
+
+
 def build_plan(c: Mapping[str, Any]) -> Plan:
     """The plan of a resolved config (see ``maxflops.config.resolve``)."""
     pattern = c["attention_layer_pattern"]
@@ -97,11 +105,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     ffn_pattern = c["ffn_layer_pattern"]
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
-        if letter == "-":
-            mixer, span, index, ratio, projection = NO_MIXER, 0, False, 0, ""
-        else:
-            mixer, span, index, ratio = mixer_of(letter, layer + 1, c)
-            projection = projection_of(mixer, c)
+        mixer, span, index, ratio, projection = _mixer(letter, layer + 1, c)
         parallel = c["parallel_layer_pattern"]
         side = None
         if parallel and parallel[layer % len(parallel)] != "-":
@@ -126,11 +130,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         for k in range(1, c["mtp_num_layers"] + 1):
             if shapes:  # a hybrid model's module: layers of their own shapes, each numbered as the module
                 for j, (m, f) in enumerate(zip(own, shapes)):
-                    if m == "-":
-                        mixer, span, index, ratio, projection = NO_MIXER, 0, False, 0, ""
-                    else:
-                        mixer, span, index, ratio = mixer_of(m, n + k if after else k, c)
-                        projection = projection_of(mixer, c)
+                    mixer, span, index, ratio, projection = _mixer(m, n + k if after else k, c)
                     rows.append((f"mtp {k}" if len(own) == 1 else f"mtp {k}.{j + 1}",
                                  LayerKind(mixer, span, projection, index, _FFN[f], True, ratio=ratio,
                                            mtp_inner=j > 0)))
@@ -139,8 +139,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                 letter = own[(k - 1) % len(own)]
             elif after:  # Megatron: MTP layer k is layer n + k, for the index-reuse rule and the pattern
                 letter = pattern[(n + k - 1) % len(pattern)]
-            mixer, span, index, ratio = mixer_of(letter, n + k if after else k, c)
-            projection = projection_of(mixer, c)
+            mixer, span, index, ratio, projection = _mixer(letter, n + k if after else k, c)
             rows.append((f"mtp {k}", LayerKind(mixer, span, projection, index, ffn, True,
                                                ratio=ratio)))
     index: dict[LayerKind, int] = {}

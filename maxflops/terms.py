@@ -278,8 +278,9 @@ def gdp_conv_channels(heads: int, head_dim: int, state: int, groups: int, househ
 def gdp_core(heads: int, head_dim: int, state: int, householder: int) -> int:
     """The gated delta product's recurrence per token, all heads, state S [state x head_dim] per head: the decay once,
     then M delta-rule steps S <- S + k_j (x) beta_j (v_j - S^T k_j), then o = S^T q. The matmuls are the M key reads and
-    the one query read (2 state head_dim each); the decay and the rank-one updates are elementwise."""
-    return 2 * (householder + 1) * heads * state * head_dim
+    the one query read (2 state head_dim each); the decay and the rank-one updates are elementwise: the gated delta
+    net's core with M + 1 state-sized ops."""
+    return gdn_core(heads, state, head_dim, householder + 1)
 
 
 def gdp_chunked(heads: int, head_dim: int, state: int, householder: int, chunk: int, length: int) -> int:

@@ -255,23 +255,25 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["lightning_head_dim"] = draw(st.sampled_from([0, w["lightning_head_dim"]]))
     # --- layer shapes: a mixer alone, an FFN alone (Nemotron-H) ---------------------------------------------
     if not compressed and draw(st.integers(0, 3)) == 0:
+        def shaped(mixers):  # each layer's mixer and FFN, or the mixer alone, or the FFN alone
+            out_mixers, ffns = [], []
+            for m in mixers:
+                shape = draw(st.sampled_from(["both", "mixer", "ffn"]))
+                ffns.append("-" if shape == "mixer" else draw(st.sampled_from("FE" if E > 1 else "F")))
+                out_mixers.append("-" if shape == "ffn" else m)
+            return "".join(out_mixers), "".join(ffns)
+
         mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
-        ffns = []
-        for l in range(n):
-            shape = draw(st.sampled_from(["both", "mixer", "ffn"]))
-            ffns.append("-" if shape == "mixer" else draw(st.sampled_from("FE" if E > 1 else "F")))
-            if shape == "ffn":
-                mixers[l] = "-"
-        kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = "".join(mixers), "".join(ffns)
+        kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = shaped(mixers)
+        mixers = kw["attention_layer_pattern"]
         kw["first_num_dense_layers"], kw["interleave_moe_layer_step"] = 0, 1
-        if n_mtp:  # each MTP module's own layers (Megatron's hybrid pattern after '/'), of the letters drawn
-            mtp_mixers, mtp_ffns = [], []
-            choices = sorted(set(pattern) & set(letters) - {"Z"})
-            for _ in range(draw(st.integers(1, 2))):
-                shape = draw(st.sampled_from(["both", "mixer", "ffn"])) if choices else "ffn"
-                mtp_ffns.append("-" if shape == "mixer" else draw(st.sampled_from("FE" if E > 1 else "F")))
-                mtp_mixers.append("-" if shape == "ffn" else draw(st.sampled_from(choices)))
-            kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = "".join(mtp_mixers), "".join(mtp_ffns)
+        choices = sorted(set(pattern) & set(letters) - {"Z"})
+        if n_mtp and choices:  # each MTP module's own layers (Megatron's hybrid pattern after '/'), of the letters drawn
+            size = draw(st.integers(1, 2))
+            kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = shaped(
+                [draw(st.sampled_from(choices)) for _ in range(size)])
+        elif n_mtp:  # (no mixer letter to give them: FFN-only layers)
+            kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = "-", draw(st.sampled_from("FE" if E > 1 else "F"))
         elif draw(st.booleans()):  # a second mixer beside the first (Falcon-H1), of the letters already drawn
             kw["parallel_layer_pattern"] = "".join(
                 "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))

@@ -248,19 +248,14 @@ HYBRID = dict(num_decoder_layers=4, attention_layer_pattern="PGP-", ffn_layer_pa
 def test_the_flax_model_of_a_hybrid_equals_xla(knobs, docs, mode):
     """The reduced Flax decoder of a hybrid with gated-delta-product, attention and MLP layers (a mixer-only layer
     and an FFN-only one among them): the engine's hardware count equals XLA's, whole rows and packed documents."""
-    import jax
-
     from maxflops.xla import model as M
     from maxflops.xla.hlo import count_lowered
 
     extra = dict(segment_lengths=docs) if docs else {}
     c, model, params, tokens = M.build(maxflops.model_config(**HYBRID), abstract=True, mode=mode, **knobs, **extra)
     b = maxflops.count(c, segment_lengths=list(docs)) if docs else maxflops.count(c)
-    if mode == "train":
-        step, opt = M.train_step_fn(model)
-        xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
-    else:
-        xla = count_lowered(M.forward_fn(model), params, tokens)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
     assert b.hardware_flops == xla.matmul_flops
     if not knobs:
         assert b.total == b.hardware_flops

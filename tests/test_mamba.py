@@ -324,8 +324,6 @@ def test_parallel_mixers_are_the_sum_of_their_layers():
 def test_xla_counts_the_flax_model_of_a_hybrid_as_the_engine_prices_it(knobs):
     """A Flax model with every layer shape (Mamba-2 alone, Mamba-1 alone, an MLP alone, MoE alone, attention beside
     Mamba-2 with a dense FFN): hardware == XLA, train step."""
-    import jax
-
     from maxflops.xla import model as M
     from maxflops.xla.hlo import count_lowered
 
@@ -335,8 +333,8 @@ def test_xla_counts_the_flax_model_of_a_hybrid_as_the_engine_prices_it(knobs):
     if knobs.get("mamba_conv_impl") == "padded":  # the Flax kernels' conv reads only the valid taps
         cfg = maxflops.model_config(**{**dict(cfg), "mamba_conv_impl": "valid"})
     c, model, params, tokens = M.build(cfg, abstract=True)
-    step, opt = M.train_step_fn(model)
-    xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    fn, args = M.step_program(model, params, tokens, "train", abstract=True)
+    xla = count_lowered(fn, *args)
     assert maxflops.count(c).hardware_flops == xla.matmul_flops
 
 
@@ -345,8 +343,6 @@ def test_xla_counts_the_flax_model_of_a_hybrid_as_the_engine_prices_it(knobs):
 def test_xla_counts_packed_documents_through_the_hybrid_flax_model(impl):
     """Packed documents (one THD row, each document through the mixers on its own, as varlen kernels run them):
     hardware == XLA for Mamba-2, Mamba-1 and attention beside Mamba-2."""
-    import jax
-
     from maxflops.xla import model as M
     from maxflops.xla.hlo import count_lowered
 
@@ -354,6 +350,6 @@ def test_xla_counts_packed_documents_through_the_hybrid_flax_model(impl):
                                 parallel_layer_pattern="--M-", mode="train", mamba_impl=impl)
     docs = (5, 1, 7)
     c, model, params, tokens = M.build(cfg, abstract=True, segment_lengths=docs)
-    step, opt = M.train_step_fn(model)
-    xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    fn, args = M.step_program(model, params, tokens, "train", abstract=True)
+    xla = count_lowered(fn, *args)
     assert maxflops.count(c, segment_lengths=docs).hardware_flops == xla.matmul_flops

@@ -25,11 +25,8 @@ def by_component(b):
 def xla_and_analytic(name, mode, **knobs):
     c, model, params, tokens = M.build(maxflops.load_config(name), abstract=True, mode=mode, **knobs)
     b = maxflops.count(c)
-    if mode == "train":
-        step, opt = M.train_step_fn(model)
-        xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
-    else:
-        xla = count_lowered(M.forward_fn(model), params, tokens)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
     return b, xla
 
 
@@ -141,11 +138,8 @@ def test_packed_documents_equal_xla(name, knobs, mode):
     c, model, params, tokens = M.build(maxflops.load_config(name), abstract=True, mode=mode, segment_lengths=docs,
                                        **knobs)
     b = maxflops.count(c, segment_lengths=list(docs))
-    if mode == "train":
-        step, opt = M.train_step_fn(model)
-        xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
-    else:
-        xla = count_lowered(M.forward_fn(model), params, tokens)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
     assert b.hardware_flops == xla.matmul_flops
     assert b.total != maxflops.count(c).total  # 26 tokens in four documents, not two rows of 13
 
@@ -163,8 +157,8 @@ HYBRID_MTP = dict(num_decoder_layers=4, attention_layer_pattern="M-G-", ffn_laye
 def test_hybrid_mtp_modules_equal_xla(knobs):
     c, model, params, tokens = M.build(maxflops.model_config(**HYBRID_MTP), abstract=True, mode="train", **knobs)
     b = maxflops.count(c)
-    step, opt = M.train_step_fn(model)
-    xla = count_lowered(step, params, jax.eval_shape(opt.init, params), tokens)
+    fn, args = M.step_program(model, params, tokens, "train", abstract=True)
+    xla = count_lowered(fn, *args)
     assert b.hardware_flops == xla.matmul_flops
     if not knobs:
         assert b.total == b.hardware_flops

@@ -131,7 +131,7 @@ def nemotron_h(r: Reader, d, given) -> dict:
         raise r.fail(key, f"block type {bad[0] if bad else None!r} is not one of {', '.join(_NEMOTRON_BLOCKS)}")
     if r.has("num_hidden_layers"):  # NemotronHConfig derives the layer count from the list, whatever this says
         r.ignore("num_hidden_layers", f"superseded by {key} ({len(types)} layers)")
-    n = o["num_decoder_layers"] = len(types)
+    o["num_decoder_layers"] = len(types)
     o["attention_layer_pattern"] = fit_pattern([_NEMOTRON_BLOCKS[t][0] for t in types], r, key)
     o["ffn_layer_pattern"] = fit_pattern([_NEMOTRON_BLOCKS[t][1] for t in types], r, key)
     mtp = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"), minimum=0)

@@ -34,12 +34,7 @@ def rows_for(config):
     for mode in ("prefill", "train"):
         c, model, params, tokens = M.build(config, mode=mode)
         b = maxflops.count(c)
-        if mode == "train":
-            step, opt = M.train_step_fn(model)
-            args = (params, opt.init(params), tokens)
-            fn = step
-        else:
-            fn, args = M.forward_fn(model), (params, tokens)
+        fn, args = M.step_program(model, params, tokens, mode)
         out.append((mode, b, count_lowered(fn, *args), count_matmuls(jax.jit(fn), *args), c))
     return out
 

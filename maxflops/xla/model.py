@@ -250,8 +250,7 @@ class Decoder(nn.Module):
                 with jax.named_scope("mtp_eh_proj"):
                     eh = self.param(f"mtp{k}_eh", _init(), (2 * D, D))
                     x = K.dense(jnp.concatenate([_rms(shifted), _rms(x)], -1), eh)
-            name = f"mtp{k}_{j}" if kind.mtp_inner or j + 1 < len(mtp_kinds) and mtp_kinds[j + 1].mtp_inner \
-                else f"mtp{k}"
+            name = f"mtp{k}_{j}" if kind.mtp_inner else f"mtp{k}"
             (x, top, aux), _ = layer_cls(kind, self.cfg, self.segments, name=name)((x, top, aux))
             if j + 1 == len(mtp_kinds) or not mtp_kinds[j + 1].mtp_inner:  # the module closes: its head
                 logits.append(_head(head, x))
@@ -291,6 +290,15 @@ def loss_fn(model, params, tokens):
     for k, lg in enumerate(logits[1:], start=2):
         loss = loss + _ce(lg, jnp.roll(tokens, -k, axis=1))
     return loss + aux
+
+
+def step_program(model, params, tokens, mode: str, abstract: bool = False) -> tuple:
+    """(fn, args) of the program a mode runs: the train step (``train_step_fn``; the optimizer state made from
+    ``params``, by shape alone when ``abstract``) or the forward."""
+    if mode == "train":
+        step, opt = train_step_fn(model)
+        return step, (params, jax.eval_shape(opt.init, params) if abstract else opt.init(params), tokens)
+    return forward_fn(model), (params, tokens)
 
 
 def forward_fn(model):
