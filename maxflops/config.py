@@ -28,6 +28,20 @@ INT_MAX = 2 ** 62  # the largest size or length a config may give (int64 indices
 #                   within a float's range)
 
 
+# The FFN activation names: those MaxText resolves (its _convert_to_activation_function: 'linear' is the identity,
+# any other name an attribute of flax.linen), i.e. flax 0.12.8's activations that keep their input's shape, so that
+# the gated product runs (glu halves the last axis; logsumexp and one_hot change it), then the elementwise ones of
+# transformers and Megatron that flax lacks (squared ReLU...). tests/test_input_paths.py checks the list against
+# flax.linen. Every name keeps the FFN's matmuls: the check is that the name means something.
+ACTIVATION_NAMES = ("linear", "celu", "elu", "gelu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
+                    "leaky_relu", "log_sigmoid", "log_softmax", "normalize", "relu", "relu6", "selu", "sigmoid", "silu",
+                    "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh",
+                    # elementwise activations of transformers (its ACT2CLS) and Megatron that flax lacks
+                    "relu2", "mish", "laplace", "xielu", "prelu", "sqrtsoftplus")
+# gated-FFN names of other projects, said back in MaxText's two entries
+GATED_SPELLINGS = {"swiglu": ("silu", "linear"), "geglu": ("gelu", "linear"), "reglu": ("relu", "linear")}
+
+
 # The trunk's keys here; each mixer family's own keys are its module's SCHEMA section (maxflops.families), added
 # below.
 SCHEMA: dict[str, Field] = {
@@ -44,7 +58,10 @@ SCHEMA: dict[str, Field] = {
     # --- feed-forward -------------------------------------------------------------------------------------
     "mlp_dim": _f(2048, int, "Dense FFN hidden width.", minimum=1),
     "mlp_activations": _f(("silu", "linear"), tuple, "FFN activations, MaxText style: two entries mean a "
-                                                     "gated FFN (3 matrices), one entry a plain FFN (2)."),
+                                                     "gated FFN (3 matrices), one entry a plain FFN (2). Each is a "
+                                                     "name MaxText resolves: 'linear' or an activation of "
+                                                     "flax.linen that keeps its input's shape.",
+                          choices=ACTIVATION_NAMES),
     "num_experts": _f(1, int, "Routed experts E; 1 means no MoE layers.", minimum=1),
     "num_experts_per_tok": _f(1, int, "Experts each token is routed to (top-k).", minimum=1),
     "zero_experts": _f(0, int, "Zero-computation (identity) experts the router scores beside num_experts "
@@ -420,8 +437,8 @@ def bundle(convention: str, branch: str) -> dict[str, Any]:
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 
 
-def _closest(key: str) -> str:
-    match = difflib.get_close_matches(key, SCHEMA, n=1, cutoff=0.5)
+def _closest(key: str, names=None) -> str:
+    match = difflib.get_close_matches(key, SCHEMA if names is None else names, n=1, cutoff=0.5)
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
@@ -493,7 +510,15 @@ def _coerce(key: str, value: Any) -> Any:
 
 def _check_value(key: str, value: Any) -> None:
     field = SCHEMA[key]
-    if field.choices and value not in field.choices:
+    if field.choices and field.kind is tuple:
+        for item in value:
+            if item not in field.choices:
+                gated = GATED_SPELLINGS.get(item) if key == "mlp_activations" else None
+                hint = (f" (a gated FFN is two entries: {list(gated)!r})" if gated
+                        else _closest(item, field.choices))
+                raise ValueError(f"config key {key!r}: {item!r} (in {list(value)!r}) is not one of "
+                                 f"{', '.join(map(repr, field.choices))}{hint}")
+    elif field.choices and value not in field.choices:
         raise ValueError(f"config key {key!r}: {value!r} is not one of {', '.join(map(repr, field.choices))}")
     if field.minimum is not None and value < field.minimum:
         what = "must be positive" if field.minimum == 1 else f"must be >= {field.minimum}"

@@ -15,7 +15,7 @@ class Field:
     default: Any
     kind: type  # int, float, bool, str, tuple (of str)
     doc: str
-    choices: tuple = ()
+    choices: tuple = ()  # the allowed values (of each item, for a tuple)
     minimum: float | None = None  # inclusive lower bound for numbers
 
 

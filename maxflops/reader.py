@@ -164,6 +164,17 @@ class Reader:
                 raise self.fail(key, f"expected a list of {item.__name__}, found {v!r}", value)
         return list(value)
 
+    def activation(self, key: str, default=MISSING) -> str:
+        """An activation name (``ACTIVATIONS``), as the schema names it."""
+        name = self.str(key, default)
+        if name not in ACTIVATIONS:
+            import difflib
+
+            match = difflib.get_close_matches(name, ACTIVATIONS, n=1, cutoff=0.6)
+            raise self.fail(key, "not an activation transformers 5.24 builds (its ACT2CLS)"
+                            + (f"; did you mean {match[0]!r}?" if match else ""), name)
+        return ACTIVATIONS[name]
+
     def mapping(self, key: str):
         value = self.raw(key)
         if not isinstance(value, dict):
@@ -231,11 +242,17 @@ def fit_index(full: list, reader: Reader, key: str, prefer: tuple[int, int] | No
                            "freq == 0)")
 
 
+# An activation name of a Hugging Face file -> the schema's name for it (maxflops.config.ACTIVATION_NAMES). The
+# names are transformers 5.24's ACT2CLS (what its models build from hidden_act), each gelu variant read as gelu;
+# 'swiglu' and 'geglu' are names a model type's own code gives its gated FFN. Any other name is refused (transformers
+# has no such activation): every name keeps the FFN's matmuls, so only the name is checked.
 ACTIVATIONS = {
-    "silu": "silu", "swish": "silu", "swiglu": "silu",
-    "gelu": "gelu", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu", "gelu_fast": "gelu", "gelu_python": "gelu",
-    "gelu_tanh": "gelu", "gelu_accurate": "gelu", "geglu": "gelu",
-    "relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh",
+    "gelu": "gelu", "gelu_10": "gelu", "gelu_accurate": "gelu", "gelu_fast": "gelu", "gelu_new": "gelu",
+    "gelu_python": "gelu", "gelu_python_tanh": "gelu", "gelu_pytorch_tanh": "gelu", "quick_gelu": "gelu",
+    "hardswish": "hard_swish", "laplace": "laplace", "leaky_relu": "leaky_relu", "linear": "linear", "mish": "mish",
+    "prelu": "prelu", "relu": "relu", "relu2": "relu2", "relu6": "relu6", "sigmoid": "sigmoid", "silu": "silu",
+    "sqrtsoftplus": "sqrtsoftplus", "swish": "silu", "tanh": "tanh", "xielu": "xielu",
+    "swiglu": "silu", "geglu": "gelu",
 }
 
 

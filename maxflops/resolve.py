@@ -24,23 +24,30 @@ from .plan import build_plan
 __all__ = ["resolve_call", "call_key", "resolve_key", "from_source", "register_source", "plan_of", "hardware_view",
            "config_key", "PLAN_KEYS"]
 
-_SOURCES: list[tuple[Callable[[Any], bool], Callable[[Any], dict]]] = []
+_SOURCES: list[tuple[Callable[[Any], bool], Callable[[Any], dict], Callable[[Any], str | None] | None]] = []
 
 
-def register_source(detect: Callable[[Any], bool], to_overrides: Callable[[Any], dict]) -> None:
-    """Read inputs for which ``detect(config)`` holds as ``to_overrides(config)`` (schema keys -> values)."""
-    if (detect, to_overrides) not in _SOURCES:
-        _SOURCES.append((detect, to_overrides))
+def register_source(detect: Callable[[Any], bool], to_overrides: Callable[[Any], dict],
+                    refuse: Callable[[Any], str | None] | None = None) -> None:
+    """Read inputs for which ``detect(config)`` holds as ``to_overrides(config)`` (schema keys -> values).
+    ``refuse(config)``, asked of an input no reader detected (read in maxflops' own keys), returns the error for
+    keys of that source's vocabulary riding along (or None)."""
+    if (detect, to_overrides, refuse) not in _SOURCES:
+        _SOURCES.append((detect, to_overrides, refuse))
 
 
 def from_source(config):
-    """A maxflops ConfigDict as it is; any other input through the first source reader that detects it (else as
-    it is: a mapping or attribute object of schema keys)."""
-    if isinstance(getattr(config, "_fields", None), dict):
+    """A maxflops config (``model_config``'s ConfigDict) as it is; any other input through the first source reader
+    that detects it (else as it is: a mapping, ConfigDict or attribute object of schema keys)."""
+    if type(getattr(config, "_fields", None)) is Fields:
         return config
-    for detect, to_overrides in _SOURCES:
+    for detect, to_overrides, _ in _SOURCES:
         if detect(config):
             return to_overrides(config)
+    for _, _, refuse in _SOURCES:
+        msg = refuse(config) if refuse is not None else None
+        if msg:
+            raise ValueError(msg)
     return config
 
 

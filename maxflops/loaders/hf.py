@@ -8,7 +8,7 @@ from typing import Any
 from ..families import FAMILIES
 from ..maxtext.mapping import maxtext_quirks
 from . import hf_ssm
-from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, ACTIVATIONS, VISION, MISSING, Loaded, Reader, fit_ffn,
+from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, VISION, MISSING, Loaded, Reader, fit_ffn,
                      fit_index, fit_pattern, read_file, refuse_unknown, validate_overrides)
 
 # ------------------------------------------------------------------------------------------------------------
@@ -270,6 +270,10 @@ _HF_VISION = frozenset("""
 """.split())
 
 
+# the sub-configs of a multimodal file that are a model of their own, run beside the text decoder
+_HF_TOWERS = {"vision_config": "vision encoder and its projector", "audio_config": "audio encoder and its projector"}
+
+
 def _hf_classify(key: str) -> str:
     if key in _HF_NO_EFFECT:
         return NO_EFFECT
@@ -353,18 +357,25 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     top.finish(_hf_classify)
     known = set(_HF_NO_EFFECT) | set(_HF_VISION) | {k for table in _HF_DEFAULTS.values() for k in table}
     refuse_unknown(path, top.data, top.ignored, known, unknown)
+    # a partial count never looks whole: the report's NOT COUNTED line names the towers the model also runs (a
+    # wrapper's config class builds its vision tower when the file has no vision_config; a null audio_config is none)
+    towers = [k for k in _HF_TOWERS if isinstance(top.data.get(k), dict) or (k == "vision_config" and r is not top)]
+    if towers:
+        o["not_priced"] = tuple(o.get("not_priced", ())) + tuple(
+            f"model: the {_HF_TOWERS[k]} ({k}{'' if top.has(k) else ': the class default'}); maxflops counts the "
+            "text decoder only" for k in towers)
     validate_overrides(path, o, lambda key: _HF_SOURCES.get(key, key))
     return Loaded(overrides=o, source="hf-config", ignored=top.ignored, defaults=top.defaults)
 
 
 def _hf_activation(r: Reader, text_type: str, d) -> tuple:
     if text_type == "gemma3_text":  # Gemma3TextConfig reads hidden_activation only (absent: its default)
-        act = r.str("hidden_activation", d("hidden_activation"))
+        act = r.activation("hidden_activation", d("hidden_activation"))
         r.ignore("hidden_act", "not read by Gemma3TextConfig (hidden_activation is what Gemma 3 uses)")
     else:
-        act = r.str("hidden_act", d("hidden_act"))
+        act = r.activation("hidden_act", d("hidden_act"))
     # Every supported model type has a gated (GLU) FFN: act(gate) * up.
-    return ACTIVATIONS.get(act, act), "linear"
+    return act, "linear"
 
 
 def _hf_model(r: Reader, text_type: str, d) -> dict:
@@ -1076,9 +1087,9 @@ def _gemma4(r: Reader, d) -> dict:
     heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
     kv = o["num_kv_heads"] = r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1)
     hd = o["head_dim"] = r.int("head_dim", d("head_dim"), minimum=1)
-    act = r.str("hidden_activation", d("hidden_activation"))
+    act = r.activation("hidden_activation", d("hidden_activation"))
     r.ignore("hidden_act", "not read by Gemma4TextConfig (hidden_activation is what Gemma 4 uses)")
-    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    o["mlp_activations"] = (act, "linear")
     bidirectional = r.raw("use_bidirectional_attention", None, none_ok=True, record=False)
     if bidirectional == "all":
         raise r.fail("use_bidirectional_attention", "bidirectional attention on every token is not modelled")
@@ -1179,8 +1190,8 @@ def _longcat(r: Reader, d) -> dict:
     heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
     o["num_kv_heads"] = heads
     r.ignore("num_key_value_heads", "unused: MLA (every head's keys and values come from the latent)")
-    act = r.str("hidden_act", d("hidden_act"))
-    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    act = r.activation("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (act, "linear")
     _hf_mla(r, "longcat_flash", d, o)
     width = o["mlp_dim"] = _alias(r, "ffn_hidden_size", "intermediate_size", d("ffn_hidden_size"), minimum=1)
     o["num_experts"] = _alias(r, "n_routed_experts", "num_local_experts", d("n_routed_experts"), minimum=1)

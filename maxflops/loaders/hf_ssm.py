@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..reader import ACTIVATIONS, NO_EFFECT, Reader, fit_pattern
+from ..reader import NO_EFFECT, Reader, fit_pattern
 
 # NemotronHConfig's block names and the legacy pattern letters -> (mixer letter, FFN letter) of maxflops
 _NEMOTRON_BLOCKS = {"linear_attention": ("M", "-"), "full_attention": ("G", "-"), "mlp": ("-", "F"),
@@ -164,8 +164,8 @@ def nemotron_h(r: Reader, d, given) -> dict:
     ffns = [_NEMOTRON_BLOCKS[t][1] for t in types]
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
-    act = r.str("mlp_hidden_act", d("mlp_hidden_act"))
-    o["mlp_activations"] = (ACTIVATIONS.get(act, act),)  # plain MLPs and experts: up, act, down (no gate)
+    act = r.activation("mlp_hidden_act", d("mlp_hidden_act"))
+    o["mlp_activations"] = (act,)  # plain MLPs and experts: up, act, down (no gate)
 
     if "G" in mixers:
         o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
@@ -225,8 +225,8 @@ def _hybrid_common(r: Reader, d, o: dict, mixers: list) -> None:
     Mamba-2 mixer with mamba_* names (its width mamba_expand x hidden_size = mamba_n_heads x mamba_d_head)."""
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
-    act = r.str("hidden_act", d("hidden_act"))
-    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")  # gated: act(gate) * up
+    act = r.activation("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (act, "linear")  # gated: act(gate) * up
     if "G" in mixers:
         heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
         kv = r.int("num_key_value_heads", heads, minimum=1, none_ok=True)
@@ -349,8 +349,8 @@ def jamba(r: Reader, d, given) -> dict:
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
-    act = r.str("hidden_act", d("hidden_act"))
-    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    act = r.activation("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (act, "linear")
     period, offset = r.int("attn_layer_period", d("attn_layer_period"), minimum=1), r.int(
         "attn_layer_offset", d("attn_layer_offset"), minimum=0)
     if offset >= period:
@@ -414,8 +414,8 @@ def falcon_h1(r: Reader, d, given) -> dict:
         r.ignore("mlp_expansion_factor", "superseded by intermediate_size (the MLP width transformers builds)")
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
-    act = r.str("hidden_act", d("hidden_act"))
-    o["mlp_activations"] = (ACTIVATIONS.get(act, act), "linear")
+    act = r.activation("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (act, "linear")
     o["mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
     heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
     kv = r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1, none_ok=True)

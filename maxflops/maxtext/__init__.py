@@ -19,11 +19,11 @@ from __future__ import annotations
 from .. import resolve
 from . import keys  # noqa: F401 (maxflops.maxtext.keys: the table of MaxText's keys)
 from .mapping import SUPPORTED
-from .objects import from_maxtext, is_maxtext_config, maxtext_keys, overrides_of
+from .objects import from_maxtext, is_maxtext_config, maxtext_keys, mixed_vocabulary, overrides_of
 from .trainer import calculate_tflops_training_per_device, install, packed_tflops_per_device, uninstall
 
 __all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "calculate_tflops_training_per_device", "install",
            "uninstall", "packed_tflops_per_device", "SUPPORTED"]
 
 # count(), sweep(), StepReporter and decode_traffic take MaxText's object (or a MaxText-keyed mapping) as it is
-resolve.register_source(is_maxtext_config, overrides_of)
+resolve.register_source(is_maxtext_config, overrides_of, mixed_vocabulary)

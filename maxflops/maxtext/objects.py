@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from ..config import SCHEMA, model_config
 from . import keys
-from .mapping import OLD_NAMES, is_maxtext_key, map_keys
+from .mapping import DERIVED, OLD_NAMES, is_maxtext_key, map_keys
 
 __all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "overrides_of"]
 
@@ -49,18 +49,46 @@ def _split(names: frozenset) -> tuple:
     return tuple(read), tuple(own), tuple(strange)
 
 
+# The keys that make a mapping MaxText's: every MaxText model file sets them and MaxText's object always has them.
+# A mapping's vocabulary is decided by these alone, never by one trainer key riding along (learning_rate, steps,
+# run_name, dtype, scan_layers, ...): those are keys of MaxText too, but do not say which model is meant.
+SIGNATURE = ("decoder_block",) + tuple(base for _, base, _ in DERIVED)
+
+
+def _names(config: Any):
+    if isinstance(getattr(config, "_fields", None), dict):  # an ml_collections ConfigDict
+        return config._fields
+    try:
+        return config.keys() if isinstance(config, Mapping) else vars(config).keys()
+    except TypeError:
+        return None
+
+
 def is_maxtext_config(config: Any) -> bool:
-    """True for MaxText's config object, or a mapping/attribute object with a MaxText key outside maxflops'
-    schema (``decoder_block``, ``base_emb_dim``, ``use_indexer``, ...)."""
-    if isinstance(getattr(config, "_fields", None), dict):  # an ml_collections ConfigDict: maxflops' own
-        return any(k not in SCHEMA and is_maxtext_key(k) for k in config._fields)
+    """True for MaxText's config object, or a mapping / attribute object that names ``decoder_block`` or a
+    ``base_*`` width (``SIGNATURE``): the rule that decides a mapping's vocabulary (the docs state it)."""
     if hasattr(config, "get_keys") and callable(config.get_keys):
         return True
-    try:
-        names = config.keys() if isinstance(config, Mapping) else vars(config).keys()
-    except TypeError:
-        return False
-    return any(k not in SCHEMA and is_maxtext_key(k) for k in names)
+    names = _names(config)
+    return names is not None and any(k in names for k in SIGNATURE)
+
+
+def mixed_vocabulary(config: Any) -> str | None:
+    """For a mapping read in maxflops' vocabulary (no ``SIGNATURE`` key): the error naming the MaxText keys it
+    carries, which maxflops' schema does not have (None if it carries none)."""
+    names = _names(config)
+    if names is None:
+        return None
+    theirs = sorted(k for k in names if k not in SCHEMA and is_maxtext_key(k))
+    if not theirs:
+        return None
+    get = (lambda k: config[k]) if isinstance(config, Mapping) else (lambda k: getattr(config, k, None))
+    shown = "; ".join(f"{k!r} = {get(k)!r}" for k in theirs[:6]) + ("; ..." if len(theirs) > 6 else "")
+    return (f"config key{'s' if len(theirs) > 1 else ''} {shown}: MaxText's, not maxflops'. This mapping is read "
+            "in maxflops' keys: a mapping is read as MaxText's only when it names decoder_block or a base_* width "
+            f"({', '.join(SIGNATURE[1:4])}, ...), as every MaxText model file does. Drop "
+            f"{'these keys' if len(theirs) > 1 else 'the key'}, or pass the whole MaxText config "
+            "(maxflops.from_maxtext reads any mapping as MaxText's)")
 
 
 def from_maxtext(config: Any, *, unknown: str = "error", **overrides):

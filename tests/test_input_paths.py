@@ -1,0 +1,147 @@
+"""Every input read as its author meant it (issue 29): which vocabulary a mapping is read in, the values each key
+takes, and what a loaded file also holds. Each test failed before its fix; the input-path matrix at the end gives
+one model, one misspelled key, one inert override and one bad value on every path and wants the same answer."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+import types
+
+import pytest
+
+import maxflops
+from maxflops import config as C
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+HF_REAL = ROOT.parent / "shared" / "hf-real"
+
+LLAMA = dict(num_decoder_layers=32, emb_dim=4096, vocab_size=128256, num_query_heads=32, num_kv_heads=8,
+             mlp_dim=14336, head_dim=128, max_target_length=2048)
+
+
+def cli(*args, rc=0):
+    p = subprocess.run([sys.executable, "-m", "maxflops", *args], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert p.returncode == rc, (p.stdout[-2000:], p.stderr[-2000:])
+    return p
+
+
+# --- 1. a mapping's vocabulary does not flip on one trainer key ------------------------------------------------
+
+@pytest.mark.parametrize("extra", [dict(learning_rate=1e-4), dict(steps=10), dict(dtype="bfloat16"),
+                                   dict(run_name="x"), dict(scan_layers=True)])
+def test_a_trainer_key_beside_maxflops_keys_is_an_error_naming_it(extra):
+    ((key, value),) = extra.items()
+    want = maxflops.count(maxflops.model_config(**LLAMA)).total
+    assert maxflops.count(dict(LLAMA)).total == want == 95_517_388_308_480
+    for given in ({**LLAMA, **extra}, types.SimpleNamespace(**LLAMA, **extra)):
+        with pytest.raises(ValueError, match=rf"config key '{key}' = {value!r}: MaxText's, not maxflops'.*"
+                                             r"decoder_block or a base_\* width"):
+            maxflops.count(given)
+    with pytest.raises(ValueError, match=key):
+        maxflops.sweep({**LLAMA, **extra}, "max_target_length", [1024])
+    with pytest.raises(ValueError, match=key):
+        maxflops.StepReporter({**LLAMA, **extra}, peak_tflops=989.0)
+
+
+def test_a_user_configdict_follows_the_same_rule():
+    from ml_collections import config_dict
+
+    with pytest.raises(ValueError, match="'learning_rate' = 0.0001: MaxText's"):
+        maxflops.count(config_dict.ConfigDict({**LLAMA, "learning_rate": 1e-4}))
+
+
+def test_a_mapping_naming_decoder_block_or_a_base_width_is_maxtexts():
+    from maxflops.maxtext import is_maxtext_config
+
+    assert is_maxtext_config({"decoder_block": "llama2", "learning_rate": 1e-4})
+    assert is_maxtext_config({"base_emb_dim": 4096})
+    assert not is_maxtext_config({**LLAMA, "learning_rate": 1e-4})
+    # MaxText's keys beside its signature are read in MaxText's vocabulary (base.yml for the rest: batch 12)
+    mt = {"decoder_block": "llama2", "base_emb_dim": 4096, "base_num_query_heads": 32, "base_num_kv_heads": 8,
+          "base_mlp_dim": 14336, "base_num_decoder_layers": 32, "head_dim": 128, "vocab_size": 128256,
+          "learning_rate": 1e-4}
+    assert maxflops.count(mt).tokens == 12 * 2048
+
+
+# --- 2. activation names are checked on every path -------------------------------------------------------------
+
+BAD_ACTIVATIONS = [(("swiglu",), "'swiglu'.*a gated FFN is two entries: \\['silu', 'linear'\\]"),
+                   (("silu", "linaer"), "'linaer'.*did you mean 'linear'"), (["banana"], "'banana'")]
+
+
+@pytest.mark.parametrize("value,msg", BAD_ACTIVATIONS)
+def test_an_unknown_activation_is_refused_naming_the_key_and_the_value(value, msg):
+    cfg = maxflops.load_config("llama3.1-8b")
+    with pytest.raises(ValueError, match=f"config key 'mlp_activations': {msg}"):
+        maxflops.count(cfg, mlp_activations=value)
+    with pytest.raises(ValueError, match=msg):
+        maxflops.model_config(**LLAMA, mlp_activations=value)
+    with pytest.raises(ValueError, match=msg):  # MaxText's vocabulary
+        maxflops.from_maxtext({"decoder_block": "llama2", "mlp_activations": list(value)})
+    assert maxflops.count(cfg, mlp_activations=("gelu", "linear")).total == maxflops.count(cfg).total
+
+
+def test_the_activation_names_are_flaxs_shape_keeping_ones_and_the_elementwise_extras():
+    import flax.linen as nn
+    import flax.linen.activation as act
+    import jax.numpy as jnp
+
+    x = jnp.ones((2, 3))
+    flax_names = set(C.ACTIVATION_NAMES[1:C.ACTIVATION_NAMES.index("tanh") + 1])
+    for name in flax_names:
+        assert getattr(nn, name)(x).shape == x.shape, name  # MaxText's getattr(flax.linen, name) runs it
+    shape_keeping = set()
+    for name in dir(act):
+        fn = getattr(act, name)
+        if name.startswith("_") or isinstance(fn, type) or not callable(fn) or name in ("compact",):
+            continue
+        try:
+            if fn(x).shape == x.shape:
+                shape_keeping.add(name)
+        except Exception:  # noqa: BLE001 (not an activation of one array)
+            pass
+    assert shape_keeping == flax_names
+    assert C.ACTIVATION_NAMES[0] == "linear"  # MaxText's identity
+
+
+def test_a_hugging_face_activation_transformers_lacks_is_refused(tmp_path):
+    data = json.loads((FIXTURES / "hf" / "llama3.1-8b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "hidden_act": "sliu"}))
+    with pytest.raises(ValueError, match=r"key 'hidden_act' = 'sliu': not an activation transformers 5.24 builds.*"
+                                         r"did you mean 'silu'"):
+        maxflops.load_config(str(path))
+    path.write_text(json.dumps({**data, "hidden_act": "gelu_pytorch_tanh"}))
+    assert maxflops.load_config(str(path)).mlp_activations == ("gelu", "linear")
+
+
+# --- 3. a multimodal Hugging Face file says what it does not count ----------------------------------------------
+
+@pytest.mark.parametrize("name", ["gemma3-27b", "llama4-17b-128e"])
+def test_a_multimodal_hugging_face_file_names_its_towers(name):
+    cfg = maxflops.load_config(str(FIXTURES / "hf" / f"{name}.json"))
+    assert any("vision encoder" in p and p.startswith("model: ") for p in cfg.not_priced), cfg.not_priced
+    assert "NOT COUNTED: the vision encoder" in cli(f"--config={FIXTURES / 'hf' / f'{name}.json'}").stdout
+    text = maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"))
+    assert text.not_priced == ()
+
+
+def test_a_wrapper_without_vision_config_has_its_class_default_tower(tmp_path):
+    data = json.loads((FIXTURES / "hf" / "llama4-17b-128e.json").read_text())
+    data.pop("vision_config", None)
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    cfg = maxflops.load_config(str(tmp_path / "config.json"))
+    assert cfg.not_priced == ("model: the vision encoder and its projector (vision_config: the class default); "
+                              "maxflops counts the text decoder only",)
+
+
+@pytest.mark.skipif(not HF_REAL.is_dir(), reason="../shared/hf-real (real published config.json files) is absent")
+def test_published_multimodal_files_name_their_towers_and_a_null_audio_config_none():
+    for name in ("qwen3-vl-8b-instruct", "qwen3-vl-30b-a3b-instruct", "llama-4-scout-17b-16e-instruct"):
+        cfg = maxflops.load_config(str(HF_REAL / name / "config.json"))
+        assert [p for p in cfg.not_priced if "vision encoder" in p], name
