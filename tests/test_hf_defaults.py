@@ -52,6 +52,8 @@ def post_init(model_type: str, name: str, get):
         return 2 * get("linear_key_head_dim")
     if name == "qk_head_dim":
         return get("qk_nope_head_dim") + get("qk_rope_head_dim")
+    if model_type in ("mamba", "falcon_mamba") and name == "intermediate_size":
+        return get("expand") * get("hidden_size")  # MambaConfig / FalconMambaConfig.__post_init__ (absent only)
     if name == "_sliding_window_pattern":  # Gemma3TextConfig: kwargs.get("sliding_window_pattern", 6)
         return get("sliding_window_pattern")
     raise AssertionError(f"{model_type}: no post-init rule written here for {name!r}; read the class and add it")

@@ -145,3 +145,31 @@ def test_published_multimodal_files_name_their_towers_and_a_null_audio_config_no
     for name in ("qwen3-vl-8b-instruct", "qwen3-vl-30b-a3b-instruct", "llama-4-scout-17b-16e-instruct"):
         cfg = maxflops.load_config(str(HF_REAL / name / "config.json"))
         assert [p for p in cfg.not_priced if "vision encoder" in p], name
+
+
+# --- 5. a key the file gives is read as transformers' config class reads it -------------------------------------
+
+@pytest.mark.skipif(not HF_REAL.is_dir(), reason="../shared/hf-real (real published config.json files) is absent")
+def test_falcon_mamba_as_published_keeps_its_intermediate_size():
+    """FalconMambaConfig.__post_init__ derives intermediate_size = expand x hidden_size, then PreTrainedConfig's sets
+    the file's intermediate_size over it: transformers 5.24 builds in_proj 4096 -> 16384 from this file, 7,272,665,088
+    parameters on the meta device (published 7.27B) = 64 layers x 105,312,256 + two 65024 x 4096 tables + a norm."""
+    cfg = maxflops.load_config(str(HF_REAL / "falcon-mamba-7b" / "config.json"))
+    D, E, R, N, K, V, L, T = 4096, 8192, 256, 16, 4, 65024, 64, 2048
+    per_layer = D * 2 * E + E * (R + 2 * N) + R * E + E * D + E * K + E + E + E * N + E + D  # in, x, dt, out, conv..
+    assert L * per_layer + 2 * V * D + D == 7_272_665_088
+    assert cfg.mamba1_inner_dim == E
+    b = maxflops.count(cfg, mode="prefill", max_target_length=T)
+    matmul_and_conv = L * (D * 2 * E + E * (R + 2 * N) + R * E + E * D) + D * V  # per token; the conv below
+    causal_conv = L * E * sum(min(t + 1, K) for t in range(T))  # the first K - 1 tokens see fewer taps
+    assert b.learnable_weight == 2 * (matmul_and_conv * T + causal_conv)
+
+
+def test_mamba_without_intermediate_size_derives_it(tmp_path):
+    data = json.loads((HF_REAL / "falcon-mamba-7b" / "config.json").read_text()) if HF_REAL.is_dir() else {
+        "model_type": "falcon_mamba", "hidden_size": 4096, "num_hidden_layers": 64, "vocab_size": 65024,
+        "expand": 16, "intermediate_size": 8192}
+    data.pop("intermediate_size")
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert maxflops.load_config(str(tmp_path / "config.json")).mamba1_inner_dim == 16 * 4096
+

@@ -330,9 +330,10 @@ def mamba(r: Reader, d) -> dict:
     o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
-    o["mamba1_inner_dim"] = r.int("expand", d("expand"), minimum=1) * o["emb_dim"]
-    r.ignore("intermediate_size", "superseded: the config class derives it as expand x hidden_size "
-                                  f"({o['mamba1_inner_dim']})")
+    # The class's __post_init__ sets intermediate_size = expand x hidden_size, then PreTrainedConfig's sets the
+    # file's own intermediate_size over it: a present one is the mixer's width (falcon-mamba-7b: expand 16, 8192)
+    expand = r.int("expand", d("expand"), minimum=1)
+    o["mamba1_inner_dim"] = r.int("intermediate_size", expand * o["emb_dim"], minimum=1)
     o["mamba1_state_dim"] = r.int("state_size", d("state_size"), minimum=1)
     o["mamba1_conv_kernel"] = r.int("conv_kernel", d("conv_kernel"), minimum=1)
     o["mamba1_dt_rank"] = _dt_rank(r, "time_step_rank", d, o["emb_dim"])
