@@ -100,8 +100,8 @@ def main() -> None:
     rows.append(("packed: 100,000 documents (Python list), glm5", t, None))
 
     reporter = maxflops.StepReporter(packed_cfg, peak_tflops=989)
-    reporter.step(1.0, segment_lengths=docs)
-    t = median_time(lambda: reporter.step(1.0, segment_lengths=docs), repeats=20)
+    reporter.step(1.0, step_lengths=docs)
+    t = median_time(lambda: reporter.step(1.0, step_lengths=docs), repeats=20)
     rows.append(("per-step StepReporter.step(), 100,000 documents (model + hardware MFU)", t, 2e-3))
     ids = np.zeros((64, 8192), np.int32)
     for r in range(64):  # rows packed with documents of 1..2000 tokens

@@ -5,10 +5,13 @@
     stats = reporter.step(step_seconds, segment_ids=batch["inputs_segmentation"])   # every step
     reporter.log(step, stats)                                         # one line on stdout (or emit=logging.info)
 
-Without document information every step costs the padded batch of the config; with ``segment_lengths`` (the
-documents of the step's micro-batch) or ``segment_ids`` (MaxText's [batch, length] ids, 0 = padding) the count
-is exact per document. Model MFU uses model FLOPs (the MFU numerator); hardware MFU uses what the kernels
-execute under the config's implementation knobs.
+Without document information every step costs the padded batch of the config; with ``step_lengths`` (the
+documents of the whole step: every micro-batch's) or ``segment_ids`` (MaxText's [rows, length] ids, 0 = padding)
+the count is exact per document. Model MFU uses model FLOPs (the MFU numerator); hardware MFU uses what the
+kernels execute under the config's implementation knobs. Packed rows are priced, by default, as MaxText's trainer
+runs them (``packed_kernel='row'``: every row through every layer whole, attention over the full row with the
+documents masked); a trainer whose kernels run each document on its own passes ``packed_kernel='varlen'``. The
+step line and ``StepStats.packed_kernel`` say which was used. A step of padding only is zero work, not an error.
 """
 
 from __future__ import annotations
@@ -36,6 +39,12 @@ class StepStats:
     hardware_tflops_per_s: float
     model_mfu: float  # fraction of peak
     hardware_mfu: float
+    packed_kernel: str | None = None  # how packed rows were priced ('row', 'varlen'); None: no documents given
+
+    @property
+    def over_peak(self) -> bool:
+        """An MFU above 100%: the peak given is not the device's (or the step time is wrong)."""
+        return self.model_mfu > 1 or self.hardware_mfu > 1
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -44,49 +53,83 @@ class StepStats:
 class StepReporter:
     """Constructed once from a config and the device peak; ``step()`` per training step."""
 
-    def __init__(self, config, peak_tflops: float, **overrides):
+    def __init__(self, config, peak_tflops: float, *, packed_kernel: str = "row", **overrides):
         if not _positive(peak_tflops):
             raise ValueError(f"peak_tflops: must be a positive finite number (the device's dense peak in TFLOP/s), "
                              f"got {peak_tflops!r}")
+        if packed_kernel not in ("row", "varlen"):
+            raise ValueError(f"packed_kernel: {packed_kernel!r} is not 'row' (MaxText's trainer: rows whole) or "
+                             "'varlen' (each document on its own)")
         self.config = from_source(config)  # MaxText's object as it is, like count()
         self.overrides = overrides
+        self.packed_kernel = packed_kernel
+        self._packed_overrides = {**overrides, "packed_kernel": packed_kernel}
+        self.peak_tflops = peak_tflops
         self.peak = peak_tflops * 1e12
+        self._warned = False
         self._padded = count(self.config, **overrides)
         if self._padded.mode != "train":
             raise ValueError(f"config key 'mode': StepReporter reports train steps, got {self._padded.mode!r}")
         resolved = validate({**as_dict(self.config), **overrides}, given=overrides)
         self._steps, self._batch = resolved["gradient_accumulation_steps"], resolved["per_device_batch_size"]
 
-    def breakdown(self, segment_lengths=None, segment_ids=None):
-        """The step's FLOPs. ``segment_ids`` [rows, length] or ``segment_lengths`` hold the documents of the whole
-        step: with gradient accumulation, every micro-batch's rows (counted once each, not one micro-batch
-        multiplied)."""
+    def _lengths(self, step_lengths, segment_ids, segment_lengths):
+        if segment_lengths is not None:  # count()'s name: one micro-batch's documents
+            if self._steps != 1:
+                raise ValueError(f"segment_lengths: in count() the documents of one micro-batch; a step of "
+                                 f"gradient_accumulation_steps={self._steps} micro-batches takes the documents of "
+                                 "all of them as step_lengths=")
+            if step_lengths is not None:
+                raise ValueError("step_lengths and segment_lengths: give one of them, not both")
+            step_lengths = segment_lengths
         if segment_ids is not None:
-            if segment_lengths is not None:
-                raise ValueError("segment_ids and segment_lengths: give one of them, not both")
-            segment_lengths = segment_lengths_from_ids(segment_ids)
-            if not len(segment_lengths):
-                raise ValueError("segment_ids: every id is 0 (padding): the step holds no document to count")
-        if segment_lengths is None:
+            if step_lengths is not None:
+                raise ValueError("segment_ids and step_lengths: give one of them, not both")
+            step_lengths = segment_lengths_from_ids(segment_ids)
+        return step_lengths
+
+    def breakdown(self, step_lengths=None, segment_ids=None, *, segment_lengths=None):
+        """The step's FLOPs. ``segment_ids`` [rows, length] or ``step_lengths`` hold the documents of the whole
+        step: with gradient accumulation, every micro-batch's rows (counted once each, not one micro-batch
+        multiplied). ``segment_lengths`` (count()'s name for one micro-batch's) is taken without accumulation."""
+        step_lengths = self._lengths(step_lengths, segment_ids, segment_lengths)
+        if step_lengths is None:
             return self._padded
+        if segment_ids is not None and not len(step_lengths):
+            raise ValueError("segment_ids: every id is 0 (padding): the step holds no document to count")
         steps = self._steps
         if steps == 1:
-            return count(self.config, segment_lengths, **self.overrides)
-        return count(self.config, segment_lengths, **{**self.overrides, "gradient_accumulation_steps": 1,
-                                                      "per_device_batch_size": self._batch * steps})
+            return count(self.config, step_lengths, **self._packed_overrides)
+        return count(self.config, step_lengths, **{**self._packed_overrides, "gradient_accumulation_steps": 1,
+                                                   "per_device_batch_size": self._batch * steps})
 
-    def step(self, seconds: float, segment_lengths=None, segment_ids=None) -> StepStats:
+    def step(self, seconds: float, step_lengths=None, segment_ids=None, *, segment_lengths=None) -> StepStats:
         if not _positive(seconds):
             raise ValueError(f"seconds: step time must be a positive finite number, got {seconds!r}")
-        b = self.breakdown(segment_lengths, segment_ids)
+        lengths = self._lengths(step_lengths, segment_ids, segment_lengths)
+        kernel = None if lengths is None else self.packed_kernel
+        if lengths is not None and not len(lengths):  # padding only (an epoch's padded tail): no work
+            return StepStats(seconds, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, kernel)
+        b = self._padded if lengths is None else self.breakdown(lengths)
         model, hardware = b.total, b.hardware_flops
-        return StepStats(seconds, b.tokens, model, hardware, model / seconds / 1e12, hardware / seconds / 1e12,
-                         model / seconds / self.peak, hardware / seconds / self.peak)
+        stats = StepStats(seconds, b.tokens, model, hardware, model / seconds / 1e12, hardware / seconds / 1e12,
+                          model / seconds / self.peak, hardware / seconds / self.peak, kernel)
+        if stats.over_peak and not self._warned:
+            import warnings
+
+            self._warned = True
+            warnings.warn(f"StepReporter: MFU {100 * max(stats.model_mfu, stats.hardware_mfu):,.1f}% is over 100%: "
+                          f"is peak_tflops={self.peak_tflops!r} the device's dense peak in TFLOP/s (H100/H200 bf16: "
+                          "989), and the step time in seconds?", stacklevel=2)
+        return stats
 
     @staticmethod
     def format(step: int, s: StepStats) -> str:
+        packing = {None: "", "row": " (packed rows priced whole)",
+                   "varlen": " (packed documents priced varlen)"}[s.packed_kernel]
+        flag = " [MFU over 100%: check peak_tflops and the step time]" if s.over_peak else ""
         return (f"step {step}: {s.seconds:.3f} s, {s.tokens} tokens, {s.model_tflops_per_s:,.1f} TFLOP/s/device, "
-                f"model MFU {100 * s.model_mfu:.2f}%, hardware MFU {100 * s.hardware_mfu:.2f}%")
+                f"model MFU {100 * s.model_mfu:.2f}%, hardware MFU {100 * s.hardware_mfu:.2f}%{packing}{flag}")
 
     def log(self, step: int, stats: StepStats, emit: Callable[[str], object] | None = None) -> str:
         """Write the step's line and return it. ``emit``: where it goes; by default printed to stdout (flushed), as

@@ -173,3 +173,57 @@ def test_mamba_without_intermediate_size_derives_it(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(data))
     assert maxflops.load_config(str(tmp_path / "config.json")).mamba1_inner_dim == 16 * 4096
 
+
+
+# --- 7 and 10. the trainer's step line: how packed rows are priced, an MFU over 100%, a padding-only step -----
+
+def test_step_reporter_prices_packed_rows_as_maxtexts_trainer_and_says_so():
+    import numpy as np
+
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=8192, per_device_batch_size=4)
+    ids = np.zeros((4, 8192), np.int32)
+    for row in range(4):
+        ids[row, :5500] = 1  # rows 67% filled
+    docs = [5500] * 4
+    row = maxflops.StepReporter(cfg, peak_tflops=989)
+    varlen = maxflops.StepReporter(cfg, peak_tflops=989, packed_kernel="varlen")
+    a, b = row.step(10.0, segment_ids=ids), varlen.step(10.0, segment_ids=ids)
+    assert a.hardware_flops == maxflops.count(cfg, docs, packed_kernel="row").hardware_flops
+    assert b.hardware_flops == maxflops.count(cfg, docs, packed_kernel="varlen").hardware_flops
+    assert a.hardware_flops > b.hardware_flops and a.model_flops == b.model_flops
+    assert (a.packed_kernel, b.packed_kernel, row.step(10.0).packed_kernel) == ("row", "varlen", None)
+    assert row.format(1, a).endswith("(packed rows priced whole)")
+    assert varlen.format(1, b).endswith("(packed documents priced varlen)")
+    assert "packed" not in row.format(1, row.step(10.0))
+    with pytest.raises(ValueError, match="packed_kernel: 'thd'"):
+        maxflops.StepReporter(cfg, peak_tflops=989, packed_kernel="thd")
+
+
+def test_an_mfu_over_100_percent_is_flagged_once():
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=4096)
+    r = maxflops.StepReporter(cfg, peak_tflops=0.989)  # a peak entered 1000x off
+    with pytest.warns(UserWarning, match=r"over 100%: is peak_tflops=0.989 the device's dense peak"):
+        s = r.step(1.0)
+    assert s.over_peak and "[MFU over 100%: check peak_tflops" in r.format(1, s)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r.step(1.0)  # said once
+    fine = maxflops.StepReporter(cfg, peak_tflops=989).step(1.0)
+    assert not fine.over_peak and "over 100%" not in r.format(1, fine)
+
+
+def test_step_lengths_are_the_whole_steps_and_segment_lengths_one_micro_batchs():
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=2,
+                               gradient_accumulation_steps=2)
+    r = maxflops.StepReporter(cfg, peak_tflops=100)
+    docs = [64, 20, 30, 7, 64]
+    one = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=1)
+    assert r.step(1.0, step_lengths=docs).model_flops == sum(maxflops.count(one, [L]).total for L in docs)
+    with pytest.raises(ValueError, match=r"segment_lengths: in count\(\) the documents of one micro-batch.*"
+                                         "step_lengths="):
+        r.step(1.0, segment_lengths=docs)
+    single = maxflops.StepReporter(maxflops.load_config("llama3.1-8b", max_target_length=64), peak_tflops=100)
+    assert single.step(1.0, segment_lengths=[64]).model_flops == single.step(1.0, step_lengths=[64]).model_flops
+    assert single.step(1.0, step_lengths=[]).tokens == 0  # padding only: zero work

@@ -243,7 +243,10 @@ def test_an_all_padding_batch_names_segment_ids():
 
     r = maxflops.StepReporter(maxflops.load_config("llama3.1-8b", max_target_length=8), peak_tflops=989)
     with pytest.raises(ValueError, match=r"^segment_ids: every id is 0 \(padding\)"):
-        r.step(1.0, segment_ids=np.zeros((1, 8), np.int32))
+        r.breakdown(segment_ids=np.zeros((1, 8), np.int32))
+    # a step of padding only (a padded epoch tail) is zero work, not a crash of the training loop (issue 29)
+    stats = r.step(1.0, segment_ids=np.zeros((1, 8), np.int32))
+    assert (stats.tokens, stats.model_flops, stats.hardware_flops, stats.model_mfu) == (0, 0, 0, 0.0)
 
 
 # --- 8. huge lengths: tiles priced in closed form, per-token figures in range ---------------------------------------
