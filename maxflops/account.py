@@ -513,6 +513,9 @@ def sweep(config, key: str, values, segment_lengths=None, **overrides) -> list[B
     """``count`` at each value of one config key (e.g. ``sweep(cfg, "max_target_length", lengths)``). In decode
     mode the length is ``decode_kv_length`` (the tokens already cached): sweeping ``max_target_length`` there is
     an error, since decode does not read it."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"sweep: values of {key!r}: expected a list of values, got {values!r}"
+                         f" ({type(values).__name__}); for one value, pass [{values!r}] or count(config, {key}=...)")
     config = from_source(config)
     if key == "max_target_length" and resolve_call(config, overrides)[0]["mode"] == "decode":
         raise ValueError("config key 'max_target_length': a decode step does not read it (it counts one new token "

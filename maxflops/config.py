@@ -525,7 +525,13 @@ def _check_value(key: str, value: Any) -> None:
         raise ValueError(f"config key {key!r}: {what}, got {value!r}")
     if field.kind in (int, float) and not isinstance(value, bool) and abs(value) > INT_MAX:
         raise ValueError(f"config key {key!r}: must be at most 2**62 (the int64 range kernels index with), got "
-                         f"{value!r}")
+                         f"{_short(value)}")
+
+
+def _short(value) -> str:
+    """A number as an error shows it: a very long integer by its size, not its digits."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"a {len(text.lstrip('-'))}-digit number (about 2**{abs(value).bit_length() - 1})"
 
 
 def _check_relations(c: Mapping[str, Any]) -> None:
@@ -534,7 +540,7 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     def err(key, msg):
         raise ValueError(f"config key {key!r}: {msg}")
 
-    if c["num_query_heads"] % c["num_kv_heads"]:
+    if c["num_query_heads"] % c["num_kv_heads"] and c["attention_type"] != "mla":  # (MLA never reads kv heads)
         err("num_kv_heads", f"{c['num_kv_heads']} does not divide num_query_heads={c['num_query_heads']}")
     if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:
         err("global_num_kv_heads", f"{c['global_num_kv_heads']} does not divide num_query_heads="

@@ -279,7 +279,7 @@ def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], kn
         parts.append(f"{name!r} = {value!r}{hint}")
     raise ValueError(f"{path}: key{'s' if len(parts) > 1 else ''} not understood: {'; '.join(parts)}. A key "
                      "that could change FLOPs is never dropped silently: fix its name, or pass "
-                     "unknown='report' to count without it")
+                     "unknown='report' (command line: --unknown=report) to count without it")
 
 
 def validate_overrides(path, overrides: Mapping[str, Any], source_of: Callable[[str], str] | None = None) -> None:

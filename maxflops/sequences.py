@@ -102,6 +102,8 @@ class Packed:
 def as_lengths(segment_lengths, c) -> Any:
     import numpy as np
 
+    if not hasattr(segment_lengths, "__len__") and hasattr(segment_lengths, "__iter__"):
+        segment_lengths = list(segment_lengths)  # a generator or other iterator of lengths
     arr = np.asarray(segment_lengths)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"segment_lengths: expected a non-empty 1-D sequence of ints, got shape {arr.shape}")

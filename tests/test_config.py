@@ -102,7 +102,7 @@ def test_unknown_model_suggests_the_closest():
     (["--model=glm-5"], "did you mean 'glm5'"),
     (["--config.max_target_lenght=4"], "unknown config key 'max_target_lenght'"),
     (["--config.num_kv_heads=abc"], "'num_kv_heads': expected int, got 'abc'"),
-    (["--config.num_kv_heads=3"], "'num_kv_heads': 3 does not divide"),
+    (["--model=llama3.1-8b", "--config.num_kv_heads=3"], "'num_kv_heads': 3 does not divide"),
     (["--config.mode=serve"], "'mode': 'serve'"),
     (["--model=glm5", "--config=configs/glm5.py"], "not both"),
     (["stray"], "unexpected argument"),

@@ -227,3 +227,54 @@ def test_step_lengths_are_the_whole_steps_and_segment_lengths_one_micro_batchs()
     single = maxflops.StepReporter(maxflops.load_config("llama3.1-8b", max_target_length=64), peak_tflops=100)
     assert single.step(1.0, segment_lengths=[64]).model_flops == single.step(1.0, step_lengths=[64]).model_flops
     assert single.step(1.0, step_lengths=[]).tokens == 0  # padding only: zero work
+
+
+# --- 8. a grid sweep says its size and refuses a typo's ----------------------------------------------------------
+
+def test_a_grid_past_the_limit_is_refused_naming_the_flags_before_it_starts():
+    p = cli("sweep", "--model=llama3.1-8b", "--lengths=1:100000000:1", "--batches=1:100:1", rc=2)
+    assert ("--lengths=1:100000000:1 x --batches=1:100:1 is 100,000,000 x 100 = 10,000,000,000 points, over the "
+            "limit of 10,000,000") in p.stderr and "Traceback" not in p.stderr
+    head = cli("sweep", "--model=llama3.1-8b", "--lengths=1024:2048:1", "--batches=1:2:1").stdout.splitlines()[0]
+    assert head.endswith("1,025 lengths x 2 batches = 2,050 points")
+
+
+# --- 11. errors that help ----------------------------------------------------------------------------------------
+
+def test_errors_name_what_to_do():
+    cfg = maxflops.load_config("llama3.1-8b")
+    with pytest.raises(ValueError, match=r"sweep: values of 'max_target_length': expected a list of values, got "
+                                         r"4096 \(int\); for one value, pass \[4096\]"):
+        maxflops.sweep(cfg, "max_target_length", 4096)
+    with pytest.raises(ValueError, match=r"got a 311-digit number \(about 2\*\*1030\)$"):
+        maxflops.count(cfg, max_target_length=2 ** 1030)
+    # a generator of lengths is lengths
+    assert maxflops.count(cfg, segment_lengths=(n for n in (100, 200))).total == \
+        maxflops.count(cfg, segment_lengths=[100, 200]).total
+    # MLA's FLOPs never read num_kv_heads: GQA's divisibility rule does not refuse it
+    ds = maxflops.load_config("deepseek3-671b")
+    assert maxflops.count(ds, num_kv_heads=7).total == maxflops.count(ds).total
+    with pytest.raises(ValueError, match="'num_kv_heads': 7 does not divide"):
+        maxflops.count(cfg, num_kv_heads=7)
+
+
+def test_cli_length_ranges_without_batches_and_unknown_report(tmp_path):
+    out = cli("sweep", "--model=llama3.1-8b", "--lengths=1024:4096:1024", "--json").stdout
+    assert json.loads(out)["values"] == [1024, 2048, 3072, 4096]
+    data = json.loads((FIXTURES / "hf" / "llama3.1-8b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "frob": 1}))
+    err = cli(f"--config={path}", rc=2).stderr
+    assert "'frob' = 1" in err and "--unknown=report" in err
+    p = cli(f"--config={path}", "--unknown=report")
+    assert "frob" in p.stderr and "total" in p.stdout
+    assert "--unknown=maybe" in cli(f"--config={path}", "--unknown=maybe", rc=2).stderr
+
+
+def test_a_nemotron_h_file_with_sliding_window_counts_as_transformers_runs_it(tmp_path):
+    """NemotronHConfig has a sliding_window field; transformers 5.24's modeling_nemotron_h never reads it."""
+    data = json.loads((FIXTURES / "hf" / "nemotron-h-8b.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "sliding_window": 1024}))
+    want = maxflops.count(maxflops.load_config(str(FIXTURES / "hf" / "nemotron-h-8b.json"))).total
+    assert maxflops.count(maxflops.load_config(str(path))).total == want

@@ -176,9 +176,8 @@ def nemotron_h(r: Reader, d, given) -> dict:
                 raise r.fail("attention_head_dim", f"differs from head_dim={o['head_dim']}, which transformers' "
                                                    "NemotronH attention uses", r.data["attention_head_dim"])
             r.ignore("attention_head_dim", f"superseded: head_dim ({o['head_dim']}) is what transformers reads")
-        if given("sliding_window"):
-            raise r.fail("sliding_window", "not modelled: NemotronH attention with a sliding window")
-        r.ignore("sliding_window", NO_EFFECT + " (null)")
+        # a field of NemotronHConfig that transformers 5.24's modeling_nemotron_h never reads: attention is global
+        r.ignore("sliding_window", NO_EFFECT + ": modeling_nemotron_h never reads it (its attention is global)")
     else:
         for k in ("num_attention_heads", "num_key_value_heads", "head_dim", "attention_head_dim", "sliding_window"):
             r.ignore(k, "unused: no attention layers")
