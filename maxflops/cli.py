@@ -434,6 +434,14 @@ def quiet_broken_pipe() -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
+def _warn_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning on the command line: one line naming it, as errors are."""
+    print(f"maxflops: warning: {one_line(message)}", file=sys.stderr)
+
+
 def run() -> None:
+    import warnings
+
     quiet_broken_pipe()
+    warnings.showwarning = _warn_line
     sys.exit(main())

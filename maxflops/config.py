@@ -853,8 +853,55 @@ def apply_overrides(resolved: Mapping[str, Any], overrides: Mapping[str, Any]) -
     return values
 
 
+class InertKeyWarning(UserWarning):
+    """A key set explicitly that no figure of this model reads (a window on a model with no windowed layers)."""
+
+
+def _letters(c: Mapping[str, Any]) -> str:
+    return c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]
+
+
+# key -> (does this resolved config read it?, why not). A key given explicitly (a Python override, a CLI flag, a key
+# of an ml_collections file) that the model does not read is said (InertKeyWarning); keys a loaded file carries are
+# not overrides (a Hugging Face or MaxText file sets what its model has).
+_MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok")
+_MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_INDEX_KEYS = ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq", "index_skip_offset")
+READ_WHEN: dict = {
+    "sliding_window_size": (lambda c: any(x in _letters(c) for x in "LSH"),
+                            "no layer of attention_layer_pattern (or the MTP / parallel patterns) is windowed ('L', or "
+                            "compressed 'S' / 'H')"),
+    "chunk_attn_window_size": (lambda c: "C" in _letters(c), "no layer is chunked ('C' in attention_layer_pattern)"),
+    **{k: (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)") for k in _MOE_KEYS},
+    **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'") for k in _MLA_KEYS},
+    "q_lora_rank": (lambda c: c["attention_type"] == "mla" or any(x in _letters(c) for x in "SH"),
+                    "attention_type is not 'mla' and no layer is compressed ('S' / 'H')"),
+    **{k: (lambda c: c["use_sparse_indexer"] or "S" in _letters(c),
+           "the model runs no indexer (use_sparse_indexer is false and no layer is 'S')") for k in _INDEX_KEYS},
+}
+
+
+def say_inert(c: Mapping[str, Any], keys) -> None:
+    """Warn (InertKeyWarning) for each of ``keys``, set explicitly, that the resolved config ``c`` does not read."""
+    for key in keys:
+        rule = READ_WHEN.get(key)
+        if rule is not None and not rule[0](c):
+            import warnings
+
+            warnings.warn(f"config key {key!r} = {c[key]!r} changes nothing here: {rule[1]}", InertKeyWarning,
+                          stacklevel=4)
+
+
 def model_config(**overrides):
-    """A locked ConfigDict: schema defaults, then the convention bundle, then ``overrides``; validated."""
+    """A locked ConfigDict: schema defaults, then the convention bundle, then ``overrides``; validated. A key given
+    that the model does not read is said (``InertKeyWarning``)."""
+    config = config_from(overrides)
+    say_inert(config._fields, overrides)
+    return config
+
+
+def config_from(overrides: Mapping[str, Any]):
+    """``model_config`` without saying inert keys: for loaders, whose keys are a file's, not a user's choice."""
     from ml_collections import config_dict
 
     values = resolve(overrides)
@@ -969,5 +1016,8 @@ def _explicit(values: Mapping[str, Any], given=(), previous_quirks=None) -> dict
 def validate(config: Any, given=()) -> dict[str, Any]:
     """Validate any config-like object and return the resolved plain dict (convention knobs applied).
     ``given``: keys set explicitly (e.g. command-line flags), kept even when the convention changed."""
-    return resolve(_explicit(as_dict(config), given=given))
+    c = resolve(_explicit(as_dict(config), given=given))
+    if given:
+        say_inert(c, given)
+    return c
 

@@ -7,7 +7,7 @@ import importlib.util
 import pathlib
 import warnings
 
-from .config import _explicit, as_dict, available_models, config_dir, model_config, model_path
+from .config import _explicit, as_dict, available_models, config_dir, config_from, model_path, say_inert
 from .reader import NOT_UNDERSTOOD
 
 
@@ -55,7 +55,9 @@ def load_config(name_or_path, *, unknown: str = "error", **overrides):
         raise ValueError(f"{name_or_path}: no such file (and a model name has no '/'; see maxflops --list)")
     else:
         path = model_path(name_or_path)
-    return model_config(**_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides))
+    config = config_from(_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides))
+    say_inert(config._fields, overrides)
+    return config
 
 
 def _load_foreign(path: str, overrides, unknown: str):
@@ -66,4 +68,6 @@ def _load_foreign(path: str, overrides, unknown: str):
     if strange:  # only with unknown='report', the caller's explicit choice
         warnings.warn(f"{path}: keys not understood (counted without them): {', '.join(strange)}", stacklevel=3)
     name = pathlib.Path(path).stem if pathlib.Path(path).name != "config.json" else pathlib.Path(path).parent.name
-    return model_config(**{"model_name": name or "model", **loaded.overrides, **overrides})
+    config = config_from({"model_name": name or "model", **loaded.overrides, **overrides})
+    say_inert(config._fields, overrides)  # the file's own keys are not overrides
+    return config

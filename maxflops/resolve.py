@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from .config import REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, _explicit, apply_overrides, as_dict, quirks, resolve
+from .config import (REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, _explicit, apply_overrides, as_dict, quirks, resolve,
+                     say_inert)
 from .plan import build_plan
 
 __all__ = ["resolve_call", "call_key", "resolve_key", "from_source", "register_source", "plan_of", "hardware_view",
@@ -97,9 +98,9 @@ def _with_overrides(key, typed_overrides: tuple) -> tuple:
     if given.keys() & _REBUNDLE:  # the bundle (and its branch for the model's kind) and the quirks are applied again
         before = dict(key.items)
         c = resolve(_explicit({**before, **given}, given=given, previous_quirks=before.get("convention_quirks", ())))
-        return c, plan_of(c)
-    base, plan = _planned(key)
-    c = apply_overrides(base, given)
+    else:
+        c = apply_overrides(_planned(key)[0], given)
+    say_inert(c, given)  # (once per distinct override set: this is cached)
     return c, plan_of(c)
 
 

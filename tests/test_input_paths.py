@@ -278,3 +278,47 @@ def test_a_nemotron_h_file_with_sliding_window_counts_as_transformers_runs_it(tm
     path.write_text(json.dumps({**data, "sliding_window": 1024}))
     want = maxflops.count(maxflops.load_config(str(FIXTURES / "hf" / "nemotron-h-8b.json"))).total
     assert maxflops.count(maxflops.load_config(str(path))).total == want
+
+
+# --- 9. an explicit key the model does not read is said, on every path -------------------------------------------
+
+INERT = [("sliding_window_size", 1024, "no layer of attention_layer_pattern"),
+         ("chunk_attn_window_size", 512, "no layer is chunked"),
+         ("shared_experts", 1, "no routed experts"), ("moe_mlp_dim", 2048, "no routed experts"),
+         ("kv_lora_rank", 256, "attention_type is not 'mla'"), ("index_topk", 64, "runs no indexer")]
+
+
+@pytest.mark.parametrize("key,value,why", INERT, ids=[k for k, _, _ in INERT])
+def test_an_inert_override_is_said_on_every_path(tmp_path, key, value, why):
+    want = rf"config key '{key}' = {value!r} changes nothing here: .*{why}"
+    cfg = maxflops.load_config("llama3.1-8b")
+    with pytest.warns(C.InertKeyWarning, match=want):
+        maxflops.count(cfg, **{key: value})
+    with pytest.warns(C.InertKeyWarning, match=want):
+        maxflops.load_config("llama3.1-8b", **{key: value})
+    with pytest.warns(C.InertKeyWarning, match=want):
+        maxflops.model_config(**LLAMA, **{key: value})
+    with pytest.warns(C.InertKeyWarning, match=want):
+        maxflops.from_maxtext({"decoder_block": "llama2"}, **{key: value})
+    file = tmp_path / "mine.py"
+    file.write_text("import maxflops\n\ndef get_config():\n"
+                    f"    return maxflops.model_config(num_decoder_layers=2, {key}={value!r})\n")
+    with pytest.warns(C.InertKeyWarning, match=want):
+        maxflops.load_config(str(file))
+    err = cli("--model=llama3.1-8b", f"--config.{key}={value}").stderr
+    assert err.startswith(f"maxflops: warning: config key '{key}' = {value!r} changes nothing here") and \
+        "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_key_that_is_read_or_a_files_own_key_is_not_said():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", C.InertKeyWarning)
+        maxflops.count(maxflops.load_config("gpt-oss-120b"), sliding_window_size=256)  # it has windowed layers
+        maxflops.count(maxflops.load_config("deepseek3.2-671b"), index_topk=1024, kv_lora_rank=256)
+        maxflops.count(maxflops.load_config("deepseek4-284b"), q_lora_rank=512)  # compressed attention reads it
+        for path in sorted((FIXTURES / "hf").glob("*.json")) + sorted((FIXTURES / "maxtext").glob("*.yml")):
+            maxflops.load_config(str(path))  # a file's keys are not overrides
+        for name in maxflops.available_models():
+            maxflops.load_config(name)  # the shipped configs set no key their model does not read

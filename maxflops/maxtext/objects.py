@@ -6,7 +6,7 @@ import enum
 import functools
 from typing import Any, Mapping
 
-from ..config import SCHEMA, model_config
+from ..config import SCHEMA, config_from, say_inert
 from . import keys
 from .mapping import DERIVED, OLD_NAMES, is_maxtext_key, map_keys
 
@@ -99,7 +99,9 @@ def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
     """
     if unknown not in ("error", "warn"):
         raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
-    return model_config(**{**overrides_of(config, unknown), **overrides})
+    out = config_from({**overrides_of(config, unknown), **overrides})
+    say_inert(out._fields, overrides)  # MaxText's own keys are its file's, not overrides
+    return out
 
 
 def _hashable(v):
