@@ -322,3 +322,119 @@ def test_a_key_that_is_read_or_a_files_own_key_is_not_said():
             maxflops.load_config(str(path))  # a file's keys are not overrides
         for name in maxflops.available_models():
             maxflops.load_config(name)  # the shipped configs set no key their model does not read
+
+
+# --- the input-path matrix: one model on every path, and the same mistakes on each --------------------------------
+
+STEP = dict(per_device_batch_size=1, max_target_length=2048, remat_policy="full")
+MAXTEXT_STEP = dict(per_device_batch_size=1, max_target_length=2048)  # (base.yml's remat_policy is 'full')
+
+
+class RecordedObject:
+    """MaxText's HyperParameters as recorded by tests/fixtures/maxtext_real/generate.py (get_keys and attributes)."""
+
+    def __init__(self, keys):
+        self._keys = dict(keys)
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_keys"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def get_keys(self):
+        return self._keys
+
+
+def _maxtext_yaml_keys():
+    import yaml
+
+    return yaml.safe_load((FIXTURES / "maxtext" / "llama3.1-8b.yml").read_text())
+
+
+def _py_file(tmp_path, body: str) -> str:
+    path = tmp_path / "model.py"
+    path.write_text(f"import maxflops\n\n\ndef get_config():\n    return maxflops.model_config({body})\n")
+    return str(path)
+
+
+def _cli_json(*flags):
+    return json.loads(cli(*flags, "--json").stdout)
+
+
+def test_one_model_counts_the_same_on_every_path(tmp_path):
+    keys = dict(num_decoder_layers=32, emb_dim=4096, vocab_size=128256, num_query_heads=32, num_kv_heads=8,
+                mlp_dim=14336, head_dim=128)
+    want = maxflops.count(maxflops.model_config(**keys, **STEP))
+    recorded = json.loads((FIXTURES / "maxtext_real" / "maxtext_base_keys.json").read_text())
+    recorded.update(json.loads((FIXTURES / "maxtext_real" / "maxtext_models.json").read_text())["models"]
+                    ["llama3.1-8b"]["keys"])
+    recorded.update(MAXTEXT_STEP)
+    body = ", ".join(f"{k}={v!r}" for k, v in {**keys, **STEP}.items())
+    paths = {
+        "python overrides": maxflops.count(keys, **STEP),
+        "ml_collections file": maxflops.count(maxflops.load_config(_py_file(tmp_path, body))),
+        "MaxText YAML": maxflops.count(maxflops.load_config(str(FIXTURES / "maxtext" / "llama3.1-8b.yml"),
+                                                            **MAXTEXT_STEP)),
+        "MaxText dict": maxflops.count({**_maxtext_yaml_keys(), **MAXTEXT_STEP}),
+        "MaxText object (recorded)": maxflops.count(RecordedObject(recorded)),
+        "Hugging Face config.json": maxflops.count(maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"),
+                                                                        **STEP)),
+    }
+    for where, b in paths.items():
+        assert (b.total, b.learnable_weight, b.attention, b.hardware_flops) == (
+            want.total, want.learnable_weight, want.attention, want.hardware_flops), where
+    flags = [f"--config.{k}={v}" for k, v in {**keys, **STEP}.items()]
+    got = _cli_json(f"--config={_py_file(tmp_path, '')}", *flags)
+    assert (got["total"], got["hardware_flops"]) == (want.total, want.hardware_flops)
+
+
+def test_the_same_mistakes_get_the_same_answer_on_every_path(tmp_path):
+    yml, hf = FIXTURES / "maxtext" / "llama3.1-8b.yml", FIXTURES / "hf" / "llama3.1-8b.json"
+    # a misspelled key: an error naming it, on every path
+    bad = {"max_target_lenght": 4096}
+    text = yml.read_text() + "\nmax_target_lenght: 4096\n"
+    (tmp_path / "typo.yml").write_text(text)
+    (tmp_path / "typo").mkdir()
+    (tmp_path / "typo" / "config.json").write_text(json.dumps({**json.loads(hf.read_text()), **bad}))
+    attempts = {
+        "python": lambda: maxflops.count(maxflops.load_config("llama3.1-8b"), **bad),
+        "model_config": lambda: maxflops.model_config(**bad),
+        "ml_collections file": lambda: maxflops.load_config(_py_file(tmp_path, "max_target_lenght=4096")),
+        "MaxText YAML": lambda: maxflops.load_config(str(tmp_path / "typo.yml")),
+        "MaxText dict": lambda: maxflops.count({**_maxtext_yaml_keys(), **bad}),
+        "Hugging Face file": lambda: maxflops.load_config(str(tmp_path / "typo" / "config.json")),
+    }
+    for where, attempt in attempts.items():
+        with pytest.raises(ValueError, match="max_target_lenght") as e:
+            attempt()
+        assert "4096" in str(e.value) or "unknown config key" in str(e.value), where
+    assert "max_target_lenght" in cli("--model=llama3.1-8b", "--config.max_target_lenght=4096", rc=2).stderr
+    # an inert override: said on every path that takes one (a value no other test gives: count() says it once per
+    # distinct override set, as it caches what it resolved)
+    inert = {"sliding_window_size": 777}
+    for where, attempt in {
+        "python": lambda: maxflops.count(maxflops.load_config("llama3.1-8b"), **inert),
+        "ml_collections file": lambda: maxflops.load_config(_py_file(tmp_path, "sliding_window_size=777")),
+        "MaxText YAML": lambda: maxflops.load_config(str(yml), **inert),
+        "MaxText dict": lambda: maxflops.from_maxtext(_maxtext_yaml_keys(), **inert),
+        "Hugging Face file": lambda: maxflops.load_config(str(hf), **inert),
+    }.items():
+        with pytest.warns(C.InertKeyWarning, match="'sliding_window_size' = 777 changes nothing here"):
+            attempt()
+    assert "changes nothing here" in cli("--model=llama3.1-8b", "--config.sliding_window_size=777").stderr
+    # a bad value: an error naming the key and the value
+    (tmp_path / "act.yml").write_text(yml.read_text().replace('["silu","linear"]', '["banana"]'))
+    (tmp_path / "act").mkdir()
+    (tmp_path / "act" / "config.json").write_text(json.dumps({**json.loads(hf.read_text()), "hidden_act": "banana"}))
+    for where, attempt in {
+        "python": lambda: maxflops.count(maxflops.load_config("llama3.1-8b"), mlp_activations=["banana"]),
+        "ml_collections file": lambda: maxflops.load_config(_py_file(tmp_path, "mlp_activations=['banana']")),
+        "MaxText YAML": lambda: maxflops.load_config(str(tmp_path / "act.yml")),
+        "MaxText dict": lambda: maxflops.count({**_maxtext_yaml_keys(), "mlp_activations": ["banana"]}),
+        "Hugging Face file": lambda: maxflops.load_config(str(tmp_path / "act" / "config.json")),
+    }.items():
+        with pytest.raises(ValueError, match=r"'(mlp_activations|hidden_act)'.*'banana'"):
+            attempt()
+    err = cli("--model=llama3.1-8b", "--config.mlp_activations=banana", rc=2).stderr
+    assert "'mlp_activations': 'banana'" in err

@@ -29,6 +29,14 @@ def maxtext_keys(config: Any) -> dict[str, Any]:
     return data
 
 
+def _closest_known(key: str) -> str:
+    import difflib
+
+    known = [*keys.MODEL_KEYS, *keys.IMPLEMENTATION_KEYS, *keys.UNPRICED, *SCHEMA]
+    match = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
 def _plain(v):
     return v.value if isinstance(v, enum.Enum) else v
 
@@ -122,7 +130,8 @@ def overrides_of(config: Any, unknown: str = "error") -> dict:
     data = maxtext_keys(config)
     read, own_keys, strange = _split(frozenset(data))
     if strange:
-        msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} {', '.join(map(repr, strange))} "
+        msg = (f"MaxText config: unknown key{'s' if len(strange) > 1 else ''} "
+               f"{'; '.join(f'{k!r} = {data[k]!r}{_closest_known(k)}' for k in strange)} "
                f"(maxflops knows MaxText {keys.MAXTEXT_VERSION}'s keys and its own schema)")
         if unknown == "error":
             raise ValueError(msg + "; pass unknown='warn' to count without them")
