@@ -308,8 +308,9 @@ SCHEMA: dict[str, Field] = {
                                        "MaxText's function counts a decoder block its own way). Knobs set "
                                        "explicitly still win."),
     "not_priced": _f((), tuple, "What these figures leave out, each 'model: ...' (missing from every figure, "
-                                "e.g. a vision encoder) or 'hardware: ...' (an implementation choice hardware "
-                                "FLOPs do not price yet); set by the MaxText mapping, shown by every report."),
+                                "e.g. a vision encoder), 'hardware: ...' (an implementation choice hardware "
+                                "FLOPs do not price yet) or 'traffic: ...' (what decode bytes do not read, e.g. a "
+                                "file's quantized weights); set by the loaders, shown by every report."),
     "mhc_flops": _f(True, bool, "Count the mHC mixing (MaxText's function leaves it out for its deepseek block)."),
     "mhc_head_flops": _f(True, bool, "Count the mHC hyper head (mhc_hyper_head; MaxText's DeepSeek-V4 function "
                                      "leaves it out)."),

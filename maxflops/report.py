@@ -68,7 +68,8 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
     lines += [title, "=" * len(title)]
     for part in b.not_priced:  # 'model: ...' is missing from every figure, 'hardware: ...' from hardware FLOPs
         scope, _, what = part.partition(": ")
-        lines.append(f"NOT COUNTED: {what}" if scope == "model" else f"hardware FLOPs do not price: {what}")
+        lines.append({"model": f"NOT COUNTED: {what}", "traffic": f"decode bytes do not price: {what}"}.get(
+            scope, f"hardware FLOPs do not price: {what}"))
     if config is not None:
         if b.mode == "decode":
             lines.append(f"decode step: {tok} new token{'' if tok == 1 else 's'}, KV length {config['decode_kv_length']}")
@@ -114,6 +115,10 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
             if t[key]]
         lines.append(f"HBM GB per device per step: {traffic.total / 1e9:,.3f} ({', '.join(parts)}); "
                      f"{b.hardware_flops / traffic.total:,.1f} hardware FLOPs per byte")
+        if config is not None:
+            sizes = [f"{key} {config[key]}" for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes",
+                                                        "state_bytes") if key in config]
+            lines.append(f"bytes per element: {', '.join(sizes)}")
     return "\n".join(lines)
 
 

@@ -438,3 +438,19 @@ def test_the_same_mistakes_get_the_same_answer_on_every_path(tmp_path):
             attempt()
     err = cli("--model=llama3.1-8b", "--config.mlp_activations=banana", rc=2).stderr
     assert "'mlp_activations': 'banana'" in err
+
+
+# --- 4 (in part). a quantized file's decode bytes are said to be priced at weight_bytes ----------------------------
+
+def test_a_quantized_file_says_its_decode_bytes_read_weight_bytes(tmp_path):
+    data = json.loads((FIXTURES / "hf" / "llama3.1-8b.json").read_text())
+    data["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    cfg = maxflops.load_config(str(tmp_path / "config.json"), mode="decode", decode_kv_length=4096)
+    assert cfg.not_priced == ("traffic: the file's quantized weights (quantization_config: fp8); decode weight bytes "
+                              "are priced at weight_bytes=2 per element for every weight",)
+    out = cli(f"--config={tmp_path / 'config.json'}", "--config.mode=decode", "--config.decode_kv_length=4096").stdout
+    assert "decode bytes do not price: the file's quantized weights" in out
+    assert "bytes per element: weight_bytes 2, kv_cache_bytes 2" in out
+    plain = maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"))
+    assert maxflops.count(cfg, mode="train").total == maxflops.count(plain).total  # FLOPs are the same
