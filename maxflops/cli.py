@@ -248,8 +248,9 @@ def _sweep(argv: list[str]) -> int:
     return 0
 
 
-def _numbers(text: str, what: str, coerce) -> list:
-    """``V1,V2,...`` and ``START:STOP:STEP`` ranges (STOP included when reached), e.g. ``1024:1048576:1024``."""
+def _parts(text: str, what: str) -> list:
+    """The comma-separated parts of a flag's value: each a ``range`` (``START:STOP:STEP``, STOP included when
+    reached; not yet expanded) or the value as written."""
     out = []
     for part in filter(None, text.split(",")):
         if ":" in part:
@@ -259,7 +260,18 @@ def _numbers(text: str, what: str, coerce) -> list:
                 raise UsageError(f"--{what}: {part!r} is not START:STOP:STEP with integers") from None
             if step <= 0 or stop < start:
                 raise UsageError(f"--{what}: {part!r}: STEP must be positive and STOP at least START")
-            out += list(range(start, stop + 1, step))
+            out.append(range(start, stop + 1, step))
+        else:
+            out.append(part)
+    return out
+
+
+def _numbers(text: str, what: str, coerce) -> list:
+    """``V1,V2,...`` and ``START:STOP:STEP`` ranges, e.g. ``1024:1048576:1024``."""
+    out = []
+    for part in _parts(text, what):
+        if isinstance(part, range):
+            out += list(part)
         else:
             out.append(coerce(part))
     if not out:
@@ -274,17 +286,7 @@ MAX_GRID_POINTS = 10_000_000
 
 def _size(text: str, what: str) -> int:
     """How many values ``_numbers`` gives for ``text``, counted before any is made."""
-    n = 0
-    for part in filter(None, text.split(",")):
-        if ":" in part:
-            try:
-                start, stop, step = (int(x) for x in part.split(":"))
-            except ValueError:
-                raise UsageError(f"--{what}: {part!r} is not START:STOP:STEP with integers") from None
-            n += len(range(start, stop + 1, step)) if step > 0 else 0
-        else:
-            n += 1
-    return n
+    return sum(len(part) if isinstance(part, range) else 1 for part in _parts(text, what))
 
 
 def _grid(argv, lengths, batches, compare, plot, csv_path, vary) -> int:
