@@ -690,7 +690,7 @@ def test_list_override_of_a_tuple_key():
 
 # Mutations that break one relation between keys, with the keys the error may name (the keys they set).
 RELATIONS = [
-    {"num_query_heads": 4, "num_kv_heads": 3},
+    {"attention_type": "global", "num_query_heads": 4, "num_kv_heads": 3},  # (MLA never reads num_kv_heads)
     {"attention_type": "global", "num_query_heads": 4, "num_kv_heads": 1, "global_num_kv_heads": 3},
     {"num_experts": 2, "num_experts_per_tok": 3, "zero_experts": 0},
     {"mlp_activations": ("a", "b", "c")},
