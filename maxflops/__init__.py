@@ -14,7 +14,7 @@ This package imports neither jax nor numpy nor ml_collections at import time; ``
 from .account import count, sweep
 from .grid import Grid, sweep_grid
 from .breakdown import Breakdown, LayerRow
-from .config import SCHEMA, CONVENTIONS, available_models, model_config
+from .config import SCHEMA, CONVENTIONS, InertKeyWarning, available_models, model_config
 from .load import load_config
 from .maxtext import calculate_tflops_training_per_device, from_maxtext
 from .reporter import StepReporter, StepStats, segment_lengths_from_ids
@@ -22,5 +22,5 @@ from .traffic import Traffic, decode_traffic
 
 __all__ = ["count", "sweep", "sweep_grid", "Grid", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
            "model_config", "calculate_tflops_training_per_device", "from_maxtext", "StepReporter", "StepStats",
-           "segment_lengths_from_ids", "Traffic", "decode_traffic"]
+           "segment_lengths_from_ids", "Traffic", "decode_traffic", "InertKeyWarning"]
 __version__ = "0.1.0"
