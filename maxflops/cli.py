@@ -215,8 +215,8 @@ def _sweep(argv: list[str]) -> int:
     cfg = validate(fv.config, given=given_keys(argv))
     # --lengths: the prompt length, or in decode the tokens already cached (decode does not read the other)
     key = vary or ("decode_kv_length" if cfg["mode"] == "decode" else "max_target_length")
-    vals = _numbers(raw, "values" if vary else "lengths", lambda v: _coerce(key, v)) if not vary else [
-        _coerce(key, v) for v in raw.split(",") if v]
+    vals = [_coerce(key, v) for v in raw.split(",") if v] if vary else _numbers(raw, "lengths",
+                                                                                  lambda v: _coerce(key, v))
     runs = [sweep(cfg, key, vals)]
     labels = [cfg["convention"]]
     if compare and all("=" in part for part in compare.split(",") if part):  # a variant of this config

@@ -38,8 +38,10 @@ ACTIVATION_NAMES = ("linear", "celu", "elu", "gelu", "hard_sigmoid", "hard_silu"
                     "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh",
                     # elementwise activations of transformers (its ACT2CLS) and Megatron that flax lacks
                     "relu2", "mish", "laplace", "xielu", "prelu", "sqrtsoftplus")
-# gated-FFN names of other projects, said back in MaxText's two entries
-GATED_SPELLINGS = {"swiglu": ("silu", "linear"), "geglu": ("gelu", "linear"), "reglu": ("relu", "linear")}
+# A value of a tuple key that is not one of its choices, with what to say instead (the gated-FFN names of other
+# projects, said back in MaxText's two entries)
+CHOICE_HINTS = {"mlp_activations": {name: f"a gated FFN is two entries: {list(pair)!r}" for name, pair in (
+    ("swiglu", ("silu", "linear")), ("geglu", ("gelu", "linear")), ("reglu", ("relu", "linear")))}}
 
 
 # The trunk's keys here; each mixer family's own keys are its module's SCHEMA section (maxflops.families), added
@@ -438,8 +440,8 @@ def bundle(convention: str, branch: str) -> dict[str, Any]:
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 
 
-def _closest(key: str, names=None) -> str:
-    match = difflib.get_close_matches(key, SCHEMA if names is None else names, n=1, cutoff=0.5)
+def _closest(key: str, names=None, cutoff: float = 0.5) -> str:
+    match = difflib.get_close_matches(key, SCHEMA if names is None else names, n=1, cutoff=cutoff)
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 
@@ -514,9 +516,8 @@ def _check_value(key: str, value: Any) -> None:
     if field.choices and field.kind is tuple:
         for item in value:
             if item not in field.choices:
-                gated = GATED_SPELLINGS.get(item) if key == "mlp_activations" else None
-                hint = (f" (a gated FFN is two entries: {list(gated)!r})" if gated
-                        else _closest(item, field.choices))
+                said = CHOICE_HINTS.get(key, {}).get(item)
+                hint = f" ({said})" if said else _closest(item, field.choices)
                 raise ValueError(f"config key {key!r}: {item!r} (in {list(value)!r}) is not one of "
                                  f"{', '.join(map(repr, field.choices))}{hint}")
     elif field.choices and value not in field.choices:
@@ -896,21 +897,21 @@ def say_inert(c: Mapping[str, Any], keys) -> None:
 def model_config(**overrides):
     """A locked ConfigDict: schema defaults, then the convention bundle, then ``overrides``; validated. A key given
     that the model does not read is said (``InertKeyWarning``)."""
-    config = config_from(overrides)
-    say_inert(config._fields, overrides)
-    return config
+    return config_from(overrides, given=overrides)
 
 
-def config_from(overrides: Mapping[str, Any]):
-    """``model_config`` without saying inert keys: for loaders, whose keys are a file's, not a user's choice."""
+def config_from(values: Mapping[str, Any], given=()):
+    """``model_config`` of ``values`` that says only the inert keys among ``given``: for loaders, whose other keys
+    are a file's, not a user's choice."""
     from ml_collections import config_dict
 
-    values = resolve(overrides)
+    resolved = resolve(values)
+    say_inert(resolved, given)
     cfg = config_dict.ConfigDict()
     # Every resolved value is plain (int, float, str, bool, tuple; no dict, no FieldReference): what ConfigDict's
     # own filling stores, key by key, without its per-key dir() call (most of a ConfigDict's construction time).
     # The storage is a Fields: it keeps the config's cache key until its next write (maxflops.resolve.config_key)
-    super(config_dict.ConfigDict, cfg).__setattr__("_fields", Fields(values))
+    super(config_dict.ConfigDict, cfg).__setattr__("_fields", Fields(resolved))
     super(config_dict.ConfigDict, cfg).__setattr__("_locked", True)  # lock(): no value is a ConfigDict to lock
     return cfg
 

@@ -7,7 +7,7 @@ import importlib.util
 import pathlib
 import warnings
 
-from .config import _explicit, as_dict, available_models, config_dir, config_from, model_path, say_inert
+from .config import _explicit, as_dict, available_models, config_dir, config_from, model_path
 from .reader import NOT_UNDERSTOOD
 
 
@@ -55,9 +55,7 @@ def load_config(name_or_path, *, unknown: str = "error", **overrides):
         raise ValueError(f"{name_or_path}: no such file (and a model name has no '/'; see maxflops --list)")
     else:
         path = model_path(name_or_path)
-    config = config_from(_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides))
-    say_inert(config._fields, overrides)
-    return config
+    return config_from(_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides), given=overrides)
 
 
 def _load_foreign(path: str, overrides, unknown: str):
@@ -68,6 +66,5 @@ def _load_foreign(path: str, overrides, unknown: str):
     if strange:  # only with unknown='report', the caller's explicit choice
         warnings.warn(f"{path}: keys not understood (counted without them): {', '.join(strange)}", stacklevel=3)
     name = pathlib.Path(path).stem if pathlib.Path(path).name != "config.json" else pathlib.Path(path).parent.name
-    config = config_from({"model_name": name or "model", **loaded.overrides, **overrides})
-    say_inert(config._fields, overrides)  # the file's own keys are not overrides
-    return config
+    # the file's own keys are not overrides
+    return config_from({"model_name": name or "model", **loaded.overrides, **overrides}, given=overrides)

@@ -168,11 +168,8 @@ class Reader:
         """An activation name (``ACTIVATIONS``), as the schema names it."""
         name = self.str(key, default)
         if name not in ACTIVATIONS:
-            import difflib
-
-            match = difflib.get_close_matches(name, ACTIVATIONS, n=1, cutoff=0.6)
             raise self.fail(key, "not an activation transformers 5.24 builds (its ACT2CLS)"
-                            + (f"; did you mean {match[0]!r}?" if match else ""), name)
+                            + _config._closest(name, ACTIVATIONS, cutoff=0.6), name)
         return ACTIVATIONS[name]
 
     def mapping(self, key: str):

@@ -86,6 +86,8 @@ class StepReporter:
             if step_lengths is not None:
                 raise ValueError("segment_ids and step_lengths: give one of them, not both")
             step_lengths = segment_lengths_from_ids(segment_ids)
+        if step_lengths is not None and not hasattr(step_lengths, "__len__"):
+            step_lengths = list(step_lengths)  # a generator of lengths
         return step_lengths
 
     def breakdown(self, step_lengths=None, segment_ids=None, *, segment_lengths=None):

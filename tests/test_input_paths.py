@@ -37,7 +37,7 @@ def cli(*args, rc=0):
 def test_a_trainer_key_beside_maxflops_keys_is_an_error_naming_it(extra):
     ((key, value),) = extra.items()
     want = maxflops.count(maxflops.model_config(**LLAMA)).total
-    assert maxflops.count(dict(LLAMA)).total == want == 95_517_388_308_480
+    assert maxflops.count(dict(LLAMA)).total == want
     for given in ({**LLAMA, **extra}, types.SimpleNamespace(**LLAMA, **extra)):
         with pytest.raises(ValueError, match=rf"config key '{key}' = {value!r}: MaxText's, not maxflops'.*"
                                              r"decoder_block or a base_\* width"):
@@ -227,6 +227,7 @@ def test_step_lengths_are_the_whole_steps_and_segment_lengths_one_micro_batchs()
     single = maxflops.StepReporter(maxflops.load_config("llama3.1-8b", max_target_length=64), peak_tflops=100)
     assert single.step(1.0, segment_lengths=[64]).model_flops == single.step(1.0, step_lengths=[64]).model_flops
     assert single.step(1.0, step_lengths=[]).tokens == 0  # padding only: zero work
+    assert single.step(1.0, step_lengths=(n for n in [64])).model_flops == single.step(1.0, [64]).model_flops
 
 
 # --- 8. a grid sweep says its size and refuses a typo's ----------------------------------------------------------

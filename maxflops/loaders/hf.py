@@ -361,11 +361,12 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     # wrapper's config class builds its vision tower when the file has no vision_config; a null audio_config is none)
     quant = next((x.get("quantization_config") for x in (top.data, r.data) if x.get("quantization_config")), None)
     if quant:  # FLOPs are the same; decode bytes read every weight at weight_bytes until quantized sizes are read
-        method = quant.get("quant_method") or quant.get("quant_algo") or "?" if isinstance(quant, dict) else "?"
+        method = (quant.get("quant_method") or quant.get("quant_algo") or "?") if isinstance(quant, dict) else "?"
         o["not_priced"] = tuple(o.get("not_priced", ())) + (
             f"traffic: the file's quantized weights (quantization_config: {method}); decode weight bytes are "
             f"priced at weight_bytes={o.get('weight_bytes', 2)} per element for every weight",)
-    towers = [k for k in _HF_TOWERS if isinstance(top.data.get(k), dict) or (k == "vision_config" and r is not top)]
+    wrapper = r is not top
+    towers = [k for k in _HF_TOWERS if isinstance(top.data.get(k), dict) or (k == "vision_config" and wrapper)]
     if towers:
         o["not_priced"] = tuple(o.get("not_priced", ())) + tuple(
             f"model: the {_HF_TOWERS[k]} ({k}{'' if top.has(k) else ': the class default'}); maxflops counts the "

@@ -6,7 +6,7 @@ import enum
 import functools
 from typing import Any, Mapping
 
-from ..config import SCHEMA, config_from, say_inert
+from ..config import SCHEMA, _closest, config_from
 from . import keys
 from .mapping import DERIVED, OLD_NAMES, is_maxtext_key, map_keys
 
@@ -30,11 +30,7 @@ def maxtext_keys(config: Any) -> dict[str, Any]:
 
 
 def _closest_known(key: str) -> str:
-    import difflib
-
-    known = [*keys.MODEL_KEYS, *keys.IMPLEMENTATION_KEYS, *keys.UNPRICED, *SCHEMA]
-    match = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    return _closest(key, [*keys.MODEL_KEYS, *keys.IMPLEMENTATION_KEYS, *keys.UNPRICED, *SCHEMA], cutoff=0.75)
 
 
 def _plain(v):
@@ -107,9 +103,7 @@ def from_maxtext(config: Any, *, unknown: str = "error", **overrides):
     """
     if unknown not in ("error", "warn"):
         raise ValueError(f"from_maxtext: unknown={unknown!r} is not 'error' or 'warn'")
-    out = config_from({**overrides_of(config, unknown), **overrides})
-    say_inert(out._fields, overrides)  # MaxText's own keys are its file's, not overrides
-    return out
+    return config_from({**overrides_of(config, unknown), **overrides}, given=overrides)  # (MaxText's keys: its file's)
 
 
 def _hashable(v):
