@@ -455,3 +455,13 @@ def test_a_quantized_file_says_its_decode_bytes_read_weight_bytes(tmp_path):
     assert "bytes per element: weight_bytes 2, kv_cache_bytes 2" in out
     plain = maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"))
     assert maxflops.count(cfg, mode="train").total == maxflops.count(plain).total  # FLOPs are the same
+
+
+@pytest.mark.skipif(not HF_REAL.is_dir(), reason="../shared/hf-real (real published config.json files) is absent")
+def test_published_files_with_keys_transformers_does_not_read_load():
+    """DeepSeek-V4's published files carry expert_dtype (DeepseekV4Config moves it into quantization_config: storage,
+    no FLOPs); AI21's Jamba file carries sliding_window: null (no JambaConfig field; modeling_jamba never reads it)."""
+    for name in ("deepseek-v4-flash", "deepseek-v4-flash-nvfp4", "deepseek-v4-pro", "deepseek-v4-pro-nvfp4"):
+        cfg = maxflops.load_config(str(HF_REAL / name / "config.json"))
+        assert any(p.startswith("traffic: the file's quantized weights") for p in cfg.not_priced), name
+    maxflops.count(maxflops.load_config(str(HF_REAL / "ai21-jamba-1.5-mini" / "config.json")))

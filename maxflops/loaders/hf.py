@@ -495,6 +495,9 @@ def _hf_deepseek_v4(r: Reader, d) -> dict:
     from the checkpoint's compress_ratios (0 sliding, 4 CSA, 128 HCA; its entries past num_hidden_layers are the MTP
     modules). The MTP modules (num_nextn_predict_layers; transformers does not build them) are window-only layers,
     as the checkpoint's mtp weights have no compressor."""
+    # the experts' storage type (DeepseekV4Config moves it into quantization_config): decode bytes, not FLOPs
+    r.ignore("expert_dtype", NO_EFFECT + ": the experts' storage type (DeepseekV4Config moves it into "
+                             "quantization_config)")
     o: dict[str, Any] = {"attention_type": "compressed"}
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)

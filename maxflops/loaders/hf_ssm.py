@@ -346,6 +346,8 @@ def jamba(r: Reader, d, given) -> dict:
     expert_layer_offset and num_experts > 1 (a router D -> num_experts, gated experts of intermediate_size), else a
     gated MLP of intermediate_size. Its mixer's RMS norms of dt, B and C are elementwise."""
     o: dict[str, Any] = {}
+    # no field of JambaConfig, and transformers 5.24's modeling_jamba never reads it (AI21's files carry it null)
+    r.ignore("sliding_window", NO_EFFECT + ": modeling_jamba never reads it")
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
