@@ -827,6 +827,8 @@ HARDWARE_BELOW_MODEL = {
     "indexer_skip_short": "True",
     "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
     "warmup_dead_last_layer": "True (the DSA warm-up drops the last layer's work its loss does not read)",
+    "dead_compressor": "either value where no sequence of the step reaches a compressed layer's ratio (its compressor "
+                       "runs forward only, or not at all, while the model counts it)",
 }
 
 assert set(SCHEMA["convention_knobs_from"].choices) == set(CONVENTIONS) | {
@@ -878,6 +880,7 @@ READ_WHEN: dict = {
     **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'") for k in _MLA_KEYS},
     "q_lora_rank": (lambda c: c["attention_type"] == "mla" or any(x in _letters(c) for x in "SH"),
                     "attention_type is not 'mla' and no layer is compressed ('S' / 'H')"),
+    "dead_compressor": (lambda c: any(x in _letters(c) for x in "SH"), "no layer is compressed ('S' / 'H')"),
     **{k: (lambda c: c["use_sparse_indexer"] or "S" in _letters(c),
            "the model runs no indexer (use_sparse_indexer is false and no layer is 'S')") for k in _INDEX_KEYS},
 }

@@ -40,7 +40,7 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
-                    "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl")
+                    "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -58,7 +58,8 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
          "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
          "gdp_impl": "recurrent", "gdp_conv_impl": "valid",
-         "warmup_dead_last_layer": False, "pipeline_stages": 1}
+         "warmup_dead_last_layer": False, "pipeline_stages": 1,
+         "dead_compressor": "forward"}  # (a compressor that forms no block: test_properties.dead_compressors)
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
@@ -333,6 +334,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw.update(mla_absorbed=False, outer_product_grads="matmul", weighted_sum_impl="einsum",
                       indexer_skip_short=False, capacity_factor=max(kw["capacity_factor"], 1.0),
                       warmup_dead_last_layer=False)
+            if kw.get("attention_type") == "compressed":  # every compressed layer forms a block
+                T = kw["max_target_length"]
+                kw.update(csa_compress_ratio=min(kw["csa_compress_ratio"], T),
+                          hca_compress_ratio=min(kw["hca_compress_ratio"], T))
     for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes"):
         kw[key] = draw(st.integers(1, 4))
     # a mesh: the batch padded to whole sequences per batch shard (where the global batch is whole sequences)

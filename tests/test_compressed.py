@@ -370,3 +370,29 @@ def test_mhc_remat_keeps_a_saved_down_projection():
     L, B = 23, 2
     up, down = 2 * 2 * D * F * L * B, 2 * F * D * L * B  # per layer, the two up (gate) projections and the down one
     assert full - none == 4 * (up + down) and save_wo - none == 4 * up
+
+
+def test_a_compressor_that_forms_no_block_is_dead_work():
+    """Where no sequence of the step reaches a layer's ratio, nothing reads its compressor (nor a CSA layer's
+    indexer): a compiled program drops them (dead_compressor='eliminated', the default), an eager one projects every
+    token forward and runs no backward ('forward'). Model FLOPs price every weight matmul per token either way."""
+    B = 2
+    per_token = {"S": flops(COMPRESSOR["S"]) + flops(INDEXER), "H": flops(COMPRESSOR["H"])}
+    for L, dead in ((2, "SH"), (3, "H"), (6, "H"), (7, ""), (23, "")):  # ratios 3 (S) and 7 (H)
+        waste = B * L * sum(per_token[x] * "LSHS".count(x) for x in dead)
+        for mode in ("prefill", "train"):
+            base = {**TINY, "max_target_length": L, "mode": mode}
+            keep = maxflops.count(maxflops.model_config(**base, dead_compressor="forward"))
+            drop = maxflops.count(maxflops.model_config(**base))
+            assert keep.total == drop.total, (L, mode)  # model FLOPs do not move
+            assert keep.hardware_flops - drop.hardware_flops == waste, (L, mode)  # the forward, once
+        # a dead layer's compressor has no component row at all when dropped
+        rows = maxflops.count(maxflops.model_config(**{**TINY, "max_target_length": L, "mode": "train"})).layers
+        for row, letter in zip(rows, "LSHS"):
+            assert ("compressor" in row.hardware_components) == (letter in "SH" and letter not in dead), (L, letter)
+    # packed documents: one long enough anywhere in the step keeps every compressor alive
+    cfg = maxflops.model_config(**{**TINY, "max_target_length": 16, "per_device_batch_size": 1, "mode": "train"})
+    short = maxflops.count(cfg, segment_lengths=[2, 2, 2])
+    mixed = maxflops.count(cfg, segment_lengths=[2, 7, 2])
+    assert "compressor" not in short.hardware_components
+    assert mixed.hardware_components["compressor"] == 3 * 11 * (2 * flops(COMPRESSOR["S"]) + flops(COMPRESSOR["H"]))

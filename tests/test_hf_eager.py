@@ -27,8 +27,13 @@ CASES = DATA["cases"]
 KNOBS = {
     "llama": {}, "qwen3_moe": {}, "gpt_oss": {},
     "deepseek_v32": dict(dsa_impl="dense"),  # its indexer weights the heads with a matmul
-    # DeepSeek-V4 weights the indexer's heads and collapses the mHC streams by a multiply and a sum
-    "deepseek_v4": dict(dsa_impl="dense", weighted_sum_impl="elementwise"),
+    # DeepSeek-V4 weights the indexer's heads and collapses the mHC streams by a multiply and a sum; at lengths below
+    # both ratios (2) and between them (5) a compressor that forms no block still projects every token (forward
+    # only: its empty result is a new zero tensor); at the HCA ratio (7) every compressor forms one
+    **{name: dict(dsa_impl="dense", weighted_sum_impl="elementwise") for name in ("deepseek_v4", "deepseek_v4_t7")},
+    # (at 2 tokens no CSA block forms: the blocks' kernel is moot)
+    "deepseek_v4_t2": dict(weighted_sum_impl="elementwise", dead_compressor="forward"),
+    "deepseek_v4_t5": dict(dsa_impl="dense", weighted_sum_impl="elementwise", dead_compressor="forward"),
     # torch_chunk_gated_delta_rule (chunks of 64, the UT transform by triangular solves) and a conv1d padded by
     # K - 1 on both sides
     "qwen3_next": dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded"),
@@ -158,6 +163,22 @@ def test_training_step_equals_transformers_eager_but_the_conv(name, tmp_path):
         CASES[name]["forward_ops"]["aten.convolution"] == ops["aten.convolution"]
     # torch's counter charges the depthwise conv's backward densely: far above the forward's two matmuls' worth
     assert ops["aten.convolution_backward"] > 10 * ops["aten.convolution"]
+
+
+def test_deepseek_v4_dead_compressors_are_forward_only(tmp_path):
+    """Below a ratio no block forms: transformers projects every token and runs no backward; a compiled program
+    (dead_compressor's default) drops the projections, so its count is below torch's by exactly their forward."""
+    for name, dead in (("deepseek_v4_t2", 3), ("deepseek_v4_t5", 1), ("deepseek_v4_t7", 0)):  # dead compressors
+        for mode, key in (("prefill", "total_flops"), ("train", "train_flops")):
+            cfg = config(name, mode, tmp_path)
+            compiled = maxflops.count(cfg, dead_compressor="eliminated")
+            assert (compiled.hardware_flops < CASES[name][key]) == bool(dead), (name, mode)
+            eager = maxflops.count(cfg, dead_compressor="forward")
+            assert eager.hardware_flops == CASES[name][key], (name, mode)
+            prefill = config(name, "prefill", tmp_path)
+            assert eager.hardware_flops - compiled.hardware_flops == \
+                maxflops.count(prefill, dead_compressor="forward").hardware_flops - \
+                maxflops.count(prefill, dead_compressor="eliminated").hardware_flops
 
 
 def test_deepseek_v4_per_module(tmp_path):

@@ -165,3 +165,17 @@ def test_hybrid_mtp_modules_equal_xla(knobs):
     depths = c["mtp_num_layers"]  # (the reduced model keeps one)
     assert depths and [r.name for r in b.layers if r.group == "mtp"] == [f"mtp {k}.{j}" for k in range(1, depths + 1)
                                                                          for j in (1, 2)]
+
+
+@pytest.mark.parametrize("dead", ["eliminated", "forward"])
+@pytest.mark.parametrize("mode,length", [("prefill", 2), ("train", 2), ("train", 4), ("train", 5)])
+def test_compressors_that_form_no_block_equal_xla(dead, mode, length):
+    """DeepSeek-V4 (reduced: CSA ratio 3, HCA ratio 5) below both ratios, between them and at the HCA ratio: no
+    block forms, nothing reads the compressor. Dropped (the layer as written: jax's lowering removes the dead
+    projections) or kept forward only (its result added as a detached zero, as an eager program runs it): the engine's
+    dead_compressor equals XLA's count either way, component by component."""
+    b, xla = xla_and_analytic("deepseek4-284b", mode, max_target_length=length, dead_compressor=dead)
+    assert b.hardware_flops == xla.matmul_flops
+    scoped = xla.by_scope(SCOPES, innermost=True)
+    assert {k: v for k, v in scoped.items() if v} == {k: v for k, v in by_component(b).items() if v}
+    assert ("compressor" in scoped and scoped["compressor"] > 0) == (length >= 3 or dead == "forward")

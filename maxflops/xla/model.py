@@ -102,6 +102,9 @@ class Layer(nn.Module):
     def __call__(self, carry, _=None):
         x, top_idx, aux = carry
         c = dict(self.cfg)
+        # the longest sequence of the step (packed documents run one by one: the longest of them), for a layer whose
+        # work is read only when some sequence is long enough (a compressor that forms no block)
+        c["step_longest_sequence"] = max(self.segments) if self.segments else x.shape[1]
         kind = self.kind
         D = x.shape[-1]
         made = {}

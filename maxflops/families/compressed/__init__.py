@@ -133,12 +133,20 @@ def window_pairs(mixer: str, span: int, seqs, c, decode: bool, tokens):
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     """What the kernels run: the window under ``attention_impl``, the blocks under ``dsa_impl`` (top-k) or
     ``attention_impl`` (``hardware_blocks``), a CSA layer's indexer always (skipping short sequences under
-    ``indexer_skip_short``) and, training with its loss, the main scores over its pairs (its KL target)."""
+    ``indexer_skip_short``) and, training with its loss, the main scores over its pairs (its KL target). Where no
+    sequence of the step forms a block, nothing reads the compressor (nor a CSA layer's indexer): ``dead_compressor``
+    says whether the program drops it or runs it forward only."""
     h, d_qk, d_v = project(p, kind, c, tokens)
     if kind.mixer not in COMPRESSED:
         attention.core(p, h, d_qk, d_v, attention.impl_pairs(kind.mixer, kind.span, seqs, c, decode))
         return
     m, K = kind.ratio, kind.span
+    window = attention.impl_pairs(WINDOW, c["sliding_window_size"], seqs, c, decode)
+    if not decode and seqs.longer_than(m - 1) is None:  # no sequence forms a block: nothing reads the compressor
+        if c["dead_compressor"] == "eliminated":
+            attention.core(p, h, d_qk, d_v, window)
+            return
+        p.forward_only.update(("compressor", "indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl"))
     p.out["compressor"] = terms.compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
     if kind.computes_index:
         run, idx_tokens = _indexer_run(kind, c, seqs, decode, c["indexer_skip_short"])
@@ -147,7 +155,6 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
             p.out["indexer_kl"] = terms.attention_per_pair(h, c["head_dim"], 0) * scored  # detached target
         _indexer_proj(p, c, idx_tokens)
         dsa.indexer_score(p, c, c["index_n_heads"], c["index_head_dim"], scored, hardware=True)
-    window = attention.impl_pairs(WINDOW, c["sliding_window_size"], seqs, c, decode)
     attention.core(p, h, d_qk, d_v, window + hardware_blocks(seqs, m, K, c, decode))
 
 
@@ -243,6 +250,13 @@ SCHEMA = {
     "compressed_norm_flops": _f(False, bool, "Model FLOPs: count the RMS norms of the q latent and the KV entry of a "
                                              "compressed layer, 2 x (q_lora_rank + KV width) per token "
                                              "(Megatron-Bridge's DeepSeek-V4 rule)."),
+    "dead_compressor": _f("eliminated", str, "Hardware: a compressed layer's compressor (and a CSA layer's indexer) "
+                                             "where no sequence of the step reaches its ratio, so no block forms and "
+                                             "nothing reads it: 'eliminated' (a compiled program drops it, forward and "
+                                             "backward: XLA) or 'forward' (an eager program projects every token and, "
+                                             "training, runs no backward: transformers' DeepSeek-V4 modules, whose "
+                                             "empty result is a new zero tensor).",
+                          choices=("eliminated", "forward")),
     "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
                                              "FLOPs, as component indexer_proj) or 'attention' (component "
                                              "indexer_proj_attn: MaxText's DeepSeek-V4 function).",

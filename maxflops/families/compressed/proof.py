@@ -40,8 +40,10 @@ def compress(p, x, m, overlap, scope):
     softmax over its tokens of the gates weighting the kv rows, channel by channel (elementwise). L // m blocks;
     with ``overlap`` block b pools tokens [(b-1)m, (b+1)m): the first half of the channels of the previous
     block's tokens and the second half of its own. Returns the blocks [B, L // m, width] and ``keep``, a zero that
-    depends on the projections: a sequence shorter than one block forms none, but a model running it still
-    projected every token, so the caller adds ``keep`` to its output to keep those matmuls in the program."""
+    depends on the projections: a sequence shorter than one block forms none, but a model running it among longer
+    ones (packed documents here run one by one, a varlen kernel's one row) still projected every token, so the
+    caller adds ``keep`` to its output to keep those matmuls in the program. (Where no sequence of the step forms a
+    block, the layer follows ``dead_compressor``.)"""
     B, L, _ = x.shape
     with jax.named_scope(scope):
         kv = dense(x, p["wkv"])
@@ -252,6 +254,8 @@ def layer(c, kind, p, h, top_idx, aux):
             blocks_idx = compressed_topk(scores, topk)
             if c["indexer_loss_scaling_factor"] > 0:
                 aux = aux + c["indexer_loss_scaling_factor"] * compressed_kl_loss(q, comp, scores, m, impl, bq, bkv)
+        if c["step_longest_sequence"] < m:  # no sequence of the step forms a block: nothing reads the compressor
+            keep = 0.0 if c["dead_compressor"] == "eliminated" else jax.lax.stop_gradient(keep)
         with jax.named_scope("core_attention"):
             o = compressed_attention(q, kv, comp, m, c["sliding_window_size"], blocks_idx, topk, impl, bq, bkv,
                                      c["dsa_impl"] if topk else impl, c["flash_backward_recompute"]) + keep
