@@ -266,7 +266,9 @@ def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     for k, v in fwd.items():
         if dead and k not in WARMUP_REMAT:
             continue
-        total = v if k in p.forward_only else hardware_train_flops(k, v, single.get(k, 0), c)
+        # forward only: once, unless nothing of the step runs it at all (the DSA warm-up with no loss: 0x)
+        total = (v if train_factor(k, c) else 0) if k in p.forward_only else \
+            hardware_train_flops(k, v, single.get(k, 0), c)
         if k in p.grad_extra and train_factor(k, c) == 3 and k not in p.forward_only:
             total += p.grad_extra[k]
         if saved is not None and not (kind.mtp and k in _OUTSIDE_LAYER) and (recompute is None or k in recompute) \

@@ -44,6 +44,8 @@ def _rewrite_model(argv: list[str]) -> list[str]:
                 raise UsageError("--model needs a value")
             model, i = argv[i + 1], i + 2
             continue
+        if a == "--config" and i + 1 < len(argv) and not argv[i + 1].startswith("-"):  # --config PATH
+            a, i = f"--config={argv[i + 1]}", i + 1
         if a.startswith("--config.") and "=" not in a:
             if i + 1 >= len(argv):
                 raise UsageError(f"{a} needs a value")

@@ -332,6 +332,13 @@ SCHEMA: dict[str, Field] = {
                                        minimum=1),
     # --- memory traffic of a decode step (maxflops.decode_traffic): bytes per element ----------------------------
     "weight_bytes": _f(2, int, "Bytes per weight element read from HBM (2: bfloat16; 1: int8/fp8).", minimum=1),
+    "weight_bytes_rules": _f((), tuple, "Decode traffic: bytes per weight element by component group and layer, "
+                                        "over weight_bytes: rules '<group>[@<layers>]=<bytes>' applied in order "
+                                        "(groups attention, mlp, moe_routed, moe_shared, moe_router, logits, "
+                                        "embeddings, other, or *; layers 0-based, '3' or '0-2' joined by '+'; "
+                                        "bytes a decimal or a fraction with the scales included, e.g. "
+                                        "'moe_routed=17/32' for MXFP4). The Hugging Face loader writes them from a "
+                                        "file's quantization_config (see maxflops.weights)."),
     "tensor_parallel_size": _f(1, int, "Tensor parallel degree; only used to pad the vocab.", minimum=1),
     "padded_vocab_in_model_flops": _f(False, bool, "Megatron: model FLOPs use the padded vocab (divisor 128 "
                                                    "unless make_vocab_size_divisible_by is set)."),
@@ -542,6 +549,14 @@ def _check_relations(c: Mapping[str, Any]) -> None:
     def err(key, msg):
         raise ValueError(f"config key {key!r}: {msg}")
 
+    if c["weight_bytes_rules"]:
+        from .weights import parse_rule
+
+        for rule in c["weight_bytes_rules"]:
+            try:
+                parse_rule(rule)
+            except ValueError as e:
+                err("weight_bytes_rules", str(e))
     if c["num_query_heads"] % c["num_kv_heads"] and c["attention_type"] != "mla":  # (MLA never reads kv heads)
         err("num_kv_heads", f"{c['num_kv_heads']} does not divide num_query_heads={c['num_query_heads']}")
     if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:

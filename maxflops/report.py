@@ -119,6 +119,9 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
             sizes = [f"{key} {config[key]}" for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes",
                                                         "state_bytes") if key in config]
             lines.append(f"bytes per element: {', '.join(sizes)}")
+            if config.get("weight_bytes_rules"):
+                lines.append(f"weight bytes per element by group (weight_bytes_rules, over weight_bytes): "
+                             f"{', '.join(config['weight_bytes_rules'])}")
     return "\n".join(lines)
 
 

@@ -24,6 +24,8 @@ the weights by your model-parallel degree.
 from __future__ import annotations
 
 import dataclasses
+import math
+from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 from . import masks, terms
@@ -33,6 +35,7 @@ from .families import family_of
 from .plan import NO_FFN, NO_MIXER, LayerKind
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
+from .weights import bytes_of, parse_rules
 
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "indexer_proj",
@@ -72,44 +75,63 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
     seqs = Packed(as_lengths(segment_lengths, hw)) if segment_lengths is not None else \
         Uniform(hw["decode_kv_length"], batch(hw))
     out = dict.fromkeys(("weights", "kv_read", "kv_write", "index_read", "index_write", "state"), 0)
-    for kind, rows in zip(plan.kinds, plan.multiplicity):
-        for name, value in _layer(kind, hw, seqs).items():
+    rules = parse_rules(hw["weight_bytes_rules"])
+    wb = hw["weight_bytes"]
+
+    def price(elements: dict, layer) -> Fraction:
+        return sum(n * bytes_of(rules, wb, k, layer) for k, n in elements.items()) if rules else \
+            sum(elements.values()) * wb
+
+    per_kind = [_layer(kind, hw, seqs) for kind in plan.kinds]
+    if rules:  # layer by layer: a rule may name layers
+        for layer, (_, i) in enumerate(plan.rows):
+            out["weights"] += price(per_kind[i][0], layer)
+    for (elements, cache), rows in zip(per_kind, plan.multiplicity):
+        if not rules:
+            out["weights"] += price(elements, None) * rows
+        for name, value in cache.items():
             out[name] += value * rows
-    d, wb = hw["emb_dim"], hw["weight_bytes"]
-    out["weights"] += terms.logits(d, terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"],
-                                                         hw["tensor_parallel_size"])) // 2 * wb
+    d = hw["emb_dim"]
+    outside = {"logits": terms.logits(d, terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"],
+                                                              hw["tensor_parallel_size"])) // 2}
     if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
-        out["weights"] += terms.mhc_head(hw["mhc_expansion_rate"], d) // 2 * wb
+        outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d) // 2
     if hw["per_layer_input_dim"]:
-        out["weights"] += terms.ple_global(d, hw["num_decoder_layers"], hw["per_layer_input_dim"]) // 2 * wb
-    out["embeddings"] = seqs.count * d * wb  # the new tokens' rows of the embedding table
-    return Traffic(hw["model_name"], int(seqs.count), {k: int(v) for k, v in out.items()})
+        outside["per_layer_global"] = terms.ple_global(d, hw["num_decoder_layers"], hw["per_layer_input_dim"]) // 2
+    out["weights"] += price(outside, None)
+    out["embeddings"] = price({"embeddings": seqs.count * d}, None)  # the new tokens' rows of the embedding table
+    return Traffic(hw["model_name"], int(seqs.count), {k: _bytes(v) for k, v in out.items()})
 
 
-def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> dict:
-    """One layer of this kind, for the whole batch."""
+def _bytes(value) -> int:
+    """Whole bytes: a fractional size per element (block or group scales) rounds up once per component."""
+    return int(value) if isinstance(value, int) else math.ceil(value)
+
+
+def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
+    """One layer of this kind, for the whole batch: (weight elements read by component, cache bytes by name)."""
 
     one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
     fwd = price_forward(kind, c, one, decode=True, hardware=True).out
-    wb = c["weight_bytes"]
-    weights = sum(v for k, v in fwd.items() if k in WEIGHT_MATMULS) // 2
+    elements = {k: v // 2 for k, v in fwd.items() if k in WEIGHT_MATMULS}
     if "moe_routed" in fwd:
         E, k = c["num_experts"], c["num_experts_per_tok"]
         reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2
-        weights += terms.mlp(ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+        elements["moe_routed"] = terms.mlp(ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
-        weights += c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
-    out = {"weights": weights * wb}
+        elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        out["weights"] += branches * G * c["emb_dim"] * (2 * G + G * G) * wb
+        elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + G * G)
+    cache = {}
     for mixer in (kind, kind.parallel):
         if mixer is not None and mixer.mixer != NO_MIXER:
             for name, value in family_of(mixer).decode_cache(mixer, c, seqs).items():  # its cache (or state)
-                out[name] = out.get(name, 0) + value
-    return out
+                cache[name] = cache.get(name, 0) + value
+    # (a family's own "weights", a conv's kernel, come priced at weight_bytes: no Linear, never quantized)
+    return elements, cache
 
 
 __all__ = ["Traffic", "decode_traffic"]

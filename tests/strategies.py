@@ -340,6 +340,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                           hca_compress_ratio=min(kw["hca_compress_ratio"], T))
     for key in ("weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes"):
         kw[key] = draw(st.integers(1, 4))
+    kw["weight_bytes_rules"] = draw(st.sampled_from([(), ("moe_routed=17/32",), ("*=1", "attention@0+2-3=9/16")]))
     # a mesh: the batch padded to whole sequences per batch shard (where the global batch is whole sequences)
     devices, shards = draw(st.sampled_from([(0, 0), (0, 0), (8, 8), (8, 4), (4, 2), (2, 1)]))
     # (the ideal implementations run the model's share: a batch padded per shard is not one of them)
@@ -380,7 +381,7 @@ def knob_value(key):
 # Keys drawn by config_kwargs (the test checks COVERED | NOT_DRAWN == SCHEMA).
 COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWARE_CHOICES) | frozenset(
     HARDWARE_BOOLS) | frozenset(IDEAL) | {
-    "mode", "convention", "model_name", "num_decoder_layers", "mtp_num_layers", "vocab_size", "attention_type",
+    "mode", "convention", "model_name", "weight_bytes_rules", "num_decoder_layers", "mtp_num_layers", "vocab_size", "attention_type",
     "attention_layer_pattern", "mtp_layer_pattern", "num_query_heads", "num_kv_heads", "use_sparse_indexer", "causal",
     "global_num_kv_heads", "share_kv_projections", "attention_output_gate", "o_groups", "num_kv_shared_layers",
     "double_wide_kv_shared_mlp", "sliding_window_size", "chunk_attn_window_size", "csa_compress_ratio",

@@ -5,6 +5,7 @@ one model, one misspelled key, one inert override and one bad value on every pat
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 import pathlib
 import subprocess
 import sys
@@ -441,20 +442,102 @@ def test_the_same_mistakes_get_the_same_answer_on_every_path(tmp_path):
     assert "'mlp_activations': 'banana'" in err
 
 
-# --- 4 (in part). a quantized file's decode bytes are said to be priced at weight_bytes ----------------------------
+# --- 4. a quantized file's decode bytes read each weight as the file stores it --------------------------------------
 
-def test_a_quantized_file_says_its_decode_bytes_read_weight_bytes(tmp_path):
+def test_a_quantized_file_prices_its_weights_as_stored(tmp_path):
+    """Llama 3.1 8B with DeepSeek's FP8 layout (e4m3, a float32 scale per 128 x 128 block): every decoder matrix at
+    1 + 4/16384 bytes, the head kept at bfloat16 (transformers' FP8 quantizer keeps it when the file names nothing
+    to skip), the embedding rows too. The bytes, from the widths by hand."""
     data = json.loads((FIXTURES / "hf" / "llama3.1-8b.json").read_text())
     data["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}
     (tmp_path / "config.json").write_text(json.dumps(data))
     cfg = maxflops.load_config(str(tmp_path / "config.json"), mode="decode", decode_kv_length=4096)
-    assert cfg.not_priced == ("traffic: the file's quantized weights (quantization_config: fp8); decode weight bytes "
-                              "are priced at weight_bytes=2 per element for every weight",)
+    assert cfg.not_priced == ()
+    assert cfg.weight_bytes_rules == tuple(f"{g}=4097/4096" for g in ("attention", "mlp", "moe_routed", "moe_shared"))
+    D, L, H, KV, hd, F, V = 4096, 32, 32, 8, 128, 14336, 128256
+    layer = D * H * hd + 2 * D * KV * hd + H * hd * D + 3 * D * F  # q, k, v, o; gate, up, down
+    t = maxflops.decode_traffic(cfg)
+    assert t.components["weights"] == -(-L * layer * Fraction(4097, 4096) // 1) + D * V * 2
+    plain = maxflops.decode_traffic(maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"), mode="decode",
+                                                         decode_kv_length=4096))
+    assert plain.components["weights"] == L * layer * 2 + D * V * 2
     out = cli(f"--config={tmp_path / 'config.json'}", "--config.mode=decode", "--config.decode_kv_length=4096").stdout
-    assert "decode bytes do not price: the file's quantized weights" in out
+    assert "weight_bytes_rules, over weight_bytes): attention=4097/4096, mlp=4097/4096" in out
     assert "bytes per element: weight_bytes 2, kv_cache_bytes 2" in out
-    plain = maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"))
-    assert maxflops.count(cfg, mode="train").total == maxflops.count(plain).total  # FLOPs are the same
+    plain_cfg = maxflops.load_config(str(FIXTURES / "hf" / "llama3.1-8b.json"))
+    assert maxflops.count(cfg, mode="train").total == maxflops.count(plain_cfg).total  # FLOPs are the same
+    # a method maxflops does not read is said, and every weight priced at weight_bytes
+    data["quantization_config"] = {"quant_method": "hqq", "nbits": 4}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    cfg = maxflops.load_config(str(tmp_path / "config.json"))
+    assert cfg.weight_bytes_rules == () and cfg.not_priced[0].startswith(
+        "traffic: the file's quantized weights (quantization_config: hqq, a method maxflops does not read)")
+
+
+def test_weight_byte_rules_by_group_and_layer():
+    """Rules apply in order over weight_bytes, by group and by 0-based layer; each group's bytes from the widths."""
+    cfg = maxflops.model_config(num_decoder_layers=4, emb_dim=16, num_query_heads=2, num_kv_heads=1, head_dim=8,
+                                mlp_dim=24, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=12, shared_experts=1,
+                                first_num_dense_layers=1, vocab_size=50, mode="decode", decode_kv_length=5,
+                                per_device_batch_size=1)
+    D, attn, dense, expert, router, head = 16, 16 * 16 + 2 * 16 * 8 + 16 * 16, 3 * 16 * 24, 3 * 16 * 12, 16 * 4, 16 * 50
+    reached = 2  # one new token, top-2: two experts read
+    per_layer = {0: {"attention": attn, "mlp": dense}}
+    for i in (1, 2, 3):
+        per_layer[i] = {"attention": attn, "moe_routed": reached * expert, "moe_shared": expert,
+                        "moe_router": router}
+    rules = ("*=1", "moe_routed=17/32", "attention@0+2-3=9/16")
+    size = {"*": Fraction(1), "moe_routed": Fraction(17, 32)}
+    want = Fraction(0)
+    for i, groups in per_layer.items():
+        for g, n in groups.items():
+            want += n * (Fraction(9, 16) if g == "attention" and i in (0, 2, 3) else size.get(g, size["*"]))
+    want += head + D  # the head and the new token's embedding row: '*' (every layer and what is no layer's)
+    t = maxflops.decode_traffic(cfg, weight_bytes_rules=rules)
+    assert t.components["weights"] + t.components["embeddings"] == -(-want // 1)
+    base = maxflops.decode_traffic(cfg)
+    assert base.components["weights"] + base.components["embeddings"] == 2 * (
+        sum(sum(g.values()) for g in per_layer.values()) + head + D)
+
+
+@pytest.mark.parametrize("rule, match", [
+    ("experts=1", r"'experts' is not one of 'attention'"), ("mlp@3-1=1", r"'3-1' runs backwards"),
+    ("mlp@x=1", r"layers 'x': write 0-based layer numbers"), ("mlp=half", r"'half' is not a number of bytes"),
+    ("mlp=0", r"bytes per element must be positive"), ("mlp", r"is not '<component>\[@<layers>\]=<bytes>'")])
+def test_bad_weight_byte_rules_are_one_line(rule, match):
+    with pytest.raises(ValueError, match=r"config key 'weight_bytes_rules': .*" + match):
+        maxflops.model_config(weight_bytes_rules=(rule,))
+
+
+@pytest.mark.skipif(not HF_REAL.is_dir(), reason="../shared/hf-real (real published config.json files) is absent")
+def test_published_quantized_files_read_their_storage():
+    """What the published files say, read: DeepSeek-V3's FP8 blocks with float32 scales and V3.1's with ue8m0 ones,
+    gpt-oss's MXFP4 experts (attention, routers, embeddings and head excluded by name), Kimi-K2.5's int4 experts
+    (a bfloat16 scale per 32; attention, shared experts and dense MLPs ignored by regex), GLM-5.1's NVFP4 experts and
+    MLPs past the first three layers (ModelOpt globs), DeepSeek-V4's FP4 experts beside FP8 (expert_dtype) and its
+    NVFP4 build's experts (ModelOpt's quantized_layers), Qwen3.6's FP8 attention and NVFP4 MLP and head."""
+    want = {"deepseek-v3": tuple(f"{g}=4097/4096" for g in ("attention", "mlp", "moe_routed", "moe_shared")),
+            "deepseek-v3.1": tuple(f"{g}=16385/16384" for g in ("attention", "mlp", "moe_routed", "moe_shared")),
+            "gpt-oss-120b": ("moe_routed=17/32",), "kimi-k2.5": ("moe_routed=9/16",),
+            "glm-5.1-nvfp4": ("mlp@3-77=9/16", "moe_routed@3-77=9/16"),
+            "deepseek-v4-flash": ("attention=16385/16384", "mlp=16385/16384", "moe_routed=17/32",
+                                  "moe_shared=16385/16384"),
+            "deepseek-v4-flash-nvfp4": ("attention=16385/16384", "mlp=16385/16384", "moe_routed=9/16",
+                                        "moe_shared=16385/16384"),
+            "qwen3.6-27b-nvfp4": ("attention=1", "mlp=9/16", "logits=9/16")}
+    from maxflops.loaders.quantization import weight_rules
+
+    for name, rules in want.items():
+        data = json.loads((HF_REAL / name / "config.json").read_text())
+        text = data.get("text_config") or {}
+        quant = data.get("quantization_config") or text["quantization_config"]
+        layers = data.get("num_hidden_layers") or text["num_hidden_layers"]
+        assert weight_rules(quant, layers, data.get("expert_dtype"))[0] == rules, name
+    # through the loader: the rules land in the config, the FLOPs do not move
+    cfg = maxflops.load_config(str(HF_REAL / "gpt-oss-120b" / "config.json"), mode="decode")
+    assert cfg.weight_bytes_rules == ("moe_routed=17/32",) and cfg.not_priced == ()
+    t, bf16 = maxflops.decode_traffic(cfg), maxflops.decode_traffic(cfg, weight_bytes_rules=())
+    assert t.components["weights"] < bf16.components["weights"]
 
 
 @pytest.mark.skipif(not HF_REAL.is_dir(), reason="../shared/hf-real (real published config.json files) is absent")
@@ -463,5 +546,5 @@ def test_published_files_with_keys_transformers_does_not_read_load():
     no FLOPs); AI21's Jamba file carries sliding_window: null (no JambaConfig field; modeling_jamba never reads it)."""
     for name in ("deepseek-v4-flash", "deepseek-v4-flash-nvfp4", "deepseek-v4-pro", "deepseek-v4-pro-nvfp4"):
         cfg = maxflops.load_config(str(HF_REAL / name / "config.json"))
-        assert any(p.startswith("traffic: the file's quantized weights") for p in cfg.not_priced), name
+        assert "moe_routed=17/32" in cfg.weight_bytes_rules or "moe_routed=9/16" in cfg.weight_bytes_rules, name
     maxflops.count(maxflops.load_config(str(HF_REAL / "ai21-jamba-1.5-mini" / "config.json")))

@@ -841,6 +841,9 @@ def test_traffic_structure(kw):
     # more bytes per element never moves fewer bytes
     more = maxflops.decode_traffic(cfg, weight_bytes=cfg.weight_bytes + 1, kv_cache_bytes=cfg.kv_cache_bytes + 1)
     assert more.total >= t.total
+    # a rule giving every group weight_bytes is no rule
+    plain = maxflops.decode_traffic(cfg, weight_bytes_rules=())
+    assert maxflops.decode_traffic(cfg, weight_bytes_rules=(f"*={cfg.weight_bytes}",)) == plain
 
 
 def mhc_weight_bytes(cfg):
@@ -866,6 +869,7 @@ def test_traffic_mhc_weights(kw):
     projections and conv the streams widen too, have their own test in test_new_user.py)."""
     cfg = build(kw)
     assume(cfg.mhc_expansion_rate > 1 and not cfg.engram_layers)
+    cfg = build({**kw, "weight_bytes_rules": ()})  # every weight at weight_bytes (mhc_weight_bytes' rule)
     off = maxflops.decode_traffic(cfg, mhc_expansion_rate=1, mhc_hyper_head=False).components["weights"]
     assert maxflops.decode_traffic(cfg).components["weights"] - off == mhc_weight_bytes(cfg)
 

@@ -8,6 +8,7 @@ from typing import Any
 from ..families import FAMILIES
 from ..maxtext.mapping import maxtext_quirks
 from . import hf_ssm
+from .quantization import weight_rules
 from ..reader import (NO_EFFECT, NOT_UNDERSTOOD, VISION, MISSING, Loaded, Reader, fit_ffn,
                      fit_index, fit_pattern, read_file, refuse_unknown, validate_overrides)
 
@@ -360,11 +361,17 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     # a partial count never looks whole: the report's NOT COUNTED line names the towers the model also runs (a
     # wrapper's config class builds its vision tower when the file has no vision_config; a null audio_config is none)
     quant = next((x.get("quantization_config") for x in (top.data, r.data) if x.get("quantization_config")), None)
-    if quant:  # FLOPs are the same; decode bytes read every weight at weight_bytes until quantized sizes are read
-        method = (quant.get("quant_method") or quant.get("quant_algo") or "?") if isinstance(quant, dict) else "?"
-        o["not_priced"] = tuple(o.get("not_priced", ())) + (
-            f"traffic: the file's quantized weights (quantization_config: {method}); decode weight bytes are "
-            f"priced at weight_bytes={o.get('weight_bytes', 2)} per element for every weight",)
+    if quant:  # FLOPs are the same; decode bytes read each weight as the file stores it
+        expert_dtype = next((x["expert_dtype"] for x in (top.data, r.data) if x.get("expert_dtype")), None)
+        rules = weight_rules(quant, o["num_decoder_layers"], expert_dtype)[0] if isinstance(quant, dict) else ()
+        if rules:
+            o["weight_bytes_rules"] = rules
+        else:
+            method = (quant.get("quant_method") or quant.get("quant_algo") or "?") if isinstance(quant, dict) else "?"
+            o["not_priced"] = tuple(o.get("not_priced", ())) + (
+                f"traffic: the file's quantized weights (quantization_config: {method}, a method maxflops does not "
+                f"read); decode weight bytes are priced at weight_bytes={o.get('weight_bytes', 2)} per element for "
+                "every weight",)
     wrapper = r is not top
     towers = [k for k in _HF_TOWERS if isinstance(top.data.get(k), dict) or (k == "vision_config" and wrapper)]
     if towers:
@@ -497,7 +504,7 @@ def _hf_deepseek_v4(r: Reader, d) -> dict:
     as the checkpoint's mtp weights have no compressor."""
     # the experts' storage type (DeepseekV4Config moves it into quantization_config): decode bytes, not FLOPs
     r.ignore("expert_dtype", NO_EFFECT + ": the experts' storage type (DeepseekV4Config moves it into "
-                             "quantization_config)")
+                             "quantization_config; decode bytes read it with that)")
     o: dict[str, Any] = {"attention_type": "compressed"}
     n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)

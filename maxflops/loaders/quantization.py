@@ -1,0 +1,221 @@
+"""A Hugging Face file's ``quantization_config`` read into decode weight bytes (``weight_bytes_rules``).
+
+FLOPs do not move with a weight's storage; decode traffic does. Each format gives bytes per element with its block or
+group scales (exact fractions: the scale's bytes over the elements it scales):
+
+- ``fp8`` (transformers' fine-grained FP8, DeepSeek's checkpoints): one byte, and a scale per
+  ``weight_block_size`` block (4 bytes, float32; 1 byte with ``scale_fmt: ue8m0``): 1 + 4/16384 for 128 x 128;
+- ``mxfp4`` (gpt-oss): the experts at half a byte and a one-byte scale per 32 elements, 17/32; the quantizer
+  touches the experts alone;
+- ``compressed-tensors`` / ModelOpt ``config_groups`` (NVFP4, int4, FP8): ``num_bits / 8`` and, with a
+  ``group_size``, one scale per group (an FP4 float's: one byte; an int's: two, bfloat16; ``scale_dtype`` when
+  given), plus a packed zero point for an asymmetric int;
+- ``gptq`` / ``awq``: ``bits / 8``, a float16 scale and a packed zero point per ``group_size``;
+- ``bitsandbytes``: 4-bit at half a byte and a float32 absmax per 64 (double quantization: a byte per 64 and a
+  float32 per 256 blocks), 8-bit at one byte.
+
+What a quantizer converts: the decoder's Linear layers and its experts (``nn.Embedding`` never, the MoE routers
+kept at ``weight_bytes``: transformers' routers are not the Linear layers these quantizers replace, and the
+checkpoints that quantize theirs are not read here); the output head unless excluded, except that transformers'
+FP8 quantizer keeps it when the file names nothing to skip. ``modules_to_not_convert``, ``ignore`` and
+``exclude_modules`` name the modules kept unquantized, matched as transformers matches them (a regex from the start
+up to a module boundary, or a suffix), as compressed-tensors does (``re:`` regexes) and as globs (``*.attn.*``),
+against the module names a checkpoint's layer carries in transformers' and in the authors' own naming. A pattern that
+names only a small module of a group (a norm, a bias, the indexer's head weights) leaves the group's matrices as
+they are. Per-tensor and per-channel scales are not counted (a few bytes per matrix or per row).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from fractions import Fraction
+
+# Module names (past the layer number) of each weight group's matrices: transformers' names and the authors' own
+# (DeepSeek's reference code: attn / ffn / wq_a ...); the routers are never converted.
+_LAYER_NAMES = {
+    "attention": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.o_proj", "self_attn.q_a_proj",
+                  "self_attn.q_b_proj", "self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj",
+                  "linear_attn.in_proj_qkv", "linear_attn.out_proj", "linear_attn.in_proj_qkvz",
+                  "mixer.in_proj", "mixer.out_proj", "attn.wq_a", "attn.wq_b", "attn.wkv", "attn.wo_a", "attn.wo_b"),
+    "mlp": ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "ffn.w1", "ffn.w2", "ffn.w3"),
+    "moe_routed": ("mlp.experts", "mlp.experts.0.gate_proj", "mlp.experts.0.down_proj", "block_sparse_moe.experts",
+                   "block_sparse_moe.experts.0.w1", "ffn.experts", "ffn.experts.0.w1", "feed_forward.experts", "experts"),
+    "moe_shared": ("mlp.shared_expert.gate_proj", "mlp.shared_expert.down_proj", "mlp.shared_experts.gate_proj",
+                   "mlp.shared_experts.down_proj", "ffn.shared_experts.w1", "ffn.shared_experts.w2"),
+}
+_PREFIXES = ("model.layers.", "model.language_model.layers.", "language_model.model.layers.", "layers.")
+_HEAD = ("lm_head", "head", "language_model.lm_head", "model.lm_head")
+
+
+def _matches(pattern: str, name: str, transformers: bool) -> bool:
+    """``transformers``: as its quantizers read ``modules_to_not_convert`` (a regex from the start up to a module
+    boundary, or a suffix); else as compressed-tensors and ModelOpt read ``ignore`` and targets (``re:`` a regex from
+    the start, else a glob, an exact name included)."""
+    if pattern.startswith("re:"):
+        return re.match(pattern[3:], name) is not None
+    if not transformers:
+        return fnmatch.fnmatchcase(name, pattern)
+    if name.endswith(pattern):
+        return True
+    try:
+        return re.match(rf"(?:{pattern})(?:(?<=\.)|(?=\.|$))", name) is not None
+    except re.error:
+        return False
+
+
+def _named(patterns, names, transformers=False) -> bool:
+    return any(_matches(p, n, transformers) for p in patterns for n in names)
+
+
+def _layer_names(group: str, layer: int) -> tuple:
+    return tuple(f"{pre}{layer}.{n}" for pre in _PREFIXES for n in _LAYER_NAMES[group])
+
+
+class Format:
+    """One storage format: bytes per element, its words, the groups it converts (``targets``: only the modules
+    they name), and the modules it leaves alone (``skip``)."""
+
+    def __init__(self, size: Fraction, words: str, groups=("attention", "mlp", "moe_routed", "moe_shared"),
+                 targets=None, skip=(), transformers=False, head=True):
+        self.size, self.words, self.groups, self.targets, self.skip = size, words, groups, targets, tuple(skip)
+        self.transformers, self.head = transformers, head  # how skip reads; whether it converts an untargeted head
+
+    def skips(self, names: tuple) -> bool:
+        return _named(self.skip, names, self.transformers)
+
+    def converts(self, group: str, names: tuple) -> bool:
+        return group in self.groups and (self.targets is None or _named(self.targets, names)) and \
+            not self.skips(names)
+
+
+def _compressed_tensors_format(group: dict, skip) -> Format | None:
+    w = group.get("weights") or {}
+    bits = w.get("num_bits")
+    if not isinstance(bits, int):
+        return None
+    size = Fraction(bits, 8)
+    g = w.get("group_size")
+    words = f"{bits}-bit {w.get('type', 'int')}"
+    if isinstance(g, int) and g > 0:
+        dtype = str(w.get("scale_dtype") or "")
+        scale = 1 if "int8" in dtype or "uint8" in dtype or "float8" in dtype else \
+            1 if w.get("type") == "float" and bits == 4 else 2
+        zero = 0 if w.get("symmetric", True) else Fraction(bits, 8)
+        size += (scale + zero) / Fraction(g)
+        words += f", a {scale}-byte scale per {g}"
+    targets = tuple(t for t in group.get("targets") or () if t != "Linear")
+    return Format(size, words, targets=targets or None, skip=skip)
+
+
+# ModelOpt's per-module algorithms (``quantized_layers``): bytes per element
+_MODELOPT = {"FP8": (Fraction(1), "fp8"), "NVFP4": (Fraction(9, 16), "nvfp4, a 1-byte scale per 16"),
+             "W4A16_NVFP4": (Fraction(9, 16), "nvfp4, a 1-byte scale per 16"),
+             "W4A8_NVFP4_FP8": (Fraction(9, 16), "nvfp4, a 1-byte scale per 16")}
+
+
+def formats(quant: dict, expert_dtype=None) -> tuple:
+    """The formats of a quantization_config in order, a later one over an earlier one where both convert a module;
+    () for a method not read here."""
+    method = str(quant.get("quant_method") or "").lower()
+    out = []
+    if method == "fp8":
+        block = quant.get("weight_block_size")
+        scale = 1 if quant.get("scale_fmt") == "ue8m0" else 4
+        skip = quant.get("modules_to_not_convert") or ()
+        # transformers' FP8 quantizer keeps the output head when the file names nothing to skip
+        common = dict(skip=skip, transformers=True, head=bool(skip))
+        if isinstance(block, (list, tuple)) and len(block) == 2:
+            out.append(Format(1 + Fraction(scale, block[0] * block[1]),
+                              f"fp8, a {scale}-byte scale per {block[0]}x{block[1]} block", **common))
+        else:
+            out.append(Format(Fraction(1), "fp8", **common))
+        if expert_dtype == "fp4":  # DeepSeek-V4: the experts in FP4 (E2M1), a one-byte scale per 32
+            out.append(Format(Fraction(17, 32), "fp4 experts, a 1-byte scale per 32", groups=("moe_routed",)))
+    elif method == "mxfp4":
+        out.append(Format(Fraction(17, 32), "mxfp4, a 1-byte scale per 32", groups=("moe_routed",),
+                          skip=quant.get("modules_to_not_convert") or (), transformers=True))
+    elif method in ("gptq", "awq"):
+        bits, g = quant.get("bits", 4), quant.get("group_size", 128)
+        size = Fraction(bits, 8) + (Fraction(2 + Fraction(bits, 8), g) if isinstance(g, int) and g > 0 else 0)
+        out.append(Format(size, f"{method} {bits}-bit, a 2-byte scale and a zero point per {g}",
+                          skip=quant.get("modules_to_not_convert") or (), transformers=True))
+    elif method == "bitsandbytes":
+        skip = quant.get("llm_int8_skip_modules") or ()
+        if quant.get("load_in_4bit"):
+            size = Fraction(1, 2) + (Fraction(1, 64) + Fraction(4, 64 * 256) if quant.get("bnb_4bit_use_double_quant")
+                                     else Fraction(4, 64))
+            out.append(Format(size, "bitsandbytes 4-bit, an absmax per 64", skip=skip, transformers=True))
+        elif quant.get("load_in_8bit"):
+            out.append(Format(Fraction(1), "bitsandbytes 8-bit", skip=skip, transformers=True))
+    layers = quant.get("quantized_layers")
+    if isinstance(layers, dict) and layers:  # ModelOpt names each converted module and its algorithm
+        for name, spec in layers.items():
+            algo = spec.get("quant_algo") if isinstance(spec, dict) else None
+            if algo not in _MODELOPT:
+                return ()
+            size, words = _MODELOPT[algo]
+            out.append(Format(size, words, groups=("attention", "mlp", "moe_routed", "moe_shared", "logits"),
+                              targets=(name,)))
+        return tuple(out)
+    if isinstance(quant.get("config_groups"), dict):
+        skip = quant.get("ignore") or quant.get("exclude_modules") or ()
+        for group in quant["config_groups"].values():
+            f = _compressed_tensors_format(group, skip) if isinstance(group, dict) else None
+            if f is None:
+                return ()
+            out.append(f)
+    return tuple(out)
+
+
+def _size(fmts, group: str, names: tuple):
+    size = None
+    for f in fmts:
+        if f.converts(group, names):
+            size = f.size
+    return size
+
+
+def _head(fmts):
+    """The output head's size: a format converting every Linear, or one naming the head, unless it skips it."""
+    size = None
+    for f in fmts:
+        named = f.targets is None and "attention" in f.groups and f.head or \
+            f.targets is not None and _named(f.targets, _HEAD)
+        if named and not f.skips(_HEAD):
+            size = f.size
+    return size
+
+
+def weight_rules(quant: dict, layers: int, expert_dtype=None) -> tuple:
+    """(weight_bytes_rules, a line for the report) of a file's quantization_config over ``layers`` decoder layers;
+    ((), None) for a method not read here."""
+    fmts = formats(quant, expert_dtype)
+    if not fmts:
+        return (), None
+    rules = []
+    for group in _LAYER_NAMES:
+        rules += _runs(group, [_size(fmts, group, _layer_names(group, layer)) for layer in range(layers)])
+    head = _head(fmts)
+    if head is not None:
+        rules.append(f"logits={head}")
+    words = "; ".join(dict.fromkeys(f.words for f in fmts))
+    return tuple(rules), f"weights as the file stores them ({words}): {', '.join(rules) or 'none converted'}; " \
+                         "routers, embeddings and what the file keeps unquantized at weight_bytes"
+
+
+def _runs(group: str, sizes: list) -> list:
+    """Rules for one group's per-layer sizes (None: unquantized): one rule per run of equal sizes."""
+    if sizes and all(s == sizes[0] for s in sizes):
+        return [] if sizes[0] is None else [f"{group}={sizes[0]}"]
+    out, start = [], 0
+    for i in range(1, len(sizes) + 1):
+        if i == len(sizes) or sizes[i] != sizes[start]:
+            if sizes[start] is not None:
+                span = str(start) if i - 1 == start else f"{start}-{i - 1}"
+                out.append(f"{group}@{span}={sizes[start]}")
+            start = i
+    return out
+
+
+__all__ = ["weight_rules", "formats"]
