@@ -208,3 +208,58 @@ def test_the_knobs_matter(tmp_path):
                                                      max_target_length=case["length"], attention_impl="dense",
                                                      **rest))
             assert b.hardware_flops != case["total_flops"], (name, key)
+
+
+# --- keys present that transformers' config classes derive ------------------------------------------------------
+PRESENT = DATA["present"]
+
+
+def present_config(name, mode, tmp_path):
+    case = PRESENT[name]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(case["config"]))
+    loaded = loaders.load_hf_config(path)
+    return maxflops.model_config(**loaded.overrides, mode=mode, per_device_batch_size=case["batch"],
+                                 max_target_length=case["length"], attention_impl="dense", **KNOBS[case["like"]])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in PRESENT if "error" not in PRESENT[n]))
+def test_a_present_derived_key_is_read_as_transformers_reads_it(name, tmp_path):
+    """Issue 29 (5): a key a config class derives in __post_init__, present in the file with another value (the
+    class keeps it: its kwargs are set after __post_init__), counts what transformers' model runs with it: the
+    published falcon-mamba-7b's intermediate_size beside expand 16, MLA's qk_head_dim, Kimi-Linear's head_dim,
+    DeepSeek-V4's legacy qk_rope_head_dim, a Qwen3-VL-MoE text sliding_window."""
+    case = PRESENT[name]
+    assert maxflops.count(present_config(name, "prefill", tmp_path)).hardware_flops == case["total_flops"]
+    like = case["like"]
+    b = maxflops.count(present_config(name, "train", tmp_path))
+    if like in CONV_SET_ASIDE:
+        ops = case["train_ops"]
+        rest = case["train_flops"] - ops["aten.convolution"] - ops["aten.convolution_backward"]
+        assert b.hardware_flops - b.hardware_components[CONV_SET_ASIDE[like]] - _autograd_skips(like, b) == rest
+    else:
+        assert b.hardware_flops - _autograd_skips(like, b) == case["train_flops"]
+
+
+def test_a_present_derived_key_transformers_cannot_run_is_refused(tmp_path):
+    """Zamba2Config keeps a present attention_head_dim (and attention_hidden_size, mamba_headdim, hybrid_layer_ids)
+    and modeling_zamba2 sizes its layers by it: other than the derived value, transformers' own model fails (the
+    fixture records its error); the loader refuses the file, naming the key and the value."""
+    case = PRESENT["zamba2_derived_widths"]
+    assert case["error"].startswith("RuntimeError")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(case["config"]))
+    with pytest.raises(ValueError, match=r"'attention_head_dim' = 8: differs from 12, the value Zamba2Config derives"):
+        loaders.load_hf_config(path)
+    # the same keys at the values the class derives (as transformers saves them) load, to the same count
+    good = dict(case["config"], attention_head_dim=12, attention_hidden_size=48, mamba_headdim=12,
+                hybrid_layer_ids=[1, 3])
+    path.write_text(json.dumps(good))
+    assert loaders.load_hf_config(path).overrides == loaders.load_hf_config(_write(tmp_path, CASES["zamba2"]["config"]))\
+        .overrides
+
+
+def _write(tmp_path, data):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(data))
+    return path

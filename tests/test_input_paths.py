@@ -474,6 +474,18 @@ def test_a_quantized_file_prices_its_weights_as_stored(tmp_path):
         "traffic: the file's quantized weights (quantization_config: hqq, a method maxflops does not read)")
 
 
+def test_maxtext_quantization_is_said_on_the_decode_bytes():
+    """MaxText's quantization and quantize_kvcache change what a decode step reads, not the FLOPs: said, by value."""
+    keys = {**_maxtext_yaml_keys(), "quantization": "int8", "quantize_kvcache": True, "kv_quant_dtype": "int4"}
+    cfg = maxflops.maxtext.from_maxtext(keys)
+    assert "traffic: MaxText's quantization='int8'; decode weight bytes are priced at weight_bytes=2 (set " \
+           "weight_bytes_rules for the stored sizes)" in cfg.not_priced
+    assert "traffic: MaxText's quantize_kvcache (kv_quant_dtype='int4'); the KV cache is priced at kv_cache_bytes=2" \
+        in cfg.not_priced
+    assert maxflops.count(keys).total == maxflops.count(_maxtext_yaml_keys()).total
+    assert not [n for n in maxflops.maxtext.from_maxtext(_maxtext_yaml_keys()).not_priced if n.startswith("traffic")]
+
+
 def test_weight_byte_rules_by_group_and_layer():
     """Rules apply in order over weight_bytes, by group and by 0-based layer; each group's bytes from the widths."""
     cfg = maxflops.model_config(num_decoder_layers=4, emb_dim=16, num_query_heads=2, num_kv_heads=1, head_dim=8,

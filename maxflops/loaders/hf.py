@@ -589,19 +589,26 @@ def _hf_deepseek_v4(r: Reader, d) -> dict:
     return o
 
 
-def _hf_mla(r: Reader, text_type: str, d, o: dict) -> None:
+def _hf_mla(r: Reader, text_type: str, d, o: dict, reads_qk_head_dim: bool = False) -> None:
+    """MLA's widths. ``reads_qk_head_dim``: the modeling code sizes q by config.qk_head_dim (LongCat-Flash), which
+    must then be qk_nope_head_dim + qk_rope_head_dim (its q splits into the two); the others derive it and never
+    read a present one (the config class keeps it, the model does not use it)."""
     o["attention_type"] = "mla"
     q = r.int("q_lora_rank", d("q_lora_rank"), none_ok=True)
     o["q_lora_rank"] = 0 if q is None else q  # null: q projected directly from D (DeepSeek-V2-Lite)
     for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
         o[key] = r.int(key, d(key), minimum=1 if key in ("kv_lora_rank", "v_head_dim") else 0)
     r.ignore("head_dim", "unused: MLA widths come from qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
-    if r.has("qk_head_dim"):
+    if r.has("qk_head_dim") and reads_qk_head_dim:
         qk = r.int("qk_head_dim")
         if qk != o["qk_nope_head_dim"] + o["qk_rope_head_dim"]:
             raise r.fail("qk_head_dim", f"is not qk_nope_head_dim + qk_rope_head_dim = "
-                                        f"{o['qk_nope_head_dim'] + o['qk_rope_head_dim']}")
+                                        f"{o['qk_nope_head_dim'] + o['qk_rope_head_dim']} (the model splits q into "
+                                        "the two)")
         r.ignore("qk_head_dim", "superseded: derived (qk_nope_head_dim + qk_rope_head_dim), checked")
+    elif r.has("qk_head_dim"):
+        r.ignore("qk_head_dim", NO_EFFECT + ": the model derives q's width from qk_nope_head_dim + qk_rope_head_dim "
+                                "(the config class keeps a present value; the modeling code never reads it)")
     if r.has("num_nextn_predict_layers") or d("num_nextn_predict_layers") is not MISSING:
         o["mtp_num_layers"] = r.int("num_nextn_predict_layers", d("num_nextn_predict_layers"))
 
@@ -1209,7 +1216,7 @@ def _longcat(r: Reader, d) -> dict:
     r.ignore("num_key_value_heads", "unused: MLA (every head's keys and values come from the latent)")
     act = r.activation("hidden_act", d("hidden_act"))
     o["mlp_activations"] = (act, "linear")
-    _hf_mla(r, "longcat_flash", d, o)
+    _hf_mla(r, "longcat_flash", d, o, reads_qk_head_dim=True)
     width = o["mlp_dim"] = _alias(r, "ffn_hidden_size", "intermediate_size", d("ffn_hidden_size"), minimum=1)
     o["num_experts"] = _alias(r, "n_routed_experts", "num_local_experts", d("n_routed_experts"), minimum=1)
     o["num_experts_per_tok"] = _alias(r, "moe_topk", "num_experts_per_tok", d("moe_topk"), minimum=1)

@@ -476,11 +476,10 @@ def zamba2(r: Reader, d, given) -> dict:
         if len(types) != n:
             raise r.fail("num_hidden_layers", f"{n}: Zamba2Config's default layers_block_type has {len(types)} "
                                               "layers; give layers_block_type")
-    for key in ("attention_head_dim", "attention_hidden_size", "hybrid_layer_ids", "kv_channels", "mamba_headdim",
-                "num_query_groups"):  # saved by transformers, recomputed by Zamba2Config.__post_init__ on load
+    for key in ("kv_channels", "num_query_groups"):  # saved by transformers; modeling_zamba2 never reads them
         if r.has(key):
             r.raw(key, none_ok=True, record=False)
-            r.ignore(key, "derived: Zamba2Config recomputes it from the keys above")
+            r.ignore(key, NO_EFFECT + ": modeling_zamba2 never reads it")
     letters = "".join("ZM" if t == "hybrid" else "M" for t in types)
     o["num_decoder_layers"] = len(letters)
     o["attention_layer_pattern"], o["ffn_layer_pattern"] = fit_pattern(list(letters), r, "layers_block_type"), "-"
@@ -513,4 +512,18 @@ def zamba2(r: Reader, d, given) -> dict:
         for key in ("num_attention_heads", "num_key_value_heads", "intermediate_size", "adapter_rank",
                     "use_shared_attention_adapter", "hidden_act", "num_mem_blocks", "use_mem_rope"):
             r.ignore(key, "unused: no hybrid layers")
+    # saved by transformers and derived by Zamba2Config.__post_init__ when absent, but a present value is kept (the
+    # class sets its kwargs after __post_init__) and modeling_zamba2 sizes its layers by it; the model runs only with
+    # the derived value (the shared block's input is [hidden, embedding], its output hidden wide)
+    derived = {"attention_hidden_size": 2 * D, "mamba_headdim": expand * D // heads,
+               "hybrid_layer_ids": [i for i, t in enumerate(types) if t == "hybrid"]}
+    if "Z" in letters:
+        derived["attention_head_dim"] = 2 * D // o["num_query_heads"]
+    for key in ("attention_head_dim", "attention_hidden_size", "mamba_headdim", "hybrid_layer_ids"):
+        if r.has(key):
+            value = r.raw(key, none_ok=True, record=False)
+            if key in derived and value != derived[key]:
+                raise r.fail(key, f"differs from {derived[key]!r}, the value Zamba2Config derives; transformers "
+                                  "keeps the file's and its model cannot run with it", value)
+            r.ignore(key, "derived: the value Zamba2Config gives it, checked")
     return o
