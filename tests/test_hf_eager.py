@@ -214,10 +214,11 @@ def test_the_knobs_matter(tmp_path):
 PRESENT = DATA["present"]
 
 
-def present_config(name, mode, tmp_path):
+def present_config(name, mode, tmp_path, saved=False):
+    """The file as its author wrote it (``saved``: as transformers saved it after building the model)."""
     case = PRESENT[name]
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(case["config"]))
+    path.write_text(json.dumps(case["config" if saved else "file"]))
     loaded = loaders.load_hf_config(path)
     return maxflops.model_config(**loaded.overrides, mode=mode, per_device_batch_size=case["batch"],
                                  max_target_length=case["length"], attention_impl="dense", **KNOBS[case["like"]])
@@ -228,9 +229,11 @@ def test_a_present_derived_key_is_read_as_transformers_reads_it(name, tmp_path):
     """Issue 29 (5): a key a config class derives in __post_init__, present in the file with another value (the
     class keeps it: its kwargs are set after __post_init__), counts what transformers' model runs with it: the
     published falcon-mamba-7b's intermediate_size beside expand 16, MLA's qk_head_dim, Kimi-Linear's head_dim,
-    DeepSeek-V4's legacy qk_rope_head_dim, a Qwen3-VL-MoE text sliding_window."""
+    DeepSeek-V4's legacy qk_rope_head_dim, a Qwen3-VL-MoE text sliding_window, Gemma 3's _sliding_window_pattern
+    beside the sliding_window_pattern kwarg, DeepSeek-V3's head_dim at its rope width and its qk_head_dim."""
     case = PRESENT[name]
     assert maxflops.count(present_config(name, "prefill", tmp_path)).hardware_flops == case["total_flops"]
+    assert maxflops.count(present_config(name, "prefill", tmp_path, saved=True)).hardware_flops == case["total_flops"]
     like = case["like"]
     b = maxflops.count(present_config(name, "train", tmp_path))
     if like in CONV_SET_ASIDE:
@@ -241,19 +244,27 @@ def test_a_present_derived_key_is_read_as_transformers_reads_it(name, tmp_path):
         assert b.hardware_flops - _autograd_skips(like, b) == case["train_flops"]
 
 
-def test_a_present_derived_key_transformers_cannot_run_is_refused(tmp_path):
-    """Zamba2Config keeps a present attention_head_dim (and attention_hidden_size, mamba_headdim, hybrid_layer_ids)
-    and modeling_zamba2 sizes its layers by it: other than the derived value, transformers' own model fails (the
-    fixture records its error); the loader refuses the file, naming the key and the value."""
-    case = PRESENT["zamba2_derived_widths"]
+@pytest.mark.parametrize("name, match", [
+    ("zamba2_derived_widths", r"'attention_head_dim' = 8: differs from 12, the value Zamba2Config derives"),
+    ("deepseek_v3_head_dim_wider", r"'head_dim' = 6: differs from qk_rope_head_dim=4: deepseek_v3's config class")])
+def test_a_present_derived_key_transformers_cannot_run_is_refused(name, match, tmp_path):
+    """Zamba2Config keeps a present attention_head_dim (modeling_zamba2 sizes the shared block by it), and
+    DeepseekV3Config a present head_dim (its rotary embedding is that wide): other than the derived value,
+    transformers' own model fails (the fixture records its error); the loader refuses the file, naming the key and
+    the value."""
+    case = PRESENT[name]
     assert case["error"].startswith("RuntimeError")
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(case["config"]))
-    with pytest.raises(ValueError, match=r"'attention_head_dim' = 8: differs from 12, the value Zamba2Config derives"):
+    path.write_text(json.dumps(case["file"]))
+    with pytest.raises(ValueError, match=match):
         loaders.load_hf_config(path)
-    # the same keys at the values the class derives (as transformers saves them) load, to the same count
-    good = dict(case["config"], attention_head_dim=12, attention_hidden_size=48, mamba_headdim=12,
-                hybrid_layer_ids=[1, 3])
+
+
+def test_zamba2_derived_keys_at_their_derived_values_load(tmp_path):
+    """The same keys at the values the class derives (as transformers saves them) load, to the same count."""
+    path = tmp_path / "config.json"
+    good = dict(PRESENT["zamba2_derived_widths"]["file"], attention_head_dim=12, attention_hidden_size=48,
+                mamba_headdim=12, hybrid_layer_ids=[1, 3])
     path.write_text(json.dumps(good))
     assert loaders.load_hf_config(path).overrides == loaders.load_hf_config(_write(tmp_path, CASES["zamba2"]["config"]))\
         .overrides

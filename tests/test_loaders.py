@@ -508,6 +508,11 @@ def test_transformers_spellings_qwen3_moe_num_local_experts_and_gemma3_private_p
     p = hf_variant(tmp_path, "gemma3-27b", text_config___sliding_window_pattern=6, text_config__layer_types=DROP,
                    text_config__sliding_window_pattern=DROP)
     assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "LLLLLG"
+    # alone, the underscored attribute changes nothing: Gemma3TextConfig derives layer_types from the
+    # sliding_window_pattern kwarg, absent 6 (transformers 5.24: _sliding_window_pattern=2 alone gives LLLLLG)
+    p = hf_variant(tmp_path, "gemma3-27b", text_config___sliding_window_pattern=2, text_config__layer_types=DROP,
+                   text_config__sliding_window_pattern=DROP)
+    assert loaders.load_hf_config(p).overrides["attention_layer_pattern"] == "LLLLLG"
 
 
 TRANSFORMERS = FIXTURES / "hf_transformers"

@@ -589,6 +589,11 @@ def _hf_deepseek_v4(r: Reader, d) -> dict:
     return o
 
 
+# MLA types whose config class keeps a present head_dim (no field, or no __post_init__ rule) and whose rotary
+# embedding reads it (measured on transformers 5.24: the others replace it by qk_rope_head_dim, or never read it)
+_MLA_KEEPS_ROTARY_HEAD_DIM = frozenset({"deepseek_v3", "glm4_moe_lite", "longcat_flash"})
+
+
 def _hf_mla(r: Reader, text_type: str, d, o: dict, reads_qk_head_dim: bool = False) -> None:
     """MLA's widths. ``reads_qk_head_dim``: the modeling code sizes q by config.qk_head_dim (LongCat-Flash), which
     must then be qk_nope_head_dim + qk_rope_head_dim (its q splits into the two); the others derive it and never
@@ -598,6 +603,11 @@ def _hf_mla(r: Reader, text_type: str, d, o: dict, reads_qk_head_dim: bool = Fal
     o["q_lora_rank"] = 0 if q is None else q  # null: q projected directly from D (DeepSeek-V2-Lite)
     for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
         o[key] = r.int(key, d(key), minimum=1 if key in ("kv_lora_rank", "v_head_dim") else 0)
+    if r.has("head_dim") and text_type in _MLA_KEEPS_ROTARY_HEAD_DIM and \
+            r.int("head_dim", minimum=1, record=False) != o["qk_rope_head_dim"]:
+        raise r.fail("head_dim", f"differs from qk_rope_head_dim={o['qk_rope_head_dim']}: {text_type}'s config class "
+                                 "keeps a present head_dim and its rotary embedding is that wide, so transformers' "
+                                 "model cannot run (the rope slice of q and k is qk_rope_head_dim wide)")
     r.ignore("head_dim", "unused: MLA widths come from qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
     if r.has("qk_head_dim") and reads_qk_head_dim:
         qk = r.int("qk_head_dim")
@@ -800,14 +810,13 @@ def _hf_layers(r: Reader, text_type: str, family: str, d, n: int):
             for k in ("sliding_window_pattern", "_sliding_window_pattern"):  # the second: as transformers saves it
                 r.ignore(k, "superseded by layer_types")
             return from_types({"G", "L"}), "layer_types"
-        key = "_sliding_window_pattern" if r.has("_sliding_window_pattern") and not r.has(
-            "sliding_window_pattern") else "sliding_window_pattern"  # transformers saves the underscored one
-        p = r.int(key, d("sliding_window_pattern"), minimum=1)
-        if key == "sliding_window_pattern" and r.has("_sliding_window_pattern"):
-            if r.int("_sliding_window_pattern") != p:
-                raise r.fail("_sliding_window_pattern", f"disagrees with sliding_window_pattern={p}")
-            r.ignore("_sliding_window_pattern", "superseded: same as sliding_window_pattern")
-        return ["L" if (i + 1) % p else "G" for i in range(n)], key
+        # Gemma3TextConfig derives layer_types from the sliding_window_pattern kwarg (absent: 6); the underscored
+        # attribute it saves beside them is kept as given and never read again
+        p = r.int("sliding_window_pattern", d("sliding_window_pattern"), minimum=1)
+        if r.has("_sliding_window_pattern"):
+            r.ignore("_sliding_window_pattern", NO_EFFECT + ": an attribute Gemma3TextConfig saves; layer_types come "
+                                                "from the sliding_window_pattern kwarg")
+        return ["L" if (i + 1) % p else "G" for i in range(n)], "sliding_window_pattern"
 
     if text_type == "gpt_oss":
         if given("layer_types"):
