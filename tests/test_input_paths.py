@@ -14,7 +14,7 @@ import types
 import pytest
 
 import maxflops
-from maxflops import config as C
+from maxflops import config as C, loaders
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -560,3 +560,10 @@ def test_published_files_with_keys_transformers_does_not_read_load():
         cfg = maxflops.load_config(str(HF_REAL / name / "config.json"))
         assert "moe_routed=17/32" in cfg.weight_bytes_rules or "moe_routed=9/16" in cfg.weight_bytes_rules, name
     maxflops.count(maxflops.load_config(str(HF_REAL / "ai21-jamba-1.5-mini" / "config.json")))
+    # keys the hub and the authors' tooling add that the config classes keep and the models never read: Qwen3-Coder's
+    # qkv_bias and shared_expert_intermediate_size 0, GLM-5.2-NVFP4's num_experts, unsloth's unsloth_fixed
+    for name in ("qwen3-coder-480b-a35b-instruct", "glm-5.2-nvfp4", "gpt-oss-20b-unsloth"):
+        loaded = maxflops.load_config(str(HF_REAL / name / "config.json"))
+        assert maxflops.count(loaded).total > 0, name
+    coder = loaders.load_hf_config(HF_REAL / "qwen3-coder-480b-a35b-instruct" / "config.json")
+    assert coder.ignored["shared_expert_intermediate_size"].startswith("no FLOPs effect: no Qwen3MoeConfig field")

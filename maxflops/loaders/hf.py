@@ -246,7 +246,19 @@ _WRAPPERS = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4
              "qwen3_5_moe": "qwen3_5_moe_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}
 HF_MODEL_TYPES = tuple(sorted(set(_FAMILY) | set(_WRAPPERS)))
 
+# Keys a type's published files carry that its config class keeps as a plain attribute and its modeling code never
+# reads (transformers 5.24), with the reason.
+_HF_TYPE_NO_EFFECT = {
+    "qwen3_moe": {"shared_expert_intermediate_size": "no Qwen3MoeConfig field; Qwen3-MoE has no shared expert "
+                                                     "(modeling_qwen3_moe never reads it)"},
+    "glm_moe_dsa": {"num_experts": "no GlmMoeDsaConfig field (n_routed_experts, alias num_local_experts, sizes the "
+                                   "experts; modeling_glm_moe_dsa never reads num_experts)"},
+    "gemma4_text": {"_sliding_window_pattern": "an attribute saved beside layer_types; Gemma4TextConfig derives "
+                                               "absent layer_types with a pattern of 6, whatever it says"},
+}
+
 _HF_NO_EFFECT = frozenset("""
+    qkv_bias unsloth_fixed unsloth_version
     architectures _name_or_path auto_map transformers_version torch_dtype dtype use_cache initializer_range
     bos_token_id eos_token_id pad_token_id attention_bias mlp_bias attention_dropout hidden_dropout
     max_position_embeddings initial_context_length rms_norm_eps layer_norm_eps rope_theta rope_scaling
@@ -349,6 +361,10 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     def d(key):
         return defaults.get(key, MISSING)
 
+    for key, why in _HF_TYPE_NO_EFFECT.get(text_type, {}).items():  # keys a type's published files carry
+        if r.has(key):
+            r.raw(key, none_ok=True, record=False)
+            r.ignore(key, NO_EFFECT + ": " + why)
     o = _hf_model(r, text_type, d)
 
     if r is not top:
