@@ -84,8 +84,4 @@ def bytes_of(parsed: tuple, default, component: str, layer: int | None) -> Fract
     return out
 
 
-def describe(value: Fraction) -> str:
-    return str(value) if value.denominator == 1 else f"{value} ({float(value):g})"
-
-
 __all__ = ["GROUPS", "parse_rules", "bytes_of"]

@@ -472,6 +472,12 @@ def test_a_quantized_file_prices_its_weights_as_stored(tmp_path):
     cfg = maxflops.load_config(str(tmp_path / "config.json"))
     assert cfg.weight_bytes_rules == () and cfg.not_priced[0].startswith(
         "traffic: the file's quantized weights (quantization_config: hqq, a method maxflops does not read)")
+    # a method read whose skip list keeps every weight: no rule, and nothing to say
+    data["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                   "modules_to_not_convert": ["model.layers", "lm_head"]}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    cfg = maxflops.load_config(str(tmp_path / "config.json"))
+    assert cfg.weight_bytes_rules == () and cfg.not_priced == ()
 
 
 def test_maxtext_quantization_is_said_on_the_decode_bytes():
@@ -544,7 +550,7 @@ def test_published_quantized_files_read_their_storage():
         text = data.get("text_config") or {}
         quant = data.get("quantization_config") or text["quantization_config"]
         layers = data.get("num_hidden_layers") or text["num_hidden_layers"]
-        assert weight_rules(quant, layers, data.get("expert_dtype"))[0] == rules, name
+        assert weight_rules(quant, layers, data.get("expert_dtype")) == rules, name
     # through the loader: the rules land in the config, the FLOPs do not move
     cfg = maxflops.load_config(str(HF_REAL / "gpt-oss-120b" / "config.json"), mode="decode")
     assert cfg.weight_bytes_rules == ("moe_routed=17/32",) and cfg.not_priced == ()

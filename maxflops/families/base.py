@@ -16,8 +16,8 @@ class Priced:
     FLOPs beyond two per forward; ``closing``: the mixer's last matmul, whose output only joins the layer's output
     when no FFN follows (a mixer-only layer), so that a rematerialized layer does not recompute it (see
     price_forward's tail); ``forward_only``: the components whose output no loss reads, run forward with no backward
-    in training (an eager program's dead work); ``warmup_unnamed``: of ``unnamed``, what the DSA warm-up's backward recomputes under a
-    policy that saves q/k/v (only what the indexer's loss reads; ``unnamed`` where absent). Every part but ``qk`` is
+    in training (an eager program's dead work); ``warmup_unnamed``: of ``unnamed``, what the DSA warm-up's backward
+    recomputes under a policy that saves q/k/v (only what the indexer's loss reads; ``unnamed`` where absent). Every part but ``qk`` is
     by component. (A plain slotted class: one is made per layer kind and count.)"""
 
     __slots__ = ("out", "qk", "tail", "single", "unnamed", "grad_extra", "closing", "warmup_unnamed", "forward_only")

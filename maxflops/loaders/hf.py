@@ -379,10 +379,10 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     quant = next((x.get("quantization_config") for x in (top.data, r.data) if x.get("quantization_config")), None)
     if quant:  # FLOPs are the same; decode bytes read each weight as the file stores it
         expert_dtype = next((x["expert_dtype"] for x in (top.data, r.data) if x.get("expert_dtype")), None)
-        rules = weight_rules(quant, o["num_decoder_layers"], expert_dtype)[0] if isinstance(quant, dict) else ()
+        rules = weight_rules(quant, o["num_decoder_layers"], expert_dtype) if isinstance(quant, dict) else None
         if rules:
             o["weight_bytes_rules"] = rules
-        else:
+        elif rules is None:
             method = (quant.get("quant_method") or quant.get("quant_algo") or "?") if isinstance(quant, dict) else "?"
             o["not_priced"] = tuple(o.get("not_priced", ())) + (
                 f"traffic: the file's quantized weights (quantization_config: {method}, a method maxflops does not "

@@ -40,7 +40,8 @@ _LAYER_NAMES = {
                   "mixer.in_proj", "mixer.out_proj", "attn.wq_a", "attn.wq_b", "attn.wkv", "attn.wo_a", "attn.wo_b"),
     "mlp": ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", "ffn.w1", "ffn.w2", "ffn.w3"),
     "moe_routed": ("mlp.experts", "mlp.experts.0.gate_proj", "mlp.experts.0.down_proj", "block_sparse_moe.experts",
-                   "block_sparse_moe.experts.0.w1", "ffn.experts", "ffn.experts.0.w1", "feed_forward.experts", "experts"),
+                   "block_sparse_moe.experts.0.w1", "ffn.experts", "ffn.experts.0.w1", "feed_forward.experts",
+                   "experts"),
     "moe_shared": ("mlp.shared_expert.gate_proj", "mlp.shared_expert.down_proj", "mlp.shared_experts.gate_proj",
                    "mlp.shared_experts.down_proj", "ffn.shared_experts.w1", "ffn.shared_experts.w2"),
 }
@@ -73,12 +74,12 @@ def _layer_names(group: str, layer: int) -> tuple:
 
 
 class Format:
-    """One storage format: bytes per element, its words, the groups it converts (``targets``: only the modules
-    they name), and the modules it leaves alone (``skip``)."""
+    """One storage format: bytes per element, the groups it converts (``targets``: only the modules they name),
+    and the modules it leaves alone (``skip``)."""
 
-    def __init__(self, size: Fraction, words: str, groups=("attention", "mlp", "moe_routed", "moe_shared"),
-                 targets=None, skip=(), transformers=False, head=True):
-        self.size, self.words, self.groups, self.targets, self.skip = size, words, groups, targets, tuple(skip)
+    def __init__(self, size: Fraction, groups=("attention", "mlp", "moe_routed", "moe_shared"), targets=None, skip=(),
+                 transformers=False, head=True):
+        self.size, self.groups, self.targets, self.skip = size, groups, targets, tuple(skip)
         self.transformers, self.head = transformers, head  # how skip reads; whether it converts an untargeted head
 
     def skips(self, names: tuple) -> bool:
@@ -96,22 +97,19 @@ def _compressed_tensors_format(group: dict, skip) -> Format | None:
         return None
     size = Fraction(bits, 8)
     g = w.get("group_size")
-    words = f"{bits}-bit {w.get('type', 'int')}"
     if isinstance(g, int) and g > 0:
         dtype = str(w.get("scale_dtype") or "")
         scale = 1 if "int8" in dtype or "uint8" in dtype or "float8" in dtype else \
             1 if w.get("type") == "float" and bits == 4 else 2
         zero = 0 if w.get("symmetric", True) else Fraction(bits, 8)
         size += (scale + zero) / Fraction(g)
-        words += f", a {scale}-byte scale per {g}"
     targets = tuple(t for t in group.get("targets") or () if t != "Linear")
-    return Format(size, words, targets=targets or None, skip=skip)
+    return Format(size, targets=targets or None, skip=skip)
 
 
 # ModelOpt's per-module algorithms (``quantized_layers``): bytes per element
-_MODELOPT = {"FP8": (Fraction(1), "fp8"), "NVFP4": (Fraction(9, 16), "nvfp4, a 1-byte scale per 16"),
-             "W4A16_NVFP4": (Fraction(9, 16), "nvfp4, a 1-byte scale per 16"),
-             "W4A8_NVFP4_FP8": (Fraction(9, 16), "nvfp4, a 1-byte scale per 16")}
+_MODELOPT = {"FP8": Fraction(1), "NVFP4": Fraction(9, 16), "W4A16_NVFP4": Fraction(9, 16),
+             "W4A8_NVFP4_FP8": Fraction(9, 16)}  # NVFP4: half a byte and a one-byte scale per 16
 
 
 def formats(quant: dict, expert_dtype=None) -> tuple:
@@ -126,36 +124,33 @@ def formats(quant: dict, expert_dtype=None) -> tuple:
         # transformers' FP8 quantizer keeps the output head when the file names nothing to skip
         common = dict(skip=skip, transformers=True, head=bool(skip))
         if isinstance(block, (list, tuple)) and len(block) == 2:
-            out.append(Format(1 + Fraction(scale, block[0] * block[1]),
-                              f"fp8, a {scale}-byte scale per {block[0]}x{block[1]} block", **common))
+            out.append(Format(1 + Fraction(scale, block[0] * block[1]), **common))
         else:
-            out.append(Format(Fraction(1), "fp8", **common))
+            out.append(Format(Fraction(1), **common))
         if expert_dtype == "fp4":  # DeepSeek-V4: the experts in FP4 (E2M1), a one-byte scale per 32
-            out.append(Format(Fraction(17, 32), "fp4 experts, a 1-byte scale per 32", groups=("moe_routed",)))
+            out.append(Format(Fraction(17, 32), groups=("moe_routed",)))
     elif method == "mxfp4":
-        out.append(Format(Fraction(17, 32), "mxfp4, a 1-byte scale per 32", groups=("moe_routed",),
-                          skip=quant.get("modules_to_not_convert") or (), transformers=True))
+        out.append(Format(Fraction(17, 32), groups=("moe_routed",), skip=quant.get("modules_to_not_convert") or (),
+                          transformers=True))
     elif method in ("gptq", "awq"):
         bits, g = quant.get("bits", 4), quant.get("group_size", 128)
         size = Fraction(bits, 8) + (Fraction(2 + Fraction(bits, 8), g) if isinstance(g, int) and g > 0 else 0)
-        out.append(Format(size, f"{method} {bits}-bit, a 2-byte scale and a zero point per {g}",
-                          skip=quant.get("modules_to_not_convert") or (), transformers=True))
+        out.append(Format(size, skip=quant.get("modules_to_not_convert") or (), transformers=True))
     elif method == "bitsandbytes":
         skip = quant.get("llm_int8_skip_modules") or ()
         if quant.get("load_in_4bit"):
             size = Fraction(1, 2) + (Fraction(1, 64) + Fraction(4, 64 * 256) if quant.get("bnb_4bit_use_double_quant")
                                      else Fraction(4, 64))
-            out.append(Format(size, "bitsandbytes 4-bit, an absmax per 64", skip=skip, transformers=True))
+            out.append(Format(size, skip=skip, transformers=True))
         elif quant.get("load_in_8bit"):
-            out.append(Format(Fraction(1), "bitsandbytes 8-bit", skip=skip, transformers=True))
+            out.append(Format(Fraction(1), skip=skip, transformers=True))
     layers = quant.get("quantized_layers")
     if isinstance(layers, dict) and layers:  # ModelOpt names each converted module and its algorithm
         for name, spec in layers.items():
             algo = spec.get("quant_algo") if isinstance(spec, dict) else None
             if algo not in _MODELOPT:
                 return ()
-            size, words = _MODELOPT[algo]
-            out.append(Format(size, words, groups=("attention", "mlp", "moe_routed", "moe_shared", "logits"),
+            out.append(Format(_MODELOPT[algo], groups=("attention", "mlp", "moe_routed", "moe_shared", "logits"),
                               targets=(name,)))
         return tuple(out)
     if isinstance(quant.get("config_groups"), dict):
@@ -188,20 +183,18 @@ def _head(fmts):
 
 
 def weight_rules(quant: dict, layers: int, expert_dtype=None) -> tuple:
-    """(weight_bytes_rules, a line for the report) of a file's quantization_config over ``layers`` decoder layers;
-    ((), None) for a method not read here."""
+    """The weight_bytes_rules of a file's quantization_config over ``layers`` decoder layers (the report prints
+    them; () where every weight is kept unquantized); None for a method not read here."""
     fmts = formats(quant, expert_dtype)
     if not fmts:
-        return (), None
+        return None
     rules = []
     for group in _LAYER_NAMES:
         rules += _runs(group, [_size(fmts, group, _layer_names(group, layer)) for layer in range(layers)])
     head = _head(fmts)
     if head is not None:
         rules.append(f"logits={head}")
-    words = "; ".join(dict.fromkeys(f.words for f in fmts))
-    return tuple(rules), f"weights as the file stores them ({words}): {', '.join(rules) or 'none converted'}; " \
-                         "routers, embeddings and what the file keeps unquantized at weight_bytes"
+    return tuple(rules)
 
 
 def _runs(group: str, sizes: list) -> list:

@@ -262,7 +262,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     inference_microbenchmark_num_samples inference_microbenchmark_prefill_lengths inference_microbenchmark_stages
     inference_server init_weights_seed input_data_sharding_logical_axes internal_compile
     internal_compile_num_devices jax_cache_dir jax_debug_log_modules jax_distributed_initialization_timeout
-    jax_profiler_port key_proj kv_cache_buffer kv_proj kv_quant_axis  kv_tp_size kv_wa_proj
+    jax_profiler_port key_proj kv_cache_buffer kv_proj kv_quant_axis kv_tp_size kv_wa_proj
     learning_rate learning_rate_final_fraction learning_rate_schedule_steps load_balance_loss_weight
     load_checkpoint_only_once load_from_prefill_dir load_full_state_path load_parameters_path
     local_checkpoint_directory local_checkpoint_period local_rope_max_timescale local_rope_proportion
@@ -305,8 +305,8 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     posemb_type_for_vit position_id_per_seconds prefill_cache_axis_order prefill_cache_dir prefill_chunk_size
     prefill_slice prefix_caching_dram_byte prefix_caching_hbm_byte prefuse_moe_weights profile_cleanly
     profile_periodically_period profile_power_events profiler profiler_steps projector_dropout_for_vit
-    prometheus_port prompt qk_clip_threshold qk_norm_with_scale qkv_proj quant_cfg_path 
-    quantization_local_shard_count  quantize_logits_proj quantize_mtp quantize_router_proj
+    prometheus_port prompt qk_clip_threshold qk_norm_with_scale qkv_proj quant_cfg_path
+    quantization_local_shard_count quantize_logits_proj quantize_mtp quantize_router_proj
     query_proj query_wa_proj ragged_block_size ragged_buffer_factor ragged_gather_cost_estimate_bytes_accessed
     ragged_gather_cost_estimate_flops ragged_gather_fallback ragged_gather_reduce_cost_estimate_bytes_accessed
     ragged_gather_reduce_cost_estimate_flops ragged_gather_reduce_fallback ragged_sort_use_single_sparsecore

@@ -382,8 +382,9 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         not_priced.append(f"traffic: MaxText's quantization={quant!r}; decode weight bytes are priced at "
                           f"weight_bytes={o.get('weight_bytes', 2)} (set weight_bytes_rules for the stored sizes)")
     if kv_quant:
-        not_priced.append(f"traffic: MaxText's quantize_kvcache (kv_quant_dtype={r.data.get('kv_quant_dtype', 'int8')!r});"
-                          f" the KV cache is priced at kv_cache_bytes={o.get('kv_cache_bytes', 2)}")
+        dtype = r.data.get("kv_quant_dtype", "int8")
+        not_priced.append(f"traffic: MaxText's quantize_kvcache (kv_quant_dtype={dtype!r}); the KV cache is priced "
+                          f"at kv_cache_bytes={o.get('kv_cache_bytes', 2)}")
     if not_priced:
         o["not_priced"] = tuple(not_priced)
 
