@@ -14,7 +14,7 @@ modeling_nemotron_h (NemotronHMoE: experts up, act, down; one shared NemotronHML
 parameters, 3.2B active (this config: 31.58B).
 """
 from maxflops.config import model_config
-from maxflops.loaders.hf_ssm import hybrid_patterns
+from maxflops.loaders.hf.ssm import hybrid_patterns
 
 HYBRID = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"  # HF hybrid_override_pattern (52 blocks)
 

@@ -11,7 +11,7 @@ by ai-dynamo/aiconfigurator's model_configs); transformers 5.24 modeling_nemotro
 (this config: 56.3B).
 """
 from maxflops.config import model_config
-from maxflops.loaders.hf_ssm import hybrid_patterns
+from maxflops.loaders.hf.ssm import hybrid_patterns
 
 HYBRID = ("M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*"
           "-M-M-M-M-M-")  # HF hybrid_override_pattern (118 blocks)

@@ -11,7 +11,7 @@ tie_word_embeddings false); transformers 5.24 modeling_nemotron_h (NemotronHBloc
 mamba_num_heads x mamba_head_dim; NemotronHMLP: up, act, down). Published: 8B parameters (this config: 8.10B).
 """
 from maxflops.config import model_config
-from maxflops.loaders.hf_ssm import hybrid_patterns
+from maxflops.loaders.hf.ssm import hybrid_patterns
 
 HYBRID = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"  # HF hybrid_override_pattern (52 blocks)
 

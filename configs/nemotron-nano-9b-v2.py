@@ -11,7 +11,7 @@ chunk_size 128 are the family's (NemotronHConfig's defaults), not seen in this f
 (this config: 8.88B).
 """
 from maxflops.config import model_config
-from maxflops.loaders.hf_ssm import hybrid_patterns
+from maxflops.loaders.hf.ssm import hybrid_patterns
 
 HYBRID = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-"  # HF hybrid_override_pattern (56 blocks)
 

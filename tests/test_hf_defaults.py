@@ -18,6 +18,10 @@ import pytest
 from maxflops import loaders
 from maxflops.loaders import hf
 
+# the house's types: each wrapper's text model type, each type's class-default table
+WRAPPERS = {n: hf.get(n).wrapper for n in hf.names() if hf.get(n).wrapper}
+DEFAULTS = {n: dict(hf.get(n).defaults) for n in hf.names() if hf.get(n).defaults}
+
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 FULL = FIXTURES / "hf_transformers" / "class_defaults_full"
 CLASSES = json.loads((FULL / "_classes.json").read_text())
@@ -100,7 +104,7 @@ MODELING = {
 
 
 # Keys the loader reads that the transformers class does not know (transformers ignores them); absent, the loader
-# uses its own rule, written in hf.py beside the read.
+# uses its own rule, written in the type's module beside the read.
 LOADER_ONLY = {
     # DeepSeek's own modeling code: MoE iff layer >= first_k_dense_replace and layer % moe_layer_freq == 0 (absent: 1)
     ("deepseek_v2", "moe_layer_freq"), ("deepseek_v3", "moe_layer_freq"), ("deepseek_v32", "moe_layer_freq"),
@@ -134,8 +138,8 @@ def read_keys(path):
         return []  # DeepseekV2Config(): num_experts_per_tok null (see test_class_defaults_that_do_not_load)
     model_type = data["model_type"]
     out = [(model_type, None, k) for k in data if k not in loaded.ignored]
-    if model_type in hf._WRAPPERS:
-        inner = hf._WRAPPERS[model_type]
+    if model_type in WRAPPERS:
+        inner = WRAPPERS[model_type]
         out += [(inner, "text_config", k) for k in data["text_config"] if f"text_config.{k}" not in loaded.ignored]
     return out
 
@@ -190,7 +194,7 @@ def test_an_absent_key_takes_the_class_default_or_is_refused(tmp_path, path, mod
         assert reported == [default], f"absent {key!r}: Loaded.defaults does not report {default!r}"
 
 
-# Absent keys read with an inline default that Loaded.defaults does not list (record=False in hf.py): the class's
+# Absent keys read with an inline default that Loaded.defaults does not list (record=False in the type's module): the class's
 # switches whose default changes nothing (one MoE step, no index sharing) and the wrapper's text_config.model_type.
 UNREPORTED = {"decoder_sparse_step", "index_topk_freq", "index_skip_topk_offset", "model_type"}
 
@@ -214,13 +218,13 @@ def test_the_classes_are_the_loaders_model_types():
     assert json.loads((FIXTURES / "hf_transformers" / "versions.json").read_text())["transformers"] == "5.24.0"
 
 
-@pytest.mark.parametrize("model_type", sorted(hf._HF_DEFAULTS))
+@pytest.mark.parametrize("model_type", sorted(DEFAULTS))
 def test_loader_defaults_are_the_class_defaults(model_type):
     """Each entry of the loader's table is its class's default (a field null by default that __post_init__
     derives from other keys has no fixed default, so no entry)."""
     assert model_type in CLASSES
     info = CLASSES[model_type]
-    for key, value in hf._HF_DEFAULTS[model_type].items():
+    for key, value in DEFAULTS[model_type].items():
         name = info["attribute_map"].get(key, key)
         assert not (name in info["init"] and info["init"][name] is None), \
             f"{model_type}.{key}: __post_init__ derives it; a fixed default is wrong for other sizes"
@@ -230,12 +234,12 @@ def test_loader_defaults_are_the_class_defaults(model_type):
         assert value == want, f"{model_type}.{key}: loader {value!r}, {info['class']} {want!r}"
 
 
-# Read with a default written inline in hf.py (each the class default, checked by the absent-key test above).
+# Read with a default written inline in the type's module (each the class default, checked by the absent-key test above).
 INLINE = {"decoder_sparse_step", "mlp_only_layers", "model_type", "moe_layers", "no_rope_layers", "layer_types",
           "mlp_layer_types", "indexer_types", "compress_rates"}
 
 
-@pytest.mark.parametrize("model_type", sorted(set(CLASSES) - set(hf._WRAPPERS)))
+@pytest.mark.parametrize("model_type", sorted(set(CLASSES) - set(WRAPPERS)))
 def test_every_class_default_the_loader_reads_is_in_its_table(tmp_path, model_type):
     """A size the loader reads from a class's own config is in the loader's table (the absent-key test cannot see a
     missing entry where a post-init rule happens to give the same number, e.g. head_dim = hidden / heads), or its
@@ -246,7 +250,7 @@ def test_every_class_default_the_loader_reads_is_in_its_table(tmp_path, model_ty
     p = tmp_path / "class.json"
     p.write_text(json.dumps(data))
     loaded = loaders.load_hf_config(p)
-    table = hf._HF_DEFAULTS.get(model_type, {})
+    table = DEFAULTS.get(model_type, {})
     for key in data:
         name = info["attribute_map"].get(key, key)
         if key in loaded.ignored or key in INLINE or data[key] is None:

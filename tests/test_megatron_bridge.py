@@ -19,7 +19,7 @@ import pathlib
 import pytest
 
 import maxflops
-from maxflops.loaders.hf_ssm import hybrid_patterns
+from maxflops.loaders.hf.ssm import hybrid_patterns
 
 HERE = pathlib.Path(__file__).parent / "fixtures" / "megatron_bridge"
 DATA = json.loads((HERE / "cases.json").read_text())

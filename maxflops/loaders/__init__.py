@@ -44,9 +44,12 @@ from __future__ import annotations
 import pathlib
 
 from ..reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
-from .maxtext_yaml import MAXTEXT_BASE_DEFAULTS, MAXTEXT_DECODER_BLOCKS, load_maxtext_yaml
 from .hf import HF_MODEL_TYPES, load_hf_config
-
+from .maxtext_yaml import (
+    MAXTEXT_BASE_DEFAULTS,
+    MAXTEXT_DECODER_BLOCKS,
+    load_maxtext_yaml,
+)
 
 __all__ = ["Loaded", "load_maxtext_yaml", "load_hf_config", "detect_and_load", "NO_EFFECT", "NOT_UNDERSTOOD",
            "MAXTEXT_BASE_DEFAULTS", "MAXTEXT_DECODER_BLOCKS", "HF_MODEL_TYPES"]

@@ -1,0 +1,139 @@
+"""A Hugging Face ``config.json`` -> schema overrides: the loader as a house, one module per model type.
+
+    from maxflops.loaders import load_hf_config
+    loaded = load_hf_config("config.json")        # Loaded(overrides, source='hf-config', ignored, defaults)
+
+The house:
+
+- ``models/<model_type>.py``: one module per transformers model type (as transformers keeps ``models/<type>/``),
+  holding ``TYPE = HFType(...)``: its class defaults for the keys it reads, its attention, FFN and layer rules (shared
+  readers from ``parts``, or its own functions beside them), the keys its files carry that its model never reads,
+  and for a multimodal wrapper the model type of its ``text_config``. A type FLOP-equal to another is a few lines of
+  data.
+- ``house.py``: ``HFType``, the registry (``names()``, ``get(name)``: a type's module is imported when a file of
+  that type is read) and the decoder pipeline most types run.
+- ``parts.py``: readers the types share; ``ssm.py``: those of the state-space types; ``keys.py``: the keys every
+  type shares (no FLOPs effect, a tower's).
+
+Nothing outside a type's module branches on its name.
+
+Adding a model type: write ``models/<model_type>.py`` with its ``TYPE`` (copy the closest type's module), record its
+class defaults with ``tests/fixtures/hf_transformers/generate.py``, and add it to the zoo's proof
+(``tests/fixtures/hf_zoo``): ``tests/test_hf_zoo.py`` requires its counts to equal torch's on transformers' own model.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from ...reader import (
+    MISSING,
+    NO_EFFECT,
+    VISION,
+    Loaded,
+    Reader,
+    read_file,
+    refuse_unknown,
+    validate_overrides,
+)
+from ..quantization import weight_rules
+from . import keys
+from .house import HFType, get, names, read_decoder
+
+__all__ = ["load_hf_config", "HF_MODEL_TYPES", "HFType", "get", "names"]
+
+
+def __getattr__(attr):
+    if attr == "HF_MODEL_TYPES":  # every type the house reads (its modules' names)
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+def _known_keys():
+    """Every key some type reads or knows (for the 'did you mean' of a key not understood)."""
+    known = set(keys.NO_EFFECT_KEYS) | set(keys.VISION_KEYS)
+    for name in names():
+        t = get(name)
+        known |= set(t.defaults) | set(t.no_effect)
+    return known
+
+
+class _Known:
+    """The known keys, computed only when a file has a key not understood."""
+
+    def __iter__(self):
+        return iter(_known_keys())
+
+
+def load_hf_config(path, *, unknown: str = "error") -> Loaded:
+    """A Hugging Face ``config.json`` -> schema overrides.
+
+    Model types: ``HF_MODEL_TYPES`` (a multimodal wrapper reads its ``text_config``; its towers are named in
+    ``not_priced`` and their keys listed in ``Loaded.ignored``, not priced). Keys absent from the file that the model
+    type's transformers config class gives a default for take that default (listed in ``Loaded.defaults``); other
+    absent keys the loader needs are a ValueError. A key the loader does not know is a ValueError naming it
+    (``unknown='report'`` lists it in ``Loaded.ignored`` instead).
+    """
+    path = pathlib.Path(path)
+    top = Reader(read_file(path, "json"), path)
+    model_type = top.str("model_type")
+    t = get(model_type)
+    if t is None:
+        raise top.fail("model_type", "unsupported model type; supported: " + ", ".join(names()))
+    if t.wrapper:
+        text = top.mapping("text_config")
+        r = Reader(text, path, prefix="text_config.")
+        inner = r.raw("model_type", t.wrapper, record=False)
+        if inner != t.wrapper:
+            raise r.fail("model_type", f"expected {t.wrapper!r} inside a {model_type!r} config", inner)
+        top.ignore("vision_config", VISION)
+        if top.has("tie_word_embeddings"):
+            top.ignore("tie_word_embeddings", NO_EFFECT)
+        for key, why in t.no_effect.items():  # keys of the wrapper's own
+            if top.has(key):
+                top.raw(key, none_ok=True, record=False)
+                top.ignore(key, NO_EFFECT + ": " + why)
+        text_type = get(t.wrapper)
+    else:
+        r, text_type = top, t
+
+    r.model_type = text_type.name  # (named in the readers' errors)
+    defaults = text_type.defaults
+
+    def d(key):
+        return defaults.get(key, MISSING)
+
+    for key, why in text_type.no_effect.items():  # keys a type's published files carry
+        if r.has(key):
+            r.raw(key, none_ok=True, record=False)
+            r.ignore(key, NO_EFFECT + ": " + why)
+    o = text_type.read(r, d) if text_type.read else read_decoder(r, text_type, d)
+
+    if r is not top:
+        r.finish(keys.classify)
+        top.ignored.update(r.ignored)
+        top.defaults.update(r.defaults)
+    top.finish(keys.classify)
+    refuse_unknown(path, top.data, top.ignored, _Known(), unknown)
+    quant = next((x.get("quantization_config") for x in (top.data, r.data) if x.get("quantization_config")), None)
+    if quant:  # FLOPs are the same; decode bytes read each weight as the file stores it
+        expert_dtype = next((x["expert_dtype"] for x in (top.data, r.data) if x.get("expert_dtype")), None)
+        rules = weight_rules(quant, o["num_decoder_layers"], expert_dtype) if isinstance(quant, dict) else None
+        if rules:
+            o["weight_bytes_rules"] = rules
+        elif rules is None:
+            method = (quant.get("quant_method") or quant.get("quant_algo") or "?") if isinstance(quant, dict) else "?"
+            o["not_priced"] = tuple(o.get("not_priced", ())) + (
+                f"traffic: the file's quantized weights (quantization_config: {method}, a method maxflops does not "
+                f"read); decode weight bytes are priced at weight_bytes={o.get('weight_bytes', 2)} per element for "
+                "every weight",)
+    # a partial count never looks whole: the report's NOT COUNTED line names the towers the model also runs (a
+    # wrapper's config class builds its vision tower when the file has no vision_config; a null audio_config is none)
+    towers = {**keys.TOWERS, **t.towers}
+    present = [k for k in towers if isinstance(top.data.get(k), dict) or (k == "vision_config" and t.wrapper)]
+    if present:
+        o["not_priced"] = tuple(o.get("not_priced", ())) + tuple(
+            f"model: the {towers[k]} ({k}{'' if top.has(k) else ': the class default'}); maxflops counts the "
+            "text decoder only" for k in present)
+    validate_overrides(path, o, lambda key: keys.SOURCES.get(key, key))
+    return Loaded(overrides=o, source="hf-config", ignored=top.ignored, defaults=top.defaults)

@@ -1,0 +1,115 @@
+"""The house's frame: what a model type is (``HFType``), where the types live (the registry: one module per type in
+``maxflops/loaders/hf/models/``, named as transformers names the type), and the decoder pipeline most types run
+(``read_decoder``: the widths every llama-like has, then the type's own attention, FFN and layer rules).
+
+Nothing here branches on a type's name: what differs between types is a field of its ``HFType``."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import pkgutil
+from typing import Any, Callable, Mapping
+
+from ...reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
+from . import parts
+
+__all__ = ["HFType", "get", "names", "read_decoder"]
+
+@dataclasses.dataclass(frozen=True)
+class HFType:
+    """One Hugging Face ``model_type``: how a ``config.json`` of it becomes schema overrides.
+
+    Either ``read`` reads the whole file (types with a layer of their own: DeepSeek-V4, the state-space models,
+    Gemma 4, LongCat-Flash), or the decoder pipeline (``read_decoder``) runs with the fields below; a type that is
+    FLOP-equal to another is the same fields with its own key names and defaults."""
+
+    # the config class's defaults (transformers 5.24) for the keys read
+    defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    read: Callable[[Reader, Callable], dict] | None = None  # (reader, default-of) -> overrides; None: the pipeline
+    activation: str = "hidden_act"  # the key the config class reads the FFN activation from
+    gated: bool = True  # act(gate) * up, down; False: up, act, down
+    attention: Callable = parts.gqa  # (r, d, o) -> None: the attention widths (head_dim rule, MLA, ...)
+    ffn: Callable = parts.dense_ffn  # (r, d, o, n) -> (per-layer is-MoE list, the key that decided it)
+    dense_key: str | None = "intermediate_size"  # the dense layers' FFN width (None: the type has no dense FFN)
+    layers: Callable = parts.global_layers  # (r, d, n) -> (per-layer mixer letters, the key that decided them)
+    extras: tuple = ()  # (r, d, o, pattern) -> None, each after the layer pattern is known
+    # keys its files carry that its class keeps and its model never reads -> why
+    no_effect: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    wrapper: str | None = None  # a multimodal wrapper: the model_type of its text_config
+    # a wrapper's sub-configs run beside the text decoder -> what they are (beside keys.TOWERS)
+    towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    name: str = ""  # the model_type (set by the registry from the module's name)
+
+
+_MODELS = __package__ + ".models"
+
+
+@functools.lru_cache(maxsize=None)
+def names() -> tuple[str, ...]:
+    """Every model type the house reads: one module each in ``models/``."""
+    from . import models
+
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(models.__path__) if not m.name.startswith("_")))
+
+
+@functools.lru_cache(maxsize=None)
+def get(name: str) -> HFType | None:
+    """The model type ``name``, or None when the house has no module for it (only its own module is imported)."""
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or name not in names():
+        return None
+    module = importlib.import_module(f"{_MODELS}.{name}")
+    return dataclasses.replace(module.TYPE, name=name)
+
+
+def read_decoder(r: Reader, t: HFType, d) -> dict:
+    """The decoder pipeline: layers, widths, heads, the activation; then the type's attention widths, FFN rule and
+    layer rule; windows and chunks where the layers have them; then the type's extras."""
+    o: dict[str, Any] = {}
+    n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
+    o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
+    heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
+    kv = r.int("num_key_value_heads", d("num_key_value_heads") if d("num_key_value_heads") is not MISSING
+               else heads, minimum=1, none_ok=True)
+    o["num_kv_heads"] = heads if kv is None else kv
+    act = r.activation(t.activation, d(t.activation))
+    if t.activation != "hidden_act":
+        r.ignore("hidden_act", f"not read by {t.name}'s config class ({t.activation} is what the model uses)")
+    o["mlp_activations"] = (act, "linear") if t.gated else (act,)
+    t.attention(r, d, o)
+
+    is_moe, ffn_key = t.ffn(r, d, o, n)
+    if o.get("num_experts", 1) > 1:
+        k, s = fit_ffn(is_moe, r, ffn_key)
+        if k:
+            o["first_num_dense_layers"] = k
+        if s > 1:
+            o["interleave_moe_layer_step"] = s
+    dense_key = t.dense_key
+    if o.get("num_experts", 1) == 1 or not all(is_moe):
+        if dense_key is None:
+            raise r.fail(ffn_key, f"{t.name} models have no dense FFN width for the dense layers")
+        o["mlp_dim"] = r.int(dense_key, d(dense_key), minimum=1)
+    elif dense_key:
+        r.ignore(dense_key, "unused: every layer is MoE (no dense FFN layer)")
+
+    letters, key = t.layers(r, d, n)
+    pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
+    for letter, key, target, what in (("L", "sliding_window", "sliding_window_size", "sliding-window"),
+                                      ("C", "attention_chunk_size", "chunk_attn_window_size", "chunked-attention")):
+        if letter in pattern:
+            span = r.int(key, d(key), minimum=1, none_ok=True)
+            if span is None:
+                raise r.fail(key, f"the layers include {what} attention, so {key} is needed")
+            o[target] = span
+        else:
+            r.ignore(key, f"unused: no {what} layers")
+    for extra in t.extras:
+        extra(r, d, o, pattern)
+    if r.has("use_bidirectional_attention"):
+        if r.bool("use_bidirectional_attention"):
+            raise r.fail("use_bidirectional_attention", "bidirectional attention is not modelled")
+        r.ignore("use_bidirectional_attention", NO_EFFECT + " (false)")
+    return o

@@ -1,0 +1,7 @@
+"""Gemma 3 (multimodal): Gemma3Config; its text_config is a gemma3_text model."""
+
+from __future__ import annotations
+
+from ..house import HFType
+
+TYPE = HFType(wrapper="gemma3_text")

@@ -1,0 +1,7 @@
+"""Gemma 4 (multimodal): Gemma4Config; its text_config is a gemma4_text model."""
+
+from __future__ import annotations
+
+from ..house import HFType
+
+TYPE = HFType(wrapper="gemma4_text")

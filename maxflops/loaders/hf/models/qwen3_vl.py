@@ -1,0 +1,7 @@
+"""Qwen3-VL (multimodal): Qwen3VLConfig; its text_config is a qwen3_vl_text model."""
+
+from __future__ import annotations
+
+from ..house import HFType
+
+TYPE = HFType(wrapper="qwen3_vl_text")

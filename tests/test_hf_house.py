@@ -1,0 +1,52 @@
+"""The Hugging Face loader's house: one module per model type, a registry that lists them, and shared code that
+never branches on a type's name."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+from maxflops.loaders import hf
+from maxflops.loaders.hf.house import HFType
+
+HOUSE = pathlib.Path(hf.__file__).parent
+
+
+def test_every_module_is_a_registered_type():
+    files = sorted(p.stem for p in (HOUSE / "models").glob("*.py") if not p.stem.startswith("_"))
+    assert list(hf.names()) == files
+    for name in files:
+        t = hf.get(name)
+        assert isinstance(t, HFType) and t.name == name
+        if t.wrapper:  # a wrapper's text model is a type of the house, not a wrapper itself
+            assert hf.get(t.wrapper) is not None and not hf.get(t.wrapper).wrapper
+            assert not t.defaults and t.read is None
+
+
+@pytest.mark.parametrize("name", ["", "_house", "../x", "qwen2_not_a_type", None, 3])
+def test_unknown_names_are_no_type(name):
+    assert hf.get(name) is None
+
+
+def test_shared_code_never_names_a_type():
+    """house, parts, ssm, keys and the entry point: a model type's name in a string there is a branch on it."""
+    names = set(hf.names()) - {"mamba"}  # also a layer kind of hybrid files ('mamba' blocks), which ssm.py reads
+    for path in sorted(HOUSE.glob("*.py")):
+        strings = set(re.findall(r"""["']([a-z0-9_]+)["']""", path.read_text()))
+        assert not strings & names, f"{path.name} names {sorted(strings & names)}"
+
+
+def test_a_file_imports_only_its_own_type(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100}))
+    code = ("import sys; from maxflops.loaders import load_hf_config; load_hf_config(sys.argv[1]); "
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('maxflops.loaders.hf.models.')))")
+    out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['llama']"
