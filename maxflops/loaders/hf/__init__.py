@@ -38,7 +38,7 @@ from ...reader import (
 )
 from ..quantization import weight_rules
 from . import keys
-from .house import HFType, get, names, read_decoder
+from .house import HFType, TypeReader, get, names, read_decoder
 
 __all__ = ["load_hf_config", "HF_MODEL_TYPES", "HFType", "get", "names"]
 
@@ -75,14 +75,17 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     (``unknown='report'`` lists it in ``Loaded.ignored`` instead).
     """
     path = pathlib.Path(path)
-    top = Reader(read_file(path, "json"), path)
-    model_type = top.str("model_type")
+    data = read_file(path, "json")
+    model_type = Reader(data, path).str("model_type")
     t = get(model_type)
     if t is None:
-        raise top.fail("model_type", "unsupported model type; supported: " + ", ".join(names()))
+        raise Reader(data, path).fail("model_type", "unsupported model type; supported: " + ", ".join(names()))
+    text_type = get(t.wrapper) if t.wrapper else t
+    top = TypeReader(data, path, attribute_map=None if t.wrapper else t.attribute_map)
+    top.str("model_type")
     if t.wrapper:
         text = top.mapping("text_config")
-        r = Reader(text, path, prefix="text_config.")
+        r = TypeReader(text, path, "text_config.", text_type.attribute_map)
         inner = r.raw("model_type", t.wrapper, record=False)
         if inner != t.wrapper:
             raise r.fail("model_type", f"expected {t.wrapper!r} inside a {model_type!r} config", inner)
@@ -93,9 +96,8 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
             if top.has(key):
                 top.raw(key, none_ok=True, record=False)
                 top.ignore(key, NO_EFFECT + ": " + why)
-        text_type = get(t.wrapper)
     else:
-        r, text_type = top, t
+        r = top
 
     r.model_type = text_type.name  # (named in the readers' errors)
     defaults = text_type.defaults
@@ -114,7 +116,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         top.ignored.update(r.ignored)
         top.defaults.update(r.defaults)
     top.finish(keys.classify)
-    refuse_unknown(path, top.data, top.ignored, _Known(), unknown)
+    refuse_unknown(path, top.original, top.ignored, _Known(), unknown)
     quant = next((x.get("quantization_config") for x in (top.data, r.data) if x.get("quantization_config")), None)
     if quant:  # FLOPs are the same; decode bytes read each weight as the file stores it
         expert_dtype = next((x["expert_dtype"] for x in (top.data, r.data) if x.get("expert_dtype")), None)

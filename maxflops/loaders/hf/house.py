@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from ...reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
 from . import parts
 
-__all__ = ["HFType", "get", "names", "read_decoder"]
+__all__ = ["HFType", "TypeReader", "get", "names", "read_decoder"]
 
 @dataclasses.dataclass(frozen=True)
 class HFType:
@@ -37,10 +37,45 @@ class HFType:
     extras: tuple = ()  # (r, d, o, pattern) -> None, each after the layer pattern is known
     # keys its files carry that its class keeps and its model never reads -> why
     no_effect: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # the config class's attribute_map for the keys the pipeline reads: {the name read: the class's field}, as
+    # GPT-2's {"hidden_size": "n_embd"}; a file may give either name (not both, unless equal)
+    attribute_map: Mapping[str, str] = dataclasses.field(default_factory=dict)
     wrapper: str | None = None  # a multimodal wrapper: the model_type of its text_config
     # a wrapper's sub-configs run beside the text decoder -> what they are (beside keys.TOWERS)
     towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     name: str = ""  # the model_type (set by the registry from the module's name)
+
+
+class TypeReader(Reader):
+    """A ``Reader`` of one model type's mapping that reads the class's field names (``HFType.attribute_map``) under
+    the names the readers use, and names the file's own key in every message and report."""
+
+    def __init__(self, data, path, prefix: str = "", attribute_map: Mapping[str, str] | None = None):
+        fields = dict(attribute_map or {})
+        renamed = dict(data)
+        self.file_key: dict[str, str] = {}
+        for name, field in fields.items():
+            if field not in data:
+                continue
+            if name in data and data[name] != data[field]:
+                raise Reader(data, path, prefix).fail(name, f"disagrees with {field}={data[field]!r} (the config "
+                                                            f"class reads {name} as {field})")
+            renamed[name] = renamed.pop(field)
+            self.file_key[name] = field
+            if name in data:  # both given, equal: the alias is reported, the field read
+                self.file_key["=" + name] = name
+        super().__init__(renamed, path, prefix)
+        self.original = data
+        self.model_type = ""
+
+    def name(self, key: str) -> str:
+        return self.prefix + self.file_key.get(key, key)
+
+    def finish(self, classify) -> None:
+        super().finish(classify)
+        for name, field in self.file_key.items():
+            if name.startswith("="):
+                self.ignored[self.prefix + field] = f"superseded: the same value as {self.file_key[field]}"
 
 
 _MODELS = __package__ + ".models"
