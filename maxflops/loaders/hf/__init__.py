@@ -37,7 +37,7 @@ from ...reader import (
     validate_overrides,
 )
 from ..quantization import weight_rules
-from . import keys
+from . import keys, unread
 from .house import HFType, TypeReader, get, names, read_decoder
 
 __all__ = ["load_hf_config", "HF_MODEL_TYPES", "HFType", "get", "names"]
@@ -79,7 +79,8 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     model_type = Reader(data, path).str("model_type")
     t = get(model_type)
     if t is None:
-        raise Reader(data, path).fail("model_type", "unsupported model type; supported: " + ", ".join(names()))
+        raise Reader(data, path).fail("model_type", unread.why_not(model_type) or "unsupported model type; "
+                                      "supported: " + ", ".join(names()))
     text_type = get(t.wrapper) if t.wrapper else t
     top = TypeReader(data, path, attribute_map=None if t.wrapper else t.attribute_map)
     top.str("model_type")

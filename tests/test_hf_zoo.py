@@ -1,0 +1,167 @@
+"""The zoo: every model type of transformers 5.24's causal-LM mapping, against transformers' own eager model.
+
+tests/fixtures/hf_zoo/cases.json was made by the script beside it (torch 2.13 CPU, transformers 5.24): each decoder-only
+type and multimodal wrapper built tiny from its own config class (every width distinct, each layer kind the type
+has), one forward pass and one training step counted by torch's ``FlopCounterMode``. Here:
+
+- every type the house reads loads the config transformers saved, and ``count`` (with the implementation knobs that
+  describe transformers' eager code, as in tests/test_hf_eager.py) equals torch's forward count, and its training
+  step, but where torch's autograd departs from a compiled program (set aside by test_hf_eager.py's closed forms);
+- every other type is refused with one line: what it is (not a decoder-only LM), or the form maxflops lacks;
+- the coverage table in docs/hf-model-types.md is the one this fixture and the house give.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+from test_hf_eager import KNOBS as EAGER_KNOBS
+
+import maxflops
+from maxflops.loaders import NOT_UNDERSTOOD, hf, load_hf_config
+from maxflops.loaders.hf import unread
+
+ROOT = pathlib.Path(__file__).parents[1]
+ZOO = json.loads((ROOT / "tests" / "fixtures" / "hf_zoo" / "cases.json").read_text())
+CASES = ZOO["cases"]
+LM = {t for t, c in CASES.items() if c["kind"] in ("decoder", "wrapper")}
+READ = sorted(t for t in LM if hf.get(t))
+
+# Per type, the knobs that describe transformers' eager code (test_hf_eager.py's, for the types it proves there).
+KNOBS = {t: EAGER_KNOBS[t] for t in READ if t in EAGER_KNOBS and t != "longcat_flash"}
+# a text model runs as its wrapper's eager test says; Falcon-Mamba as Mamba
+KNOBS |= {"qwen3_5_text": EAGER_KNOBS["qwen3_5"], "qwen3_5_moe_text": EAGER_KNOBS["qwen3_5_moe"],
+          "falcon_mamba": EAGER_KNOBS["mamba"]}
+KNOBS |= {
+    # Llama4TextExperts runs every expert on every token (the router's scores weigh the outputs)
+    "llama4_text": dict(moe_impl="dense"), "llama4": dict(moe_impl="dense"),
+    # its indexer scores every key, as DeepSeek-V3.2's
+    "glm_moe_dsa": dict(dsa_impl="dense"),
+    # at 31 tokens no heavily compressed block forms (ratio 128): its compressor projects every token, forward only
+    "deepseek_v4": dict(EAGER_KNOBS["deepseek_v4"], dead_compressor="forward"),
+}
+# transformers builds no MTP module (num_nextn_predict_layers is read, and priced by maxflops in training)
+NO_MTP = dict(mtp_num_layers=0)
+# Types whose training step torch's autograd runs otherwise than a compiled program (a depthwise conv's backward
+# priced dense, the chunked linear attentions' skipped state reads): their training steps are held in
+# test_hf_eager.py with the closed forms that set the departures aside; here their forward pass is exact.
+TRAIN_ELSEWHERE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid",
+                   "mamba2", "nemotron_h", "bamba", "granitemoehybrid", "mamba", "falcon_mamba", "jamba",
+                   "falcon_h1", "kimi_linear", "zamba2", "minimax"}
+# LongCat-Flash's zero experts take a share of the routed slots that depends on the run's routing (a stated knob,
+# zero_expert_share): test_hf_eager.py records the slots and proves it; the zoo run does not record them.
+ROUTED_BY_DATA = {"longcat_flash"}
+
+
+def _config(name, mode, tmp_path):
+    case = CASES[name]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(case["config"]))
+    loaded = load_hf_config(path)
+    assert NOT_UNDERSTOOD not in loaded.ignored.values()
+    knobs = KNOBS.get(name) or KNOBS.get(hf.get(name).wrapper or "", {})
+    if loaded.overrides.get("mtp_num_layers"):
+        knobs = dict(knobs, **NO_MTP)
+    return maxflops.model_config(**{**loaded.overrides, **knobs}, mode=mode, per_device_batch_size=case["batch"],
+                                 max_target_length=case["length"], attention_impl="dense")
+
+
+def test_fixture():
+    meta = ZOO["meta"]
+    assert meta["transformers"] == "5.24.0" and meta["torch"].startswith("2.13")
+    assert meta["per_kind"] == {"decoder": 145, "wrapper": 15, "not_decoder": 36}
+
+
+@pytest.mark.parametrize("name", [t for t in READ if t not in ROUTED_BY_DATA])
+def test_forward_equals_transformers_eager(name, tmp_path):
+    assert CASES[name]["status"] == "ok", CASES[name]["status"]
+    assert maxflops.count(_config(name, "prefill", tmp_path)).hardware_flops == CASES[name]["total_flops"]
+
+
+@pytest.mark.parametrize("name", [t for t in READ if t not in TRAIN_ELSEWHERE | ROUTED_BY_DATA])
+def test_training_step_equals_transformers_eager(name, tmp_path):
+    assert maxflops.count(_config(name, "train", tmp_path)).hardware_flops == CASES[name]["train_flops"]
+
+
+def test_the_set_asides_are_proved_in_the_eager_tests():
+    """Each type set aside here has its training step (or its routing) held in test_hf_eager.py."""
+    eager = {json.loads(json.dumps(c["config"])).get("model_type") for c in EAGER_CASES.values()}
+    for name in TRAIN_ELSEWHERE | ROUTED_BY_DATA:
+        inner = hf.get(name).wrapper or name
+        assert name in eager or inner in eager or name in ("falcon_mamba", "qwen3_5_text", "qwen3_5_moe_text"), name
+
+
+EAGER_CASES = json.loads((ROOT / "tests" / "fixtures" / "hf_eager" / "cases.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(READ)))
+def test_every_other_type_is_refused_in_one_line(name, tmp_path):
+    path = tmp_path / "config.json"
+    case = CASES[name]
+    path.write_text(json.dumps(case.get("config") or {"model_type": name}))
+    with pytest.raises(ValueError) as e:
+        load_hf_config(path)
+    msg, saved = str(e.value), case.get("config", {}).get("model_type", name)  # (gpt-sw3 saves a gpt2 config)
+    assert "\n" not in msg and f"'model_type' = {saved!r}" in msg
+    if case["kind"] == "not_decoder":
+        assert "not a decoder-only language model" in msg and name in unread.NOT_DECODER
+    elif saved in unread.NEEDS:
+        assert "it needs" in msg
+    else:
+        assert "unsupported model type" in msg
+
+
+def test_the_unread_lists_name_only_types_of_the_mapping_the_house_does_not_read():
+    assert set(unread.NOT_DECODER) == {t for t, c in CASES.items() if c["kind"] == "not_decoder"}
+    saved = {c["config"]["model_type"] for c in CASES.values() if c.get("config")}  # (Mllama's text model)
+    assert set(unread.NEEDS) <= (LM | saved) - set(READ)
+    assert not set(unread.NEEDS) & set(hf.names())
+
+
+def coverage_table() -> str:
+    """docs/hf-model-types.md: every type of the mapping, its status and what it needs."""
+    rows = []
+    for name in sorted(CASES):
+        case, t = CASES[name], hf.get(name)
+        if t:
+            proof = "forward exact" + (", training exact" if name not in TRAIN_ELSEWHERE | ROUTED_BY_DATA else
+                                       ", training in the eager tests")
+            status, note = "read", (f"text model `{t.wrapper}`; towers named, not priced. " if t.wrapper else "") + proof
+        elif case["kind"] == "not_decoder":
+            status, note = "not a decoder LM", unread.NOT_DECODER[name]
+        elif name in unread.NEEDS:
+            status, note = "needs a form", unread.NEEDS[name]
+        else:
+            status, note = "not read yet", "FLOP-equal to forms maxflops has; its loader module is not written"
+        rows.append(f"| `{name}` | {case['kind']} | {status} | {note} |")
+    counts = {s: sum(1 for r in rows if f"| {s} |" in r) for s in ("read", "needs a form", "not read yet",
+                                                                    "not a decoder LM")}
+    head = [
+        "# Hugging Face model types",
+        "",
+        "<!-- generated by tests/test_hf_zoo.py from tests/fixtures/hf_zoo/cases.json and maxflops/loaders/hf; "
+        "MAXFLOPS_REGENERATE=1 rewrites it -->",
+        "",
+        f"transformers {ZOO['meta']['transformers']}'s causal-LM mapping: {len(CASES)} model types. "
+        + ", ".join(f"{n} {s}" for s, n in counts.items()) + ".",
+        "",
+        "Read types are proved against torch's `FlopCounterMode` on transformers' own eager model "
+        "(`tests/test_hf_zoo.py`). Beyond the mapping the house also reads "
+        + ", ".join(f"`{n}`" for n in hf.names() if n not in CASES) + ".",
+        "",
+        "| type | kind | status | what it is / needs |",
+        "|---|---|---|---|",
+    ]
+    return "\n".join(head + rows) + "\n"
+
+
+def test_the_coverage_table_is_current():
+    path = ROOT / "docs" / "hf-model-types.md"
+    want = coverage_table()
+    if os.environ.get("MAXFLOPS_REGENERATE"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(want)
+    assert path.read_text() == want, "stale: MAXFLOPS_REGENERATE=1 python -m pytest tests/test_hf_zoo.py"
