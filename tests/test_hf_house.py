@@ -17,9 +17,10 @@ HOUSE = pathlib.Path(hf.__file__).parent
 def test_every_module_is_a_registered_type():
     files = sorted(p.stem for p in (HOUSE / "models").glob("*.py") if not p.stem.startswith("_"))
     assert list(hf.names()) == files
-    for name in files:
+    assert len(hf.model_types()) == len(files)
+    for name in hf.model_types():
         t = hf.get(name)
-        assert isinstance(t, HFType) and t.name == name
+        assert isinstance(t, HFType) and t.name == name and name.replace("-", "_") in files
         if t.wrapper:  # a wrapper's text model is a type of the house, not a wrapper itself
             assert hf.get(t.wrapper) is not None and not hf.get(t.wrapper).wrapper
             assert not t.defaults and t.read is None
@@ -32,7 +33,7 @@ def test_unknown_names_are_no_type(name):
 
 def test_shared_code_never_names_a_type():
     """house, parts, ssm, keys and the entry point: a model type's name in a string there is a branch on it."""
-    names = set(hf.names()) - {"mamba"}  # also a layer kind of hybrid files ('mamba' blocks), which ssm.py reads
+    names = set(hf.model_types()) - {"mamba"}  # also a layer kind of hybrid files ('mamba' blocks), which ssm.py reads
     for path in sorted(HOUSE.glob("*.py")):
         strings = set(re.findall(r"""["']([a-z0-9_]+)["']""", path.read_text()))
         assert not strings & names, f"{path.name} names {sorted(strings & names)}"

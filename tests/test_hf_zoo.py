@@ -28,7 +28,12 @@ ROOT = pathlib.Path(__file__).parents[1]
 ZOO = json.loads((ROOT / "tests" / "fixtures" / "hf_zoo" / "cases.json").read_text())
 CASES = ZOO["cases"]
 LM = {t for t, c in CASES.items() if c["kind"] in ("decoder", "wrapper")}
-READ = sorted(t for t in LM if hf.get(t))
+# read: the type, or the config its causal-LM class saves (gpt-sw3's is a gpt2 config; Emu3's its text model's)
+def _type(name):
+    return hf.get(name) or hf.get(CASES[name].get("config", {}).get("model_type", ""))
+
+
+READ = sorted(t for t in LM if _type(t))
 
 # Per type, the knobs that describe transformers' eager code (test_hf_eager.py's, for the types it proves there).
 KNOBS = {t: EAGER_KNOBS[t] for t in READ if t in EAGER_KNOBS and t != "longcat_flash"}
@@ -62,7 +67,7 @@ def _config(name, mode, tmp_path):
     path.write_text(json.dumps(case["config"]))
     loaded = load_hf_config(path)
     assert NOT_UNDERSTOOD not in loaded.ignored.values()
-    knobs = KNOBS.get(name) or KNOBS.get(hf.get(name).wrapper or "", {})
+    knobs = KNOBS.get(name) or KNOBS.get(_type(name).wrapper or "", {})
     if loaded.overrides.get("mtp_num_layers"):
         knobs = dict(knobs, **NO_MTP)
     return maxflops.model_config(**{**loaded.overrides, **knobs}, mode=mode, per_device_batch_size=case["batch"],
@@ -90,7 +95,7 @@ def test_the_set_asides_are_proved_in_the_eager_tests():
     """Each type set aside here has its training step (or its routing) held in test_hf_eager.py."""
     eager = {json.loads(json.dumps(c["config"])).get("model_type") for c in EAGER_CASES.values()}
     for name in TRAIN_ELSEWHERE | ROUTED_BY_DATA:
-        inner = hf.get(name).wrapper or name
+        inner = _type(name).wrapper or name
         assert name in eager or inner in eager or name in ("falcon_mamba", "qwen3_5_text", "qwen3_5_moe_text"), name
 
 
@@ -125,7 +130,7 @@ def coverage_table() -> str:
     """docs/hf-model-types.md: every type of the mapping, its status and what it needs."""
     rows = []
     for name in sorted(CASES):
-        case, t = CASES[name], hf.get(name)
+        case, t = CASES[name], _type(name)
         if t:
             proof = "forward exact" + (", training exact" if name not in TRAIN_ELSEWHERE | ROUTED_BY_DATA else
                                        ", training in the eager tests")
@@ -150,7 +155,7 @@ def coverage_table() -> str:
         "",
         "Read types are proved against torch's `FlopCounterMode` on transformers' own eager model "
         "(`tests/test_hf_zoo.py`). Beyond the mapping the house also reads "
-        + ", ".join(f"`{n}`" for n in hf.names() if n not in CASES) + ".",
+        + ", ".join(f"`{n}`" for n in hf.model_types() if n not in CASES) + ".",
         "",
         "| type | kind | status | what it is / needs |",
         "|---|---|---|---|",

@@ -44,7 +44,7 @@ from __future__ import annotations
 import pathlib
 
 from ..reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
-from .hf import HF_MODEL_TYPES, load_hf_config
+from .hf import load_hf_config
 from .maxtext_yaml import (
     MAXTEXT_BASE_DEFAULTS,
     MAXTEXT_DECODER_BLOCKS,
@@ -63,3 +63,11 @@ def detect_and_load(path, *, unknown: str = "error") -> Loaded:
         return load_hf_config(path, unknown=unknown)
     raise ValueError(f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}: use .yml or "
                      ".yaml for a MaxText model YAML, .json for a Hugging Face config.json")
+
+
+def __getattr__(attr):
+    if attr == "HF_MODEL_TYPES":  # every model type the Hugging Face house reads (listed when asked)
+        from .hf import model_types
+
+        return model_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")

@@ -38,21 +38,21 @@ from ...reader import (
 )
 from ..quantization import weight_rules
 from . import keys, unread
-from .house import HFType, TypeReader, get, names, read_decoder
+from .house import HFType, TypeReader, get, model_types, names, read_decoder
 
-__all__ = ["load_hf_config", "HF_MODEL_TYPES", "HFType", "get", "names"]
+__all__ = ["load_hf_config", "HF_MODEL_TYPES", "HFType", "get", "names", "model_types"]
 
 
 def __getattr__(attr):
-    if attr == "HF_MODEL_TYPES":  # every type the house reads (its modules' names)
-        return names()
+    if attr == "HF_MODEL_TYPES":  # every type the house reads
+        return model_types()
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def _known_keys():
     """Every key some type reads or knows (for the 'did you mean' of a key not understood)."""
     known = set(keys.NO_EFFECT_KEYS) | set(keys.VISION_KEYS)
-    for name in names():
+    for name in model_types():
         t = get(name)
         known |= set(t.defaults) | set(t.no_effect)
     return known
@@ -80,7 +80,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     t = get(model_type)
     if t is None:
         raise Reader(data, path).fail("model_type", unread.why_not(model_type) or "unsupported model type; "
-                                      "supported: " + ", ".join(names()))
+                                      "supported: " + ", ".join(model_types()))
     text_type = get(t.wrapper) if t.wrapper else t
     top = TypeReader(data, path, attribute_map=None if t.wrapper else t.attribute_map)
     top.str("model_type")

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from ...reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
 from . import parts
 
-__all__ = ["HFType", "TypeReader", "get", "names", "read_decoder"]
+__all__ = ["HFType", "TypeReader", "get", "names", "model_types", "read_decoder"]
 
 @dataclasses.dataclass(frozen=True)
 class HFType:
@@ -83,7 +83,8 @@ _MODELS = __package__ + ".models"
 
 @functools.lru_cache(maxsize=None)
 def names() -> tuple[str, ...]:
-    """Every model type the house reads: one module each in ``models/``."""
+    """The modules of ``models/``, one per model type (a type whose name has a '-', as openai-gpt, is the module with
+    '_' for it, its ``TYPE.name`` giving the type's own spelling)."""
     from . import models
 
     return tuple(sorted(m.name for m in pkgutil.iter_modules(models.__path__) if not m.name.startswith("_")))
@@ -92,10 +93,26 @@ def names() -> tuple[str, ...]:
 @functools.lru_cache(maxsize=None)
 def get(name: str) -> HFType | None:
     """The model type ``name``, or None when the house has no module for it (only its own module is imported)."""
-    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or name not in names():
+    if not isinstance(name, str) or name.startswith("_"):
         return None
-    module = importlib.import_module(f"{_MODELS}.{name}")
-    return dataclasses.replace(module.TYPE, name=name)
+    stem = name.replace("-", "_")
+    if not stem.isidentifier() or stem not in names():
+        return None
+    t = importlib.import_module(f"{_MODELS}.{stem}").TYPE
+    if (t.name or stem) != name:
+        return None
+    return dataclasses.replace(t, name=name)
+
+
+@functools.lru_cache(maxsize=None)
+def model_types() -> tuple[str, ...]:
+    """Every model type the house reads, spelled as transformers spells it (imports every module)."""
+    return tuple(sorted(get_module_type(stem) for stem in names()))
+
+
+def get_module_type(stem: str) -> str:
+    """The model type the module ``stem`` reads."""
+    return importlib.import_module(f"{_MODELS}.{stem}").TYPE.name or stem
 
 
 def read_decoder(r: Reader, t: HFType, d) -> dict:
