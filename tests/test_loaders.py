@@ -417,7 +417,7 @@ def test_invalid_yaml_and_json(tmp_path):
 
 
 def test_unsupported_model_type_and_decoder_block(tmp_path):
-    with pytest.raises(ValueError, match=r"x\.json: key 'model_type' = 'bert': unsupported model type; supported: "):
+    with pytest.raises(ValueError, match=r"x\.json: key 'model_type' = 'bert': not a decoder-only language model: encoder "):
         loaders.load_hf_config(write(tmp_path, "x.json", '{"model_type": "bert", "hidden_size": 768}'))
     with pytest.raises(ValueError, match=r"y\.json: key 'model_type' = <absent>: required key is missing"):
         loaders.load_hf_config(write(tmp_path, "y.json", '{"hidden_size": 768}'))
