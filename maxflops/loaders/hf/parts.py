@@ -347,3 +347,25 @@ def interval_layers(letter: str):
         interval = r.int("full_attention_interval", d("full_attention_interval"), minimum=1)
         return [letter if (i + 1) % interval else "G" for i in range(n)], "full_attention_interval"
     return rule
+
+
+_SSM_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def qwen_mtp(r: Reader, d, o: dict, pattern: str) -> None:
+    """Qwen's own checkpoint keys beside transformers' (Qwen3-Next, Qwen3.5, Qwen3.6; the classes keep them, the
+    model builds no MTP): mtp_num_hidden_layers MTP modules, each an eh projection, one full-attention layer as the
+    model's (its FFN the last layer's) and the logits (vLLM's and Megatron's Qwen3-Next MTP), counted in training;
+    mtp_use_dedicated_embeddings (a lookup table) no FLOPs; mamba_ssm_dtype, the recurrent state's dtype, sizes the
+    decode state bytes."""
+    depth = r.int("mtp_num_hidden_layers", 0, minimum=0, record=False)
+    if depth:
+        o["mtp_num_layers"], o["mtp_layer_pattern"] = depth, "G"
+    if r.has("mtp_use_dedicated_embeddings"):
+        r.bool("mtp_use_dedicated_embeddings")
+        r.ignore("mtp_use_dedicated_embeddings", NO_EFFECT + " (the MTP module's own embedding table: a lookup)")
+    if r.has("mamba_ssm_dtype"):
+        dtype = r.str("mamba_ssm_dtype")
+        if dtype not in _SSM_DTYPE_BYTES:
+            raise r.fail("mamba_ssm_dtype", f"expected one of {', '.join(_SSM_DTYPE_BYTES)}", dtype)
+        o["state_bytes"] = _SSM_DTYPE_BYTES[dtype]

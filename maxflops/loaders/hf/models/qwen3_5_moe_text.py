@@ -15,4 +15,4 @@ DEFAULTS = {
 }
 
 TYPE = HFType(defaults=DEFAULTS, ffn=parts.qwen_moe_shared, layers=parts.interval_layers("D"),
-              extras=(parts.gated_delta_net,))
+              extras=(parts.gated_delta_net, parts.qwen_mtp))

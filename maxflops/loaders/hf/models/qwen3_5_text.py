@@ -14,4 +14,9 @@ DEFAULTS = {
     "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4,
 }
 
-TYPE = HFType(defaults=DEFAULTS, layers=parts.interval_layers("D"), extras=(parts.gated_delta_net,))
+TYPE = HFType(
+    defaults=DEFAULTS, layers=parts.interval_layers("D"), extras=(parts.gated_delta_net, parts.qwen_mtp),
+    no_effect={"mlp_only_layers": "no Qwen3_5TextConfig field; every layer's MLP is dense already (Qwen's dense "
+                                  "files write it empty)",
+               "output_gate_type": "the attention output gate's activation (Qwen3.6: swish), elementwise"},
+)
