@@ -1,0 +1,13 @@
+"""OLMo (1): OlmoConfig, modeling_olmo; as Llama (clip_qkv clamps q, k and v: no matmul), global attention."""
+
+from __future__ import annotations
+
+from ..house import HFType
+
+# OlmoConfig (num_key_value_heads: post-init rule; head_dim: the model's getattr rule, hidden_size // heads)
+DEFAULTS = {
+    "vocab_size": 50304, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "hidden_act": "silu",
+}
+
+TYPE = HFType(defaults=DEFAULTS, no_effect={"clip_qkv": "clamps q, k and v elementwise (no matmul)"})
