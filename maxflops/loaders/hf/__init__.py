@@ -131,9 +131,9 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
                 f"read); decode weight bytes are priced at weight_bytes={o.get('weight_bytes', 2)} per element for "
                 "every weight",)
     # a partial count never looks whole: the report's NOT COUNTED line names the towers the model also runs (a
-    # wrapper's config class builds its vision tower when the file has no vision_config; a null audio_config is none)
+    # wrapper's config class builds its class_towers when the file has no sub-config for them; a null one is none)
     towers = {**keys.TOWERS, **t.towers}
-    present = [k for k in towers if isinstance(top.data.get(k), dict) or (k == "vision_config" and t.wrapper)]
+    present = [k for k in towers if isinstance(top.data.get(k), dict) or (t.wrapper and k in t.class_towers)]
     if present:
         o["not_priced"] = tuple(o.get("not_priced", ())) + tuple(
             f"model: the {towers[k]} ({k}{'' if top.has(k) else ': the class default'}); maxflops counts the "

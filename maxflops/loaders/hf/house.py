@@ -43,6 +43,8 @@ class HFType:
     wrapper: str | None = None  # a multimodal wrapper: the model_type of its text_config
     # a wrapper's sub-configs run beside the text decoder -> what they are (beside keys.TOWERS)
     towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # the towers a wrapper's config class builds when the file has no sub-config for them (its class default)
+    class_towers: tuple = ("vision_config",)
     name: str = ""  # the model_type (set by the registry from the module's name)
 
 
@@ -144,7 +146,7 @@ def read_decoder(r: Reader, t: HFType, d) -> dict:
         if dense_key is None:
             raise r.fail(ffn_key, f"{t.name} models have no dense FFN width for the dense layers")
         o["mlp_dim"] = r.int(dense_key, d(dense_key), minimum=1)
-    elif dense_key:
+    elif dense_key and dense_key not in r.used:  # (a key the experts' width was read from stays used)
         r.ignore(dense_key, "unused: every layer is MoE (no dense FFN layer)")
 
     letters, key = t.layers(r, d, n)

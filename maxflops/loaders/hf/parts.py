@@ -317,6 +317,28 @@ def window_every_layer(r: Reader, d, n: int):
     return ["L" if window is not None else "G"] * n, "sliding_window"
 
 
+def qwen_windows(r: Reader, d, n: int):
+    """Qwen2Config / Qwen3Config.__post_init__: sliding_window is nulled unless use_sliding_window; absent layer_types, the layers
+    from max_window_layers on slide when the window is not null. A sliding layer without a window cannot run
+    (transformers' sliding mask refuses a null sliding_window)."""
+    slide = r.bool("use_sliding_window", d("use_sliding_window"))
+    window = r.raw("sliding_window", d("sliding_window"), none_ok=True, record=False) if slide else None
+    if not slide:
+        r.ignore("use_sliding_window", NO_EFFECT + " (false)")
+    if given(r, "layer_types"):
+        r.ignore("max_window_layers", "superseded by layer_types")
+        letters = layer_types(r, n, {"G", "L"})
+        if "L" in letters and window is None:
+            raise r.fail("layer_types", "has sliding layers but no window (the config class nulls sliding_window unless "
+                                        "use_sliding_window; transformers' sliding mask then refuses)")
+        return letters, "layer_types"
+    if window is None:
+        r.ignore("max_window_layers", "unused: no window (use_sliding_window false or sliding_window null)")
+        return ["G"] * n, "num_hidden_layers"
+    start = r.int("max_window_layers", d("max_window_layers"))
+    return ["L" if i >= start else "G" for i in range(n)], "max_window_layers"
+
+
 def qwen_window(*, every_layer: bool = False):
     """Qwen's windows: layer_types, else with use_sliding_window the layers from max_window_layers on (or
     ``every_layer``: Qwen3-MoE's attention windows every layer), else global."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..house import HFType
 
 TYPE = HFType(
-    wrapper="qwen3",
+    wrapper="qwen3", class_towers=("audio_config",),
     no_effect={"audio_chunk_size": "the audio tower's input chunking (not priced)",
                "audio_merge_size": "the audio projector's frame merging (not priced)",
                "projector_bias": "the audio projector's bias (not priced)"},

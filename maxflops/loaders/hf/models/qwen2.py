@@ -3,7 +3,6 @@ max_window_layers on with use_sliding_window and a non-null sliding_window."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 
@@ -15,29 +14,7 @@ DEFAULTS = {
 }
 
 
-def _layers(r: Reader, d, n: int):
-    """Qwen2Config.__post_init__: sliding_window is nulled unless use_sliding_window; absent layer_types, the layers
-    from max_window_layers on slide when the window is not null. A sliding layer without a window cannot run
-    (transformers' sliding mask refuses a null sliding_window)."""
-    slide = r.bool("use_sliding_window", d("use_sliding_window"))
-    window = r.raw("sliding_window", d("sliding_window"), none_ok=True, record=False) if slide else None
-    if not slide:
-        r.ignore("use_sliding_window", NO_EFFECT + " (false)")
-    if parts.given(r, "layer_types"):
-        r.ignore("max_window_layers", "superseded by layer_types")
-        letters = parts.layer_types(r, n, {"G", "L"})
-        if "L" in letters and window is None:
-            raise r.fail("layer_types", "has sliding layers but no window (Qwen2Config nulls sliding_window unless "
-                                        "use_sliding_window; transformers' sliding mask then refuses)")
-        return letters, "layer_types"
-    if window is None:
-        r.ignore("max_window_layers", "unused: no window (use_sliding_window false or sliding_window null)")
-        return ["G"] * n, "num_hidden_layers"
-    start = r.int("max_window_layers", d("max_window_layers"))
-    return ["L" if i >= start else "G" for i in range(n)], "max_window_layers"
-
-
 TYPE = HFType(
-    defaults=DEFAULTS, layers=_layers,
+    defaults=DEFAULTS, layers=parts.qwen_windows,
     no_effect={"use_mrope": "no Qwen2Config field (Qwen2.5 files carry it false); modeling_qwen2 never reads it"},
 )
