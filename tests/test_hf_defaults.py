@@ -19,8 +19,8 @@ from maxflops import loaders
 from maxflops.loaders import hf
 
 # the house's types: each wrapper's text model type, each type's class-default table
-WRAPPERS = {n: hf.get(n).wrapper for n in hf.names() if hf.get(n).wrapper}
-DEFAULTS = {n: dict(hf.get(n).defaults) for n in hf.names() if hf.get(n).defaults}
+WRAPPERS = {n: hf.get(n).wrapper for n in hf.model_types() if hf.get(n).wrapper}
+DEFAULTS = {n: dict(hf.get(n).defaults) for n in hf.model_types() if hf.get(n).defaults}
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 FULL = FIXTURES / "hf_transformers" / "class_defaults_full"
@@ -60,6 +60,8 @@ def post_init(model_type: str, name: str, get):
         return get("expand") * get("hidden_size")  # MambaConfig / FalconMambaConfig.__post_init__ (absent only)
     if name == "_sliding_window_pattern":  # Gemma3TextConfig: kwargs.get("sliding_window_pattern", 6)
         return get("sliding_window_pattern")
+    if model_type == "gpt_neo" and name == "attention_layers":  # GPTNeoConfig: attention_types expanded
+        return [k for kinds, rep in get("attention_types") for _ in range(rep) for k in kinds]
     raise AssertionError(f"{model_type}: no post-init rule written here for {name!r}; read the class and add it")
 
 

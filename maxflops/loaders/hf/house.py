@@ -163,7 +163,7 @@ def read_decoder(r: Reader, t: HFType, d) -> dict:
     for extra in t.extras:
         extra(r, d, o, pattern)
     if r.has("use_bidirectional_attention"):
-        if r.bool("use_bidirectional_attention"):
+        if r.raw("use_bidirectional_attention", None, none_ok=True, record=False) not in (None, False):
             raise r.fail("use_bidirectional_attention", "bidirectional attention is not modelled")
-        r.ignore("use_bidirectional_attention", NO_EFFECT + " (false)")
+        r.ignore("use_bidirectional_attention", NO_EFFECT + " (false or null: causal)")
     return o

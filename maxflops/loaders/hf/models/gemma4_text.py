@@ -40,6 +40,14 @@ def _read(r: Reader, d) -> dict:
     if bidirectional == "all":
         raise r.fail("use_bidirectional_attention", "bidirectional attention on every token is not modelled")
     r.ignore("use_bidirectional_attention", NO_EFFECT + " (none, or the image tokens only)")
+    # Google's earlier revision of the file names it attention_use_bidirectional (None or 'vision')
+    if r.raw("attention_use_bidirectional", None, none_ok=True, record=False) not in (None, "vision"):
+        raise r.fail("attention_use_bidirectional", "bidirectional attention beyond the image tokens is not modelled")
+    r.ignore("attention_use_bidirectional", NO_EFFECT + " (none, or the image tokens only: text counts the same)")
+    if r.raw("routed_layer_pattern", None, none_ok=True, record=False) not in (None, []):
+        raise r.fail("routed_layer_pattern", "a per-layer pattern of MoE layers is not read (Gemma4TextConfig has no "
+                                             "such field; enable_moe_block puts MoE on every layer)")
+    r.ignore("routed_layer_pattern", NO_EFFECT + " (null or empty: enable_moe_block decides, every layer)")
     # layers
     if parts.given(r, "layer_types"):
         types = r.list("layer_types", str)
@@ -48,6 +56,8 @@ def _read(r: Reader, d) -> dict:
             raise r.fail("layer_types", f"expected {n} entries, each 'sliding_attention' or 'full_attention'")
         letters = [kinds[t] for t in types]
         key = "layer_types"
+        if r.has("sliding_window_pattern"):  # Google's revision writes it beside the list
+            r.ignore("sliding_window_pattern", "superseded by layer_types")
     else:
         letters, key = ["L" if (i + 1) % 6 else "G" for i in range(n)], "num_hidden_layers"
     letters[-1] = "G"  # Gemma4TextConfig forces the last layer to full attention
@@ -104,10 +114,17 @@ def _read(r: Reader, d) -> dict:
     if r.bool("enable_moe_block", d("enable_moe_block")):
         o["num_experts"] = r.int("num_experts", minimum=1)
         o["num_experts_per_tok"] = r.int("top_k_experts", minimum=1)
-        o["moe_mlp_dim"] = r.int("moe_intermediate_size", minimum=1)
+        # (expert_intermediate_size: its name in Google's earlier revision of the file)
+        width = "expert_intermediate_size" if parts.given(r, "expert_intermediate_size") and \
+            not r.has("moe_intermediate_size") else "moe_intermediate_size"
+        o["moe_mlp_dim"] = r.int(width, minimum=1)
+        if width == "moe_intermediate_size" and parts.given(r, "expert_intermediate_size"):
+            if r.int("expert_intermediate_size") != o["moe_mlp_dim"]:
+                raise r.fail("expert_intermediate_size", f"disagrees with moe_intermediate_size={o['moe_mlp_dim']}")
+            r.ignore("expert_intermediate_size", "superseded: same as moe_intermediate_size")
         o["shared_experts"], o["shared_expert_mlp_dim"] = 1, o["mlp_dim"]  # the dense MLP beside the experts
     else:
-        for k in ("num_experts", "top_k_experts", "moe_intermediate_size"):
+        for k in ("num_experts", "top_k_experts", "moe_intermediate_size", "expert_intermediate_size"):
             r.raw(k, None, none_ok=True, record=False)
             r.ignore(k, "unused: enable_moe_block is false")
     return o
@@ -116,5 +133,6 @@ def _read(r: Reader, d) -> dict:
 TYPE = HFType(
     defaults=DEFAULTS, read=_read,
     no_effect={"_sliding_window_pattern": "an attribute saved beside layer_types; Gemma4TextConfig derives absent "
-                                          "layer_types with a pattern of 6, whatever it says"},
+                                          "layer_types with a pattern of 6, whatever it says",
+               "stream_and_decode_in_f32": "a dtype switch of Google's revision of the file"},
 )
