@@ -28,6 +28,7 @@ they are. Per-tensor and per-channel scales are not counted (a few bytes per mat
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from fractions import Fraction
 
@@ -53,20 +54,41 @@ def _matches(pattern: str, name: str, transformers: bool) -> bool:
     """``transformers``: as its quantizers read ``modules_to_not_convert`` (a regex from the start up to a module
     boundary, or a suffix); else as compressed-tensors and ModelOpt read ``ignore`` and targets (``re:`` a regex from
     the start, else a glob, an exact name included)."""
-    if pattern.startswith("re:"):
-        return re.match(pattern[3:], name) is not None
-    if not transformers:
-        return fnmatch.fnmatchcase(name, pattern)
-    if name.endswith(pattern):
-        return True
+    return _matcher((pattern,), transformers)(name)
+
+
+def _valid(regex: str) -> bool:
     try:
-        return re.match(rf"(?:{pattern})(?:(?<=\.)|(?=\.|$))", name) is not None
+        re.compile(regex)
+        return True
     except re.error:
         return False
 
 
+@functools.lru_cache(maxsize=4096)
+def _matcher(patterns: tuple, transformers: bool):
+    """One test for a whole list of patterns (a published skip list names thousands of modules): the suffixes in a
+    set, the regexes and globs in one compiled alternation each, every pattern read as ``_matches`` says."""
+    regexes = [p[3:] for p in patterns if p.startswith("re:")]
+    plain = [p for p in patterns if not p.startswith("re:")]
+    suffixes = frozenset(plain) if transformers else frozenset()
+    if transformers:  # a regex from the start up to a module boundary (a pattern that is no regex: only a suffix)
+        regexes += [rf"(?:{p})(?:(?<=\.)|(?=\.|$))" for p in plain if _valid(p)]
+    else:  # globs, an exact name included
+        regexes += [fnmatch.translate(p) for p in plain]
+    regexes = [x for x in regexes if _valid(x)] if not all(map(_valid, regexes)) else regexes
+    combined = re.compile("|".join(f"(?:{x})" for x in regexes)) if regexes else None
+
+    def test(name: str) -> bool:
+        if suffixes and any(name[i:] in suffixes for i in range(len(name))):
+            return True
+        return combined is not None and combined.match(name) is not None
+    return test
+
+
 def _named(patterns, names, transformers=False) -> bool:
-    return any(_matches(p, n, transformers) for p in patterns for n in names)
+    test = _matcher(tuple(patterns), transformers)
+    return any(test(n) for n in names)
 
 
 def _layer_names(group: str, layer: int) -> tuple:
@@ -145,13 +167,16 @@ def formats(quant: dict, expert_dtype=None) -> tuple:
         elif quant.get("load_in_8bit"):
             out.append(Format(Fraction(1), skip=skip, transformers=True))
     layers = quant.get("quantized_layers")
-    if isinstance(layers, dict) and layers:  # ModelOpt names each converted module and its algorithm
+    if isinstance(layers, dict) and layers:  # ModelOpt names each converted module (once) and its algorithm
+        by_algo: dict = {}
         for name, spec in layers.items():
             algo = spec.get("quant_algo") if isinstance(spec, dict) else None
             if algo not in _MODELOPT:
                 return ()
+            by_algo.setdefault(algo, []).append(name)
+        for algo, names in by_algo.items():  # one format per algorithm, its modules the targets
             out.append(Format(_MODELOPT[algo], groups=("attention", "mlp", "moe_routed", "moe_shared", "logits"),
-                              targets=(name,)))
+                              targets=tuple(names)))
         return tuple(out)
     if isinstance(quant.get("config_groups"), dict):
         skip = quant.get("ignore") or quant.get("exclude_modules") or ()
