@@ -81,15 +81,21 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     if t is None:
         raise Reader(data, path).fail("model_type", unread.why_not(model_type) or "unsupported model type; "
                                       "supported: " + ", ".join(model_types()))
-    text_type = get(t.wrapper) if t.wrapper else t
     top = TypeReader(data, path, attribute_map=None if t.wrapper else t.attribute_map)
     top.str("model_type")
     if t.wrapper:
         text = top.mapping("text_config")
+        inner = Reader(text, path, "text_config.").raw("model_type", t.wrapper, record=False)
+        allowed = inner == t.wrapper or inner in t.text_types or ("*" in t.text_types and get(inner) is not None
+                                                                  and not get(inner).wrapper)
+        if not allowed:
+            raise Reader(text, path, "text_config.").fail(
+                "model_type", f"expected {' or '.join(map(repr, (t.wrapper,) + t.text_types))} inside a "
+                              f"{model_type!r} config" if "*" not in t.text_types else
+                              f"not a text model type maxflops reads (inside a {model_type!r} config)", inner)
+        text_type = get(inner)
         r = TypeReader(text, path, "text_config.", text_type.attribute_map)
-        inner = r.raw("model_type", t.wrapper, record=False)
-        if inner != t.wrapper:
-            raise r.fail("model_type", f"expected {t.wrapper!r} inside a {model_type!r} config", inner)
+        r.raw("model_type", t.wrapper, record=False)
         top.ignore("vision_config", VISION)
         if top.has("tie_word_embeddings"):
             top.ignore("tie_word_embeddings", NO_EFFECT)
@@ -98,7 +104,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
                 top.raw(key, none_ok=True, record=False)
                 top.ignore(key, NO_EFFECT + ": " + why)
     else:
-        r = top
+        r, text_type = top, t
 
     r.model_type = text_type.name  # (named in the readers' errors)
     defaults = text_type.defaults

@@ -40,7 +40,10 @@ class HFType:
     # the config class's attribute_map for the keys the pipeline reads: {the name read: the class's field}, as
     # GPT-2's {"hidden_size": "n_embd"}; a file may give either name (not both, unless equal)
     attribute_map: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    wrapper: str | None = None  # a multimodal wrapper: the model_type of its text_config
+    wrapper: str | None = None  # a multimodal wrapper: the model_type of its text_config (its class's default)
+    # other text model types its class accepts (LLaVA-style wrappers take any decoder: ("*",) for any type of the
+    # house the text_config names)
+    text_types: tuple = ()
     # a wrapper's sub-configs run beside the text decoder -> what they are (beside keys.TOWERS)
     towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # the towers a wrapper's config class builds when the file has no sub-config for them (its class default)
