@@ -23,7 +23,8 @@ import numpy as np
 import maxflops
 
 HERE = pathlib.Path(__file__).resolve().parent
-TARGETS = {"count": 200e-6, "sweep": 100e-3, "packed": 10e-3, "import": 100e-3}
+ROOT = HERE.parent
+TARGETS = {"count": 200e-6, "sweep": 100e-3, "packed": 10e-3, "import": 100e-3, "load": 10e-3}
 
 
 def median_time(fn, repeats: int, inner: int = 1) -> float:
@@ -112,6 +113,25 @@ def main() -> None:
     ids_reporter = maxflops.StepReporter(ids_cfg, peak_tflops=989)
     t = median_time(lambda: ids_reporter.step(1.0, segment_ids=ids), repeats=20)
     rows.append(("per-step StepReporter.step(), segment ids [64, 8192]", t, 2e-3))
+
+    # A Hugging Face config.json read and counted, as a config review does (the file parsed each time; a published
+    # quantized file's skip list of thousands of modules too, where ../shared/hf-real is beside the checkout)
+    from maxflops import loaders
+
+    def load_and_count(path):
+        return maxflops.count(maxflops.model_config(**loaders.load_hf_config(path).overrides))
+
+    hf_files = [("Llama-3.1-8B", ROOT / "tests" / "fixtures" / "hf" / "llama3.1-8b.json"),
+                ("GLM-5 (MLA, DSA, index reuse)", ROOT / "tests" / "fixtures" / "hf" / "glm5.json"),
+                ("Qwen3.5-397B-A17B (multimodal wrapper, gated delta net, MoE)",
+                 ROOT.parent / "shared" / "hf-real" / "qwen3.5-397b-a17b" / "config.json"),
+                ("GLM-5-FP8 (a skip list of the FP8 quantizer)",
+                 ROOT.parent / "shared" / "hf-real" / "glm-5-fp8" / "config.json")]
+    for what, path in hf_files:
+        if path.is_file():
+            load_and_count(path)
+            t = median_time(lambda: load_and_count(path), repeats=9)
+            rows.append((f"load_hf_config + count(), {what}", t, TARGETS["load"]))
 
     # As a user's install runs it: byte-compiled once (pip writes the .pyc files; a shell with
     # PYTHONDONTWRITEBYTECODE would compile every module at every import, about 80 ms here), into a temporary

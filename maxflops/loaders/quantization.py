@@ -65,22 +65,47 @@ def _valid(regex: str) -> bool:
         return False
 
 
+_NAME = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def _trie(words, literal: bool = False) -> str:
+    """One regex matching exactly the regexes ``words`` (letters, digits, '_' and '.', the one metacharacter: any
+    character; ``literal``: any strings, matched as they are), their common prefixes shared, so that a name is
+    matched in one walk (a published skip list names hundreds of modules)."""
+    tree: dict = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node) -> str:
+        alts = ["" if ch == "" else (re.escape(ch) if literal else ch) + emit(child)
+                for ch, child in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return emit(tree)
+
+
 @functools.lru_cache(maxsize=4096)
 def _matcher(patterns: tuple, transformers: bool):
     """One test for a whole list of patterns (a published skip list names thousands of modules): the suffixes in a
     set, the regexes and globs in one compiled alternation each, every pattern read as ``_matches`` says."""
     regexes = [p[3:] for p in patterns if p.startswith("re:")]
     plain = [p for p in patterns if not p.startswith("re:")]
-    suffixes = frozenset(plain) if transformers else frozenset()
+    # a suffix: the reversed name against a trie of the reversed patterns
+    suffix = re.compile(_trie([p[::-1] for p in plain], literal=True)) if transformers and plain else None
     if transformers:  # a regex from the start up to a module boundary (a pattern that is no regex: only a suffix)
-        regexes += [rf"(?:{p})(?:(?<=\.)|(?=\.|$))" for p in plain if _valid(p)]
+        names = [p for p in plain if _NAME.fullmatch(p)]  # module names: one trie, '.' still any character
+        if names:
+            regexes.append(rf"(?:{_trie(names)})(?:(?<=\.)|(?=\.|$))")
+        regexes += [rf"(?:{p})(?:(?<=\.)|(?=\.|$))" for p in plain if not _NAME.fullmatch(p) and _valid(p)]
     else:  # globs, an exact name included
         regexes += [fnmatch.translate(p) for p in plain]
     regexes = [x for x in regexes if _valid(x)] if not all(map(_valid, regexes)) else regexes
     combined = re.compile("|".join(f"(?:{x})" for x in regexes)) if regexes else None
 
     def test(name: str) -> bool:
-        if suffixes and any(name[i:] in suffixes for i in range(len(name))):
+        if suffix is not None and suffix.match(name[::-1]):
             return True
         return combined is not None and combined.match(name) is not None
     return test

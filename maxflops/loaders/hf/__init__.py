@@ -116,6 +116,12 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         if r.has(key):
             r.raw(key, none_ok=True, record=False)
             r.ignore(key, NO_EFFECT + ": " + why)
+    for reader in {id(top): top, id(r): r}.values():  # keys of no effect at one value, checked on both levels
+        for key, value in keys.AT_VALUE.items():
+            if reader.has(key):
+                if reader.raw(key, none_ok=True, record=False) not in (value, None):
+                    raise reader.fail(key, f"not modelled: a decoder-only LM is counted with {key}={value}")
+                reader.ignore(key, f"{NO_EFFECT} ({value})")
     o = text_type.read(r, d) if text_type.read else read_decoder(r, text_type, d)
 
     if r is not top:

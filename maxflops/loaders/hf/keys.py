@@ -17,6 +17,21 @@ _SSM_NO_EFFECT = frozenset("""
     key_multiplier attention_out_multiplier attention_in_multiplier ssm_multipliers ssm_in_multiplier
     ssm_out_multiplier
 """.split())
+# PreTrainedConfig's own attributes as transformers 4.x wrote them into every file (generation defaults, export
+# switches, label maps): none is read by a decoder's layers
+_BASE_CONFIG = frozenset("""
+    is_decoder cross_attention_hidden_size max_length min_length do_sample early_stopping num_beams num_beam_groups
+    diversity_penalty temperature top_k top_p typical_p repetition_penalty length_penalty no_repeat_ngram_size
+    encoder_no_repeat_ngram_size bad_words_ids num_return_sequences output_scores return_dict_in_generate
+    forced_bos_token_id forced_eos_token_id remove_invalid_values exponential_decay_length_penalty suppress_tokens
+    begin_suppress_tokens finetuning_task tokenizer_class prefix sep_token_id decoder_start_token_id
+    task_specific_params torchscript use_bfloat16 tf_legacy_loss pruned_heads
+""".split())
+
+# keys with no FLOPs effect at these values only (a decoder-only LM with cross-attention or tied to an encoder is
+# another model)
+AT_VALUE = {"add_cross_attention": False, "tie_encoder_decoder": False}
+
 NO_EFFECT_KEYS = frozenset("""
     qkv_bias unsloth_fixed unsloth_version
     architectures _name_or_path auto_map transformers_version torch_dtype dtype use_cache initializer_range
@@ -33,7 +48,7 @@ NO_EFFECT_KEYS = frozenset("""
     num_expert_group moe_renormalize model_max_length full_attn_alpha_factor full_attn_beta_factor
     linear_attn_alpha_factor linear_attn_beta_factor mlp_alpha_factor mlp_beta_factor linear_a_log_min
     linear_a_log_max linear_dt_min linear_dt_max linear_dt_init_floor linear_allow_neg_eigval attention_value_scale
-""".split()) | _SSM_NO_EFFECT
+""".split()) | _SSM_NO_EFFECT | _BASE_CONFIG
 
 VISION_KEYS = frozenset("""
     vision_config mm_tokens_per_image boi_token_index eoi_token_index image_token_index image_token_id
