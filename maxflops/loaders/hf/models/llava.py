@@ -1,0 +1,9 @@
+"""LLaVA (multimodal): LlavaConfig, modeling_llava; its text_config is any decoder (AutoConfig, llama by default);
+the CLIP vision tower and its projector are named, not priced."""
+
+from __future__ import annotations
+
+from ..house import HFType
+
+TYPE = HFType(wrapper="llama", text_types=("*",),
+              no_effect={"image_seq_length": "not counted: the vision tower's image tokens per image"})
