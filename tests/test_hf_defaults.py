@@ -216,8 +216,11 @@ def test_deepseek_shared_experts_default_per_class(tmp_path):
 
 
 def test_the_classes_are_the_loaders_model_types():
-    assert set(CLASSES) == set(hf.HF_MODEL_TYPES)
-    assert json.loads((FIXTURES / "hf_transformers" / "versions.json").read_text())["transformers"] == "5.24.0"
+    versions = json.loads((FIXTURES / "hf_transformers" / "versions.json").read_text())
+    assert versions["transformers"] == "5.24.0"
+    assert set(CLASSES) | set(versions["no_class"]) == set(hf.HF_MODEL_TYPES)
+    for model_type in versions["no_class"]:  # no class default stands in for a missing key: every key is required
+        assert not hf.get(model_type).defaults, model_type
 
 
 @pytest.mark.parametrize("model_type", sorted(DEFAULTS))
