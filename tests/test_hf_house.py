@@ -3,12 +3,13 @@ never branches on a type's name."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 
 import pytest
 
-from maxflops.loaders import hf
+from maxflops.loaders import hf, load_hf_config
 from maxflops.loaders.hf.house import HFType
 
 HOUSE = pathlib.Path(hf.__file__).parent
@@ -51,3 +52,19 @@ def test_a_file_imports_only_its_own_type(tmp_path):
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('maxflops.loaders.hf.models.')))")
     out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['llama']"
+
+
+def test_a_flat_qwen2_vl_file_reads_as_its_text_config(tmp_path):
+    """Qwen2-VL's hub files keep the text model's keys at the top level (Qwen2VLConfig pops them into its text
+    config): the same model as the file with a text_config."""
+    text = {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 3, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "vocab_size": 100, "use_sliding_window": False, "max_window_layers": 2}
+    towers = {"vision_config": {"depth": 2, "embed_dim": 32}, "image_token_id": 7, "vision_token_id": 8}
+    flat, nested = tmp_path / "flat.json", tmp_path / "nested.json"
+    flat.write_text(json.dumps({"model_type": "qwen2_vl", **text, **towers}))
+    nested.write_text(json.dumps({"model_type": "qwen2_vl", "text_config": {"model_type": "qwen2_vl_text", **text},
+                                  **towers}))
+    assert load_hf_config(flat).overrides == load_hf_config(nested).overrides
+    with pytest.raises(ValueError, match="'hidden_sise'"):  # a misspelled text key is still named
+        flat.write_text(json.dumps({"model_type": "qwen2_vl", **text, "hidden_sise": 3, **towers}))
+        load_hf_config(flat)

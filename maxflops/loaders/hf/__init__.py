@@ -81,9 +81,18 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     if t is None:
         raise Reader(data, path).fail("model_type", unread.why_not(model_type) or "unsupported model type; "
                                       "supported: " + ", ".join(model_types()))
-    top = TypeReader(data, path, attribute_map=None if t.wrapper else t.attribute_map)
+    flat = t.wrapper and t.flat_text and "text_config" not in data  # the text model's keys at the top level
+    attribute_map = get(t.wrapper).attribute_map if flat else None if t.wrapper else t.attribute_map
+    top = TypeReader(data, path, attribute_map=attribute_map)
     top.str("model_type")
-    if t.wrapper:
+    if flat:
+        r, text_type = top, get(t.wrapper)
+        top.ignore("vision_config", VISION)
+        for key, why in t.no_effect.items():
+            if top.has(key):
+                top.raw(key, none_ok=True, record=False)
+                top.ignore(key, NO_EFFECT + ": " + why)
+    elif t.wrapper:
         text = top.mapping("text_config")
         inner = Reader(text, path, "text_config.").raw("model_type", t.wrapper, record=False)
         allowed = inner == t.wrapper or inner in t.text_types or ("*" in t.text_types and get(inner) is not None

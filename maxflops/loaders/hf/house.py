@@ -44,6 +44,9 @@ class HFType:
     # other text model types its class accepts (LLaVA-style wrappers take any decoder: ("*",) for any type of the
     # house the text_config names)
     text_types: tuple = ()
+    # the class reads a file with no text_config from its top-level keys (Qwen2VLConfig pops them into its text
+    # config): the text model's keys beside the towers'
+    flat_text: bool = False
     # a wrapper's sub-configs run beside the text decoder -> what they are (beside keys.TOWERS)
     towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # the towers a wrapper's config class builds when the file has no sub-config for them (its class default)

@@ -6,4 +6,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen2_vl_text")
+TYPE = HFType(wrapper="qwen2_vl_text", flat_text=True)
