@@ -173,6 +173,8 @@ def test_an_absent_key_takes_the_class_default_or_is_refused(tmp_path, path, mod
     got, err = load(tmp_path, "deleted.json", deleted)
 
     default = class_default(model_type, key, {k: v for k, v in values.items() if k != key})
+    if section and key in hf.get(data["model_type"]).text_defaults:  # the wrapper's own text defaults (Voxtral)
+        default = hf.get(data["model_type"]).text_defaults[key]
     if default is ABSENT:
         assert (model_type, key) in LOADER_ONLY, f"{model_type} has no {key!r}: say in LOADER_ONLY what the loader does"
         return
@@ -294,3 +296,11 @@ def test_class_defaults_that_do_not_load(model_type):
 def test_every_other_class_default_loads():
     for model_type in sorted(set(CLASSES) - set(UNLOADABLE)):
         loaders.load_hf_config(FULL / f"{model_type}.json")
+
+
+@pytest.mark.parametrize("model_type", sorted(t for t in WRAPPERS if hf.get(t).text_defaults))
+def test_a_wrappers_text_defaults_are_its_class_defaults(model_type):
+    """A wrapper's own text defaults (HFType.text_defaults) are what its class builds its text model with."""
+    text = full_config(model_type)["text_config"]
+    for key, value in hf.get(model_type).text_defaults.items():
+        assert text[key] == value, (model_type, key)

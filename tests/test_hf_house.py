@@ -68,3 +68,16 @@ def test_a_flat_qwen2_vl_file_reads_as_its_text_config(tmp_path):
     with pytest.raises(ValueError, match="'hidden_sise'"):  # a misspelled text key is still named
         flat.write_text(json.dumps({"model_type": "qwen2_vl", **text, "hidden_sise": 3, **towers}))
         load_hf_config(flat)
+
+
+def test_a_wrapper_lays_its_own_text_defaults_under_the_file(tmp_path):
+    """VoxtralConfig builds its text model over its own defaults (Voxtral Mini's widths), not LlamaConfig's: a
+    text_config of one key is the model transformers saves from it (tests/fixtures: written by transformers 5.24)."""
+    saved = {"model_type": "voxtral", "hidden_size": 3072, "projector_hidden_act": "gelu", "text_config": {
+        "head_dim": 128, "hidden_act": "silu", "hidden_size": 3072, "intermediate_size": 8192, "model_type": "llama",
+        "num_attention_heads": 32, "num_hidden_layers": 2, "num_key_value_heads": 8, "vocab_size": 131072}}
+    short, full = tmp_path / "short.json", tmp_path / "full.json"
+    short.write_text(json.dumps({"model_type": "voxtral", "text_config": {"num_hidden_layers": 2}}))
+    full.write_text(json.dumps(saved))
+    assert load_hf_config(short).overrides == load_hf_config(full).overrides
+    assert "audio encoder" in load_hf_config(short).overrides["not_priced"][0]

@@ -116,7 +116,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         r, text_type = top, t
 
     r.model_type = text_type.name  # (named in the readers' errors)
-    defaults = text_type.defaults
+    defaults = {**text_type.defaults, **t.text_defaults} if t.wrapper else text_type.defaults
 
     def d(key):
         return defaults.get(key, MISSING)

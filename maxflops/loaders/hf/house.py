@@ -47,6 +47,9 @@ class HFType:
     # the class reads a file with no text_config from its top-level keys (Qwen2VLConfig pops them into its text
     # config): the text model's keys beside the towers'
     flat_text: bool = False
+    # the wrapper's own defaults for its text model, over the text type's class defaults (VoxtralConfig lays its
+    # init_kwargs under a given text_config)
+    text_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # a wrapper's sub-configs run beside the text decoder -> what they are (beside keys.TOWERS)
     towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # the towers a wrapper's config class builds when the file has no sub-config for them (its class default)
