@@ -230,7 +230,10 @@ def test_a_present_derived_key_is_read_as_transformers_reads_it(name, tmp_path):
     class keeps it: its kwargs are set after __post_init__), counts what transformers' model runs with it: the
     published falcon-mamba-7b's intermediate_size beside expand 16, MLA's qk_head_dim, Kimi-Linear's head_dim,
     DeepSeek-V4's legacy qk_rope_head_dim, a Qwen3-VL-MoE text sliding_window, Gemma 3's _sliding_window_pattern
-    beside the sliding_window_pattern kwarg, DeepSeek-V3's head_dim at its rope width and its qk_head_dim."""
+    beside the sliding_window_pattern kwarg, DeepSeek-V3's head_dim at its rope width and its qk_head_dim (A.X K1's,
+    Youtu's, MiniCPM3's and Sarvam-MLA's likewise), Cohere 2's and Cohere Compass's head_dim (the attention's width),
+    GPT-BigCode's num_key_value_heads (never read: multi_query decides), GPT-Neo's attention_layers (the list its
+    layers read)."""
     case = PRESENT[name]
     assert maxflops.count(present_config(name, "prefill", tmp_path)).hardware_flops == case["total_flops"]
     assert maxflops.count(present_config(name, "prefill", tmp_path, saved=True)).hardware_flops == case["total_flops"]
@@ -246,12 +249,14 @@ def test_a_present_derived_key_is_read_as_transformers_reads_it(name, tmp_path):
 
 @pytest.mark.parametrize("name, match", [
     ("zamba2_derived_widths", r"'attention_head_dim' = 8: differs from 12, the value Zamba2Config derives"),
-    ("deepseek_v3_head_dim_wider", r"'head_dim' = 6: differs from qk_rope_head_dim=4: deepseek_v3's config class")])
+    ("deepseek_v3_head_dim_wider", r"'head_dim' = 6: differs from qk_rope_head_dim=4: deepseek_v3's config class"),
+    ("axk1_head_dim_wider", r"'head_dim' = 6: differs from qk_rope_head_dim=4: axk1's config class"),
+    ("youtu_head_dim_wider", r"'head_dim' = 6: differs from qk_rope_head_dim=4: youtu's config class")])
 def test_a_present_derived_key_transformers_cannot_run_is_refused(name, match, tmp_path):
     """Zamba2Config keeps a present attention_head_dim (modeling_zamba2 sizes the shared block by it), and
-    DeepseekV3Config a present head_dim (its rotary embedding is that wide): other than the derived value,
-    transformers' own model fails (the fixture records its error); the loader refuses the file, naming the key and
-    the value."""
+    DeepseekV3Config, AXK1Config and YoutuConfig a present head_dim (their rotary embedding is that wide): other
+    than the derived value, transformers' own model fails (the fixture records its error); the loader refuses the
+    file, naming the key and the value."""
     case = PRESENT[name]
     assert case["error"].startswith("RuntimeError")
     path = tmp_path / "config.json"
@@ -270,6 +275,15 @@ def test_zamba2_derived_keys_at_their_derived_values_load(tmp_path):
         .overrides
 
 
+def test_gpt_neo_present_attention_layers_set_the_local_layers(tmp_path):
+    """GPT-Neo's eager attention scores every key on its local layers too (a masked square), so its present case
+    counts the same whatever the local layers are; the loader still takes them from attention_layers (the list
+    modeling_gpt_neo reads), not from attention_types' expansion (global, local, global)."""
+    case = PRESENT["gpt_neo_attention_layers"]
+    for file in (case["file"], case["config"]):
+        assert loaders.load_hf_config(_write(tmp_path, file)).overrides["attention_layer_pattern"] == "LLG"
+
+
 def _write(tmp_path, data):
     path = tmp_path / "other.json"
     path.write_text(json.dumps(data))
@@ -282,6 +296,9 @@ PRESENT_ELSEWHERE = {
     "deepseek_v2": "qk_head_dim: the MLA reader shared with deepseek_v32 and deepseek_v3 (cases above)",
     "glm_moe_dsa": "qk_head_dim: the same MLA reader; head_dim is a field its __post_init__ replaces",
     "gemma4_text": "per_layer_config: read when present (the gemma4 cases load the file as transformers saves it)",
+    "cohere2_moe": "rope_parameters: kept when present, but no FLOPs effect (Cohere2MoeRotaryEmbedding multiplies the "
+                   "position ids by inv_freq elementwise; a linear rope_parameters of theta 5000 counts as the "
+                   "default's); a key no type's loader reads",
 }
 
 

@@ -1,5 +1,6 @@
 """Youtu-LLM: YoutuConfig, modeling_youtu; MLA (DeepSeek-V3's attention: head_dim and qk_head_dim derived by the
-class), a gated dense MLP of intermediate_size on every layer, global attention."""
+class; a present head_dim is kept and is the rotary width, a present qk_head_dim is kept and never read), a gated
+dense MLP of intermediate_size on every layer, global attention."""
 
 from __future__ import annotations
 
@@ -13,5 +14,5 @@ DEFAULTS = {
     "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "hidden_act": "silu",
 }
 
-TYPE = HFType(defaults=DEFAULTS, attention=parts.mla(),
+TYPE = HFType(defaults=DEFAULTS, attention=parts.mla(keeps_rotary_head_dim=True),
               no_effect={"embedding_initializer_range": "initialisation only"})
