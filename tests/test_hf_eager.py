@@ -299,6 +299,10 @@ PRESENT_ELSEWHERE = {
     "cohere2_moe": "rope_parameters: kept when present, but no FLOPs effect (Cohere2MoeRotaryEmbedding multiplies the "
                    "position ids by inv_freq elementwise; a linear rope_parameters of theta 5000 counts as the "
                    "default's); a key no type's loader reads",
+    "idefics3": "_pad_token_id: a token id (no FLOPs effect for every type)",
+    "smolvlm": "_pad_token_id: a token id (no FLOPs effect for every type)",
+    "voxtral": "hidden_size: VoxtralConfig's copy of its text model's; the text_config's is read (a no-effect key "
+               "of the wrapper)",
 }
 
 

@@ -25,7 +25,7 @@ _BASE_CONFIG = frozenset("""
     encoder_no_repeat_ngram_size bad_words_ids num_return_sequences output_scores return_dict_in_generate
     forced_bos_token_id forced_eos_token_id remove_invalid_values exponential_decay_length_penalty suppress_tokens
     begin_suppress_tokens finetuning_task tokenizer_class prefix sep_token_id decoder_start_token_id
-    task_specific_params torchscript use_bfloat16 tf_legacy_loss pruned_heads
+    task_specific_params torchscript use_bfloat16 tf_legacy_loss pruned_heads _pad_token_id
 """.split())
 
 # keys with no FLOPs effect at these values only (a decoder-only LM with cross-attention or tied to an encoder is
