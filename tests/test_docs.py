@@ -97,6 +97,9 @@ NOT_RUN = {
     "python tests/mutation/run.py": "the whole mutation run (about 30 minutes on 2 cores, recorded in "
                                     "tests/mutation/RESULTS.md); test_one_mutant_is_killed runs one mutant",
     "python -m pytest -q": "the test suite itself",
+    "PYTHON=python3 bash benchmarks/device_check.sh": "the accelerator check: a GPU or TPU machine (the H200 run "
+                                                      "RESULTS.md records)",
+    "bash benchmarks/device_check.sh --quick": "the accelerator check's short run: a GPU or TPU machine",
 }
 
 # commands another test runs as written (its source must hold the command)
