@@ -300,6 +300,8 @@ PRESENT_ELSEWHERE = {
                    "position ids by inv_freq elementwise; a linear rope_parameters of theta 5000 counts as the "
                    "default's); a key no type's loader reads",
     "idefics3": "_pad_token_id: a token id (no FLOPs effect for every type)",
+    "dbrx": "num_key_value_heads: DbrxConfig's copy of attn_config.kv_n_heads; a present one is kept and never read "
+            "(modeling_dbrx sizes the heads by attn_config.kv_n_heads), so the loader reads it as no effect",
     "smolvlm": "_pad_token_id: a token id (no FLOPs effect for every type)",
     "voxtral": "hidden_size: VoxtralConfig's copy of its text model's; the text_config's is read (a no-effect key "
                "of the wrapper)",

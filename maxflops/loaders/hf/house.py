@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from ...reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
 from . import parts
 
-__all__ = ["HFType", "TypeReader", "get", "names", "model_types", "read_decoder"]
+__all__ = ["HFType", "TypeReader", "get", "names", "model_types", "read_decoder", "read_decoder_4x"]
 
 @dataclasses.dataclass(frozen=True)
 class HFType:
@@ -176,3 +176,11 @@ def read_decoder(r: Reader, t: HFType, d) -> dict:
             raise r.fail("use_bidirectional_attention", "bidirectional attention is not modelled")
         r.ignore("use_bidirectional_attention", NO_EFFECT + " (false or null: causal)")
     return o
+
+
+def read_decoder_4x(r: Reader, d) -> dict:
+    """The pipeline of a GPT-style type, its dense FFN width (the type's dense_key: n_inner, intermediate_size,
+    ffn_hidden_size) null or absent read as 4 * hidden_size, as the GPT-style blocks build it."""
+    t = get(r.model_type)
+    hidden = r.int("hidden_size", d("hidden_size"), minimum=1)
+    return read_decoder(r, t, lambda key: 4 * hidden if key == t.dense_key else d(key))

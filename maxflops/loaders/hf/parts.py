@@ -391,3 +391,45 @@ def qwen_mtp(r: Reader, d, o: dict, pattern: str) -> None:
         if dtype not in _SSM_DTYPE_BYTES:
             raise r.fail("mamba_ssm_dtype", f"expected one of {', '.join(_SSM_DTYPE_BYTES)}", dtype)
         o["state_bytes"] = _SSM_DTYPE_BYTES[dtype]
+
+
+# --- moved from the type modules that shared them -------------------------------------------------------------
+
+
+def mha(r: Reader, d, o: dict) -> None:
+    """Multi-head attention, hidden_size // num_attention_heads per head: the attention reads neither head_dim nor
+    num_key_value_heads (a head_dim the class keeps sizes at most a rotary embedding)."""
+    o["head_dim"] = o["emb_dim"] // o["num_query_heads"]
+    o["num_kv_heads"] = o["num_query_heads"]
+    r.ignore("head_dim", "not read by the attention (hidden_size // num_attention_heads per head)")
+    r.ignore("num_key_value_heads", "not read: every head has its own keys and values (multi-head attention)")
+
+
+def no_layerdrop(r: Reader, d, o: dict, pattern: str) -> None:
+    """LayerDrop: in training each decoder layer is skipped with probability layerdrop (0: none)."""
+    if r.float("layerdrop", d("layerdrop")):
+        raise r.fail("layerdrop", "LayerDrop skips each decoder layer at random in training (a step's FLOPs depend "
+                                  "on the draw); maxflops counts every layer, so only 0 is read")
+
+
+def split_heads(r: Reader, d, o: dict) -> None:
+    """Qwen2VLAttention: head_dim = hidden_size // num_attention_heads (a ValueError unless it divides); a head_dim
+    key is never read."""
+    if o["emb_dim"] % o["num_query_heads"]:
+        raise r.fail("num_attention_heads", f"does not divide hidden_size={o['emb_dim']} (the attention refuses it)")
+    o["head_dim"] = o["emb_dim"] // o["num_query_heads"]
+    r.ignore("head_dim", "not read: the attention's head_dim is hidden_size // num_attention_heads")
+
+
+def aliased(r: Reader, d, saved: str, aliases: tuple, minimum: int = 0) -> int:
+    """A field saved as ``saved`` or given under the class's attribute_map aliases (the original checkpoints'
+    names); every name present must agree."""
+    present = [a for a in aliases if r.has(a)]
+    key = saved if r.has(saved) or not present else present[0]
+    value = r.int(key, d(saved) if key == saved else None, minimum=minimum)
+    for a in (saved, *aliases):
+        if a != key and r.has(a):
+            if r.int(a, record=False) != value:
+                raise r.fail(a, f"disagrees with {key}={value} (the config class reads both as {saved})")
+            r.ignore(a, f"superseded: same as {key}")
+    return value

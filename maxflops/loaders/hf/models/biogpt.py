@@ -3,7 +3,7 @@ v, out), a plain MLP (fc1, act, fc2) of intermediate_size, global attention; lea
 
 from __future__ import annotations
 
-from ....reader import Reader
+from .. import parts
 from ..house import HFType
 
 # BioGptConfig
@@ -13,23 +13,10 @@ DEFAULTS = {
 }
 
 
-def _mha(r: Reader, d, o: dict) -> None:
-    """BioGptAttention: hidden_size // num_attention_heads per head, every head its own keys and values."""
-    o["head_dim"] = o["emb_dim"] // o["num_query_heads"]
-    o["num_kv_heads"] = o["num_query_heads"]
-    r.ignore("head_dim", "not read by BioGptAttention (hidden_size // num_attention_heads per head)")
-    r.ignore("num_key_value_heads", "not read: every head has its own keys and values (multi-head attention)")
-
-
-def _layerdrop(r: Reader, d, o: dict, pattern: str) -> None:
-    """LayerDrop: in training each decoder layer is skipped with probability layerdrop (0: none)."""
-    if r.float("layerdrop", d("layerdrop")):
-        raise r.fail("layerdrop", "LayerDrop skips each decoder layer at random in training (a step's FLOPs depend "
-                                  "on the draw); maxflops counts every layer, so only 0 is read")
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, gated=False, attention=_mha, extras=(_layerdrop,),
+    defaults=DEFAULTS, gated=False, attention=parts.mha, extras=(parts.no_layerdrop,),
     no_effect={"hidden_dropout_prob": "dropout", "attention_probs_dropout_prob": "dropout",
                "activation_dropout": "dropout", "scale_embedding": "a scalar scale of the embeddings"},
 )

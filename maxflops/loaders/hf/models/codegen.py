@@ -4,8 +4,8 @@ global attention; partial rotary positions."""
 
 from __future__ import annotations
 
-from ....reader import Reader
-from ..house import HFType, get, read_decoder
+from .. import parts
+from ..house import HFType, read_decoder_4x
 
 # CodeGenConfig, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
 DEFAULTS = {
@@ -14,22 +14,8 @@ DEFAULTS = {
 }
 
 
-def _mha(r: Reader, d, o: dict) -> None:
-    """CodeGenAttention: n_embd // n_head per head, every head its own keys and values."""
-    o["head_dim"] = o["emb_dim"] // o["num_query_heads"]
-    o["num_kv_heads"] = o["num_query_heads"]
-    r.ignore("head_dim", "not read by CodeGenAttention (n_embd // n_head per head)")
-    r.ignore("num_key_value_heads", "not read: every head has its own keys and values (multi-head attention)")
-
-
-def _read(r: Reader, d) -> dict:
-    """The pipeline, n_inner null or absent read as 4 * n_embd (CodeGenBlock)."""
-    hidden = r.int("hidden_size", d("hidden_size"), minimum=1)
-    return read_decoder(r, get(r.model_type), lambda key: 4 * hidden if key == "n_inner" else d(key))
-
-
 TYPE = HFType(
-    defaults=DEFAULTS, read=_read, activation="activation_function", gated=False, attention=_mha,
+    defaults=DEFAULTS, read=read_decoder_4x, activation="activation_function", gated=False, attention=parts.mha,
     dense_key="n_inner",
     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
     no_effect={"n_positions": "the rotary table's length (no matmul)", "n_ctx": "a context length (no matmul)",

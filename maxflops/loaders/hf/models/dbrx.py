@@ -46,11 +46,10 @@ def _read(r: Reader, d) -> dict:
     o["head_dim"] = D // heads
     attn, ffn = _sub(r, "attn_config"), _sub(r, "ffn_config")
     o["num_kv_heads"] = attn.int("kv_n_heads", _ATTN["kv_n_heads"], minimum=1)
-    if r.has("num_key_value_heads"):  # DbrxConfig's copy of kv_n_heads
-        if r.int("num_key_value_heads", record=False) != o["num_kv_heads"]:
-            raise r.fail("num_key_value_heads", f"differs from attn_config.kv_n_heads={o['num_kv_heads']} (DbrxConfig "
-                                                "sets it from there)")
-        r.ignore("num_key_value_heads", "superseded: DbrxConfig's copy of attn_config.kv_n_heads, checked")
+    if r.has("num_key_value_heads"):  # DbrxConfig's copy of kv_n_heads; a present one is kept, never read
+        r.raw("num_key_value_heads", none_ok=True, record=False)
+        r.ignore("num_key_value_heads", NO_EFFECT + ": DbrxConfig's copy of attn_config.kv_n_heads (DbrxAttention "
+                                                    "reads the attn_config's)")
     act = ffn.raw("ffn_act_fn", _FFN["ffn_act_fn"], none_ok=True) or _FFN["ffn_act_fn"]
     if not isinstance(act, dict) or not isinstance(act.get("name"), str) or set(act) - {"name"}:
         raise ffn.fail("ffn_act_fn", "expected {'name': <activation>} (DbrxExpertGLU reads only the name)", act)

@@ -16,7 +16,7 @@ DEFAULTS = {
 }
 
 
-def _layers(r: Reader, d, n: int):
+def pattern_layers(r: Reader, d, n: int):
     """layer_types, else sliding but every sliding_window_pattern-th layer (Exaone4Config / ExaoneMoeConfig
     .__post_init__); a null sliding_window leaves the sliding layers unwindowed (the attention passes
     sliding_window=None) and, without layer_types, derives none (the class's pattern 0 cannot run)."""
@@ -34,4 +34,4 @@ def _layers(r: Reader, d, n: int):
     return ["L" if (i + 1) % p else "G" for i in range(n)], "sliding_window_pattern"
 
 
-TYPE = HFType(defaults=DEFAULTS, layers=_layers)
+TYPE = HFType(defaults=DEFAULTS, layers=pattern_layers)

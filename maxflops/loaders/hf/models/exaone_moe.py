@@ -8,7 +8,7 @@ from __future__ import annotations
 from ....reader import Reader
 from .. import parts
 from ..house import HFType
-from .exaone4 import _layers
+from .exaone4 import pattern_layers
 
 # ExaoneMoeConfig (layer_types, mlp_layer_types: derived by __post_init__)
 DEFAULTS = {
@@ -32,4 +32,4 @@ def _ffn(r: Reader, d, o: dict, n: int):
     return [i >= k for i in range(n)], "first_k_dense_replace"
 
 
-TYPE = HFType(defaults=DEFAULTS, ffn=_ffn, layers=_layers)
+TYPE = HFType(defaults=DEFAULTS, ffn=_ffn, layers=pattern_layers)

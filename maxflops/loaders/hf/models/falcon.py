@@ -6,8 +6,8 @@ parallel or sequential attention and MLP: the same matmuls."""
 from __future__ import annotations
 
 from ....reader import Reader
-from ..house import HFType
-from .gpt2 import _inner_or_4x, _mha
+from .. import parts
+from ..house import HFType, read_decoder_4x
 
 # FalconConfig (num_kv_heads: null, __post_init__ makes it num_attention_heads; ffn_hidden_size: null, 4 *
 # hidden_size; hidden_size: the n_embed kwarg when given)
@@ -28,7 +28,7 @@ def _flag(r: Reader, d, key: str) -> bool:
 def _attention(r: Reader, d, o: dict) -> None:
     """FalconAttention: qkv_out_dim = (2 * num_kv_heads + heads) * head_dim with new_decoder_architecture, else
     hidden_size + 2 * head_dim with multi_query, else 3 * hidden_size."""
-    _mha(r, d, o)
+    parts.mha(r, d, o)
     heads = o["num_query_heads"]
     if _flag(r, d, "new_decoder_architecture"):
         kv = r.int("num_kv_heads", heads, minimum=1, none_ok=True)
@@ -42,7 +42,7 @@ def _attention(r: Reader, d, o: dict) -> None:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_inner_or_4x, activation="activation", gated=False, attention=_attention,
+    defaults=DEFAULTS, read=read_decoder_4x, activation="activation", gated=False, attention=_attention,
     dense_key="ffn_hidden_size", attribute_map={"hidden_size": "n_embed"},
     no_effect={
         "alibi": "ALiBi biases instead of rotary embeddings (elementwise; the same matmuls)",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # GemmaConfig (its __post_init__ reads hidden_act "gelu" as "gelu_pytorch_tanh": the same FLOPs)
@@ -12,14 +11,4 @@ DEFAULTS = {
 }
 
 
-def _bidirectional_null(r: Reader, d, o: dict, pattern: str) -> None:
-    """use_bidirectional_attention: null (the class default; the model tests it for truth) is causal. The pipeline
-    reads a present value as a bool after the extras (true refused, false causal), so a null is taken here."""
-    key = "use_bidirectional_attention"
-    if r.has(key) and r.data[key] is None:
-        r.raw(key, none_ok=True)
-        r.ignore(key, NO_EFFECT + " (null: causal, the class default)")
-        del r.data[key]
-
-
-TYPE = HFType(defaults=DEFAULTS, extras=(_bidirectional_null,))
+TYPE = HFType(defaults=DEFAULTS)

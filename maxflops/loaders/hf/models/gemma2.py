@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .. import parts
 from ..house import HFType
-from .gemma import _bidirectional_null
 
 # Gemma2Config (layer_types: sliding but every 2nd)
 DEFAULTS = {
@@ -16,6 +15,5 @@ DEFAULTS = {
 
 TYPE = HFType(defaults=DEFAULTS, activation="hidden_activation",
               layers=parts.typed_layers("GL", lambda i, n: "L" if (i + 1) % 2 else "G"),
-              extras=(_bidirectional_null,),
               no_effect={"sliding_window_size": "an older Gemma2Config's copy of sliding_window (kept as given; the "
                                                 "model reads sliding_window)"})

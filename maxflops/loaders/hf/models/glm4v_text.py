@@ -4,8 +4,8 @@ hidden_size // heads (the attention never reads head_dim); M-RoPE has no matmul.
 
 from __future__ import annotations
 
+from .. import parts
 from ..house import HFType
-from .qwen2_vl_text import heads_split_hidden
 
 # Glm4vTextConfig (num_key_value_heads: a null one is num_attention_heads)
 DEFAULTS = {
@@ -13,4 +13,4 @@ DEFAULTS = {
     "num_attention_heads": 32, "num_key_value_heads": 2, "hidden_act": "silu",
 }
 
-TYPE = HFType(defaults=DEFAULTS, attention=heads_split_hidden)
+TYPE = HFType(defaults=DEFAULTS, attention=parts.split_heads)

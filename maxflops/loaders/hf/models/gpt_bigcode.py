@@ -4,8 +4,8 @@ plain MLP of n_inner, null: 4 * n_embd), with multi-query attention (one key/val
 from __future__ import annotations
 
 from ....reader import Reader
-from ..house import HFType
-from .gpt2 import _inner_or_4x, _mha
+from .. import parts
+from ..house import HFType, read_decoder_4x
 
 # GPTBigCodeConfig, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
 DEFAULTS = {
@@ -17,7 +17,7 @@ DEFAULTS = {
 def _attention(r: Reader, d, o: dict) -> None:
     """n_embd // n_head per head; one key/value head when multi_query, else one per query head
     (GPTBigCodeAttention.kv_heads; __post_init__ sets num_key_value_heads from multi_query, whatever the file says)."""
-    _mha(r, d, o)
+    parts.mha(r, d, o)
     if r.bool("multi_query", d("multi_query")):
         o["num_kv_heads"] = 1
     r.ignore("num_key_value_heads", "superseded: GPTBigCodeConfig.__post_init__ sets it from multi_query (1 if "
@@ -25,7 +25,7 @@ def _attention(r: Reader, d, o: dict) -> None:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_inner_or_4x, activation="activation_function", gated=False, attention=_attention,
+    defaults=DEFAULTS, read=read_decoder_4x, activation="activation_function", gated=False, attention=_attention,
     dense_key="n_inner",
     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
     no_effect={

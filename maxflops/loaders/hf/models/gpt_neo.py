@@ -5,8 +5,8 @@ says."""
 from __future__ import annotations
 
 from ....reader import Reader, fit_pattern
-from ..house import HFType
-from .gpt2 import _inner_or_4x, _mha
+from .. import parts
+from ..house import HFType, read_decoder_4x
 
 # GPTNeoConfig, under the readers' names (attribute_map); intermediate_size: null, the model uses 4 * hidden_size;
 # attention_types: null, __post_init__ makes it [[["global", "local"], 12]]
@@ -40,7 +40,7 @@ def _layers(r: Reader, d, n: int):
 def _read(r: Reader, d) -> dict:
     """The pipeline with every layer read as global, then attention_layers' pattern and the local layers' window
     (window_size: the pipeline's sliding_window is not this class's key)."""
-    o = _inner_or_4x(r, d)
+    o = read_decoder_4x(r, d)
     letters, key = _layers(r, d, o["num_decoder_layers"])
     pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
     if "L" in pattern:
@@ -51,7 +51,7 @@ def _read(r: Reader, d) -> dict:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_read, activation="activation_function", gated=False, attention=_mha,
+    defaults=DEFAULTS, read=_read, activation="activation_function", gated=False, attention=parts.mha,
     layers=lambda r, d, n: (["G"] * n, "num_hidden_layers"),  # (the local layers: _read)
     attribute_map={"num_attention_heads": "num_heads", "num_hidden_layers": "num_layers"},
     no_effect={"resid_dropout": "dropout", "embed_dropout": "dropout",

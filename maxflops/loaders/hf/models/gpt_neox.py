@@ -4,8 +4,8 @@ residual changes no matmul."""
 
 from __future__ import annotations
 
+from .. import parts
 from ..house import HFType
-from .gpt2 import _mha
 
 # GPTNeoXConfig
 DEFAULTS = {
@@ -19,7 +19,7 @@ NO_EFFECT_KEYS = {
     "classifier_dropout": "dropout of the sequence-classification head (not the causal LM)",
 }
 
-TYPE = HFType(defaults=DEFAULTS, gated=False, attention=_mha,
+TYPE = HFType(defaults=DEFAULTS, gated=False, attention=parts.mha,
               no_effect={**NO_EFFECT_KEYS,
                          "use_parallel_residual": "attention and MLP summed in parallel or in sequence: the same "
                                                   "matmuls",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from ....reader import Reader
+from .. import parts
 from ..house import HFType, read_decoder
-from .gpt2 import _mha
 from .gpt_neox import NO_EFFECT_KEYS
 
 # GPTNeoXJapaneseConfig
@@ -24,7 +24,7 @@ def _read(r: Reader, d) -> dict:
     return o
 
 
-TYPE = HFType(defaults=DEFAULTS, read=_read, gated=False, attention=_mha, dense_key="intermediate_multiple_size",
+TYPE = HFType(defaults=DEFAULTS, read=_read, gated=False, attention=parts.mha, dense_key="intermediate_multiple_size",
               no_effect={**NO_EFFECT_KEYS,
                          "rotary_pct": "the rotary embedding's share of a head (no matmul)",
                          "rotary_emb_base": "the rotary embedding's base (no matmul)"})

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..house import HFType
-from .gpt2 import _inner_or_4x, _mha
+from .. import parts
+from ..house import HFType, read_decoder_4x
 
 # GPTJConfig, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
 DEFAULTS = {
@@ -13,7 +13,7 @@ DEFAULTS = {
 }
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_inner_or_4x, activation="activation_function", gated=False, attention=_mha,
+    defaults=DEFAULTS, read=read_decoder_4x, activation="activation_function", gated=False, attention=parts.mha,
     dense_key="n_inner",
     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
     no_effect={"n_positions": "the rotary table's length (no matmul)", "resid_pdrop": "dropout",

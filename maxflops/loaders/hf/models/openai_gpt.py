@@ -4,8 +4,9 @@ one fused q/k/v matrix, global attention), a plain MLP of 4 * n_embd always, the
 from __future__ import annotations
 
 from ....reader import Reader
+from .. import parts
 from ..house import HFType, get, read_decoder
-from .gpt2 import SUMMARY, _mha
+from .gpt2 import SUMMARY
 
 # OpenAIGPTConfig, under the readers' names (attribute_map)
 DEFAULTS = {
@@ -21,7 +22,7 @@ def _read(r: Reader, d) -> dict:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_read, activation="afn", gated=False, attention=_mha, dense_key="hidden_size",
+    defaults=DEFAULTS, read=_read, activation="afn", gated=False, attention=parts.mha, dense_key="hidden_size",
     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
     no_effect={
         "n_positions": "the learned position table's length (a gather)",

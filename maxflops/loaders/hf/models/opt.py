@@ -5,8 +5,8 @@ hidden_size (OPT-350m's project_in / project_out, its output head at that width)
 from __future__ import annotations
 
 from ....reader import Reader
+from .. import parts
 from ..house import HFType
-from .gpt2 import _mha
 
 # OPTConfig (word_embed_proj_dim: null, __post_init__ makes it hidden_size)
 DEFAULTS = {
@@ -15,16 +15,9 @@ DEFAULTS = {
 }
 
 
-def _layerdrop(r: Reader, d, o: dict, pattern: str) -> None:
-    """LayerDrop: in training each decoder layer is skipped with probability layerdrop (0: none)."""
-    if r.float("layerdrop", d("layerdrop")):
-        raise r.fail("layerdrop", "LayerDrop skips each decoder layer at random in training (a step's FLOPs depend "
-                                  "on the draw); maxflops counts every layer, so only 0 is read")
-
-
 def _attention(r: Reader, d, o: dict) -> None:
     """Multi-head attention; the embeddings' width word_embed_proj_dim must be hidden_size (no projections)."""
-    _mha(r, d, o)
+    parts.mha(r, d, o)
     width = r.int("word_embed_proj_dim", o["emb_dim"], none_ok=True)  # null: hidden_size (__post_init__)
     if width is not None and width != o["emb_dim"]:
         raise r.fail("word_embed_proj_dim", f"differs from hidden_size={o['emb_dim']}: OPT then projects the "
@@ -35,7 +28,7 @@ def _attention(r: Reader, d, o: dict) -> None:
 
 TYPE = HFType(
     defaults=DEFAULTS, activation="activation_function", gated=False, attention=_attention, dense_key="ffn_dim",
-    extras=(_layerdrop,),
+    extras=(parts.no_layerdrop,),
     no_effect={
         "dropout": "dropout", "init_std": "initialization",
         "do_layer_norm_before": "where the layer norms sit (no matmul)",

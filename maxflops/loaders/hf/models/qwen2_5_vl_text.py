@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .. import parts
 from ..house import HFType
-from .qwen2_vl_text import heads_split_hidden
 
 # Qwen2_5_VLTextConfig (num_key_value_heads: a null one is num_attention_heads)
 DEFAULTS = {
@@ -14,4 +13,4 @@ DEFAULTS = {
     "sliding_window": 4096, "max_window_layers": 80,
 }
 
-TYPE = HFType(defaults=DEFAULTS, attention=heads_split_hidden, layers=parts.qwen_windows)
+TYPE = HFType(defaults=DEFAULTS, attention=parts.split_heads, layers=parts.qwen_windows)

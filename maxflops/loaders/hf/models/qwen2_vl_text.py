@@ -4,7 +4,6 @@ attention never reads head_dim); M-RoPE has no matmul."""
 
 from __future__ import annotations
 
-from ....reader import Reader
 from .. import parts
 from ..house import HFType
 
@@ -16,13 +15,4 @@ DEFAULTS = {
 }
 
 
-def heads_split_hidden(r: Reader, d, o: dict) -> None:
-    """Qwen2VLAttention: head_dim = hidden_size // num_attention_heads (a ValueError unless it divides); a head_dim
-    key is never read."""
-    if o["emb_dim"] % o["num_query_heads"]:
-        raise r.fail("num_attention_heads", f"does not divide hidden_size={o['emb_dim']} (the attention refuses it)")
-    o["head_dim"] = o["emb_dim"] // o["num_query_heads"]
-    r.ignore("head_dim", "not read: the attention's head_dim is hidden_size // num_attention_heads")
-
-
-TYPE = HFType(defaults=DEFAULTS, attention=heads_split_hidden, layers=parts.qwen_windows)
+TYPE = HFType(defaults=DEFAULTS, attention=parts.split_heads, layers=parts.qwen_windows)

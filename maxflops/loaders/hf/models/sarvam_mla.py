@@ -18,32 +18,19 @@ DEFAULTS = {
 }
 
 
-def _aliased(r: Reader, d, saved: str, aliases: tuple, minimum: int = 0) -> int:
-    """A field saved as ``saved`` or given under the class's attribute_map aliases (the original checkpoints'
-    names); every name present must agree."""
-    present = [a for a in aliases if r.has(a)]
-    key = saved if r.has(saved) or not present else present[0]
-    value = r.int(key, d(saved) if key == saved else None, minimum=minimum)
-    for a in (saved, *aliases):
-        if a != key and r.has(a):
-            if r.int(a, record=False) != value:
-                raise r.fail(a, f"disagrees with {key}={value} (the config class reads both as {saved})")
-            r.ignore(a, f"superseded: same as {key}")
-    return value
-
-
-def _ffn(r: Reader, d, o: dict, n: int):
-    """DeepseekV3DecoderLayer: MoE iff layer_idx >= first_k_dense_replace (moe_layer_freq is not read)."""
-    o["num_experts"] = _aliased(r, d, "n_routed_experts", ("num_experts", "num_local_experts"), minimum=1)
+def moe(r: Reader, d, o: dict, n: int):
+    """Sarvam's MoE (DeepseekV3DecoderLayer / Glm4MoeDecoderLayer): MoE iff layer_idx >= first_k_dense_replace
+    (moe_layer_freq is not read); the expert counts under the original checkpoints' names too."""
+    o["num_experts"] = parts.aliased(r, d, "n_routed_experts", ("num_experts", "num_local_experts"), minimum=1)
     o["num_experts_per_tok"] = r.int("num_experts_per_tok", d("num_experts_per_tok"), minimum=1)
     o["moe_mlp_dim"] = r.int("moe_intermediate_size", d("moe_intermediate_size"), minimum=1)
-    o["shared_experts"] = _aliased(r, d, "n_shared_experts", ("num_shared_experts",))
+    o["shared_experts"] = parts.aliased(r, d, "n_shared_experts", ("num_shared_experts",))
     k = r.int("first_k_dense_replace", d("first_k_dense_replace"))
     return [l >= k for l in range(n)], "first_k_dense_replace"
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, attention=parts.mla(), ffn=_ffn, extras=(parts.mtp_layers,),
+    defaults=DEFAULTS, attention=parts.mla(), ffn=moe, extras=(parts.mtp_layers,),
     no_effect={"q_head_dim": "an older file's name of qk_head_dim (SarvamMLAConfig pops it; the widths come from "
                              "qk_nope_head_dim + qk_rope_head_dim)",
                "moe_layer_freq": "not read by modeling_deepseek_v3 (MoE iff layer >= first_k_dense_replace)"},

@@ -3,9 +3,8 @@ plain MLP (fc1, act, fc2) of ffn_dim, global attention; sinusoidal positions."""
 
 from __future__ import annotations
 
+from .. import parts
 from ..house import HFType
-from .gpt2 import _mha
-from .opt import _layerdrop
 
 # XGLMConfig, under the readers' names (attribute_map)
 DEFAULTS = {
@@ -14,8 +13,8 @@ DEFAULTS = {
 }
 
 TYPE = HFType(
-    defaults=DEFAULTS, activation="activation_function", gated=False, attention=_mha, dense_key="ffn_dim",
-    extras=(_layerdrop,),
+    defaults=DEFAULTS, activation="activation_function", gated=False, attention=parts.mha, dense_key="ffn_dim",
+    extras=(parts.no_layerdrop,),
     attribute_map={"hidden_size": "d_model", "num_attention_heads": "attention_heads",
                    "num_hidden_layers": "num_layers"},
     no_effect={
