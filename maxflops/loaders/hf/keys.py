@@ -10,7 +10,8 @@ from ...reader import NO_EFFECT, NOT_UNDERSTOOD, VISION
 _SSM_NO_EFFECT = frozenset("""
     use_conv_bias mamba_proj_bias use_bias mamba_hidden_act time_step_min time_step_max time_step_limit
     time_step_floor time_step_rank residual_in_fp32 rescale_prenorm_residual layer_norm_epsilon use_mamba_kernels
-    num_logits_to_keep use_long_context use_mem_eff_path moe_shared_expert_overlap norm_eps mamba_conv_bias z_loss_coefficient embedding_multiplier
+    num_logits_to_keep use_long_context use_mem_eff_path moe_shared_expert_overlap norm_eps mamba_conv_bias
+    z_loss_coefficient embedding_multiplier
     logits_scaling residual_multiplier attention_multiplier position_embedding_type normalization_function
     time_step_scale time_step_init_scheme use_mambapy use_associative_scan mixer_rms_eps mamba_proj_bias
     use_falcon_mambapy mamba_norm_before_gate mamba_rms_norm projectors_bias lm_head_multiplier mlp_multipliers

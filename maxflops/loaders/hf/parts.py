@@ -318,9 +318,9 @@ def window_every_layer(r: Reader, d, n: int):
 
 
 def qwen_windows(r: Reader, d, n: int):
-    """Qwen2Config / Qwen3Config.__post_init__: sliding_window is nulled unless use_sliding_window; absent layer_types, the layers
-    from max_window_layers on slide when the window is not null. A sliding layer without a window cannot run
-    (transformers' sliding mask refuses a null sliding_window)."""
+    """Qwen2Config / Qwen3Config.__post_init__: sliding_window is nulled unless use_sliding_window; absent
+    layer_types, the layers from max_window_layers on slide when the window is not null. A sliding layer without a
+    window cannot run (transformers' sliding mask refuses a null sliding_window)."""
     slide = r.bool("use_sliding_window", d("use_sliding_window"))
     window = r.raw("sliding_window", d("sliding_window"), none_ok=True, record=False) if slide else None
     if not slide:
@@ -329,8 +329,8 @@ def qwen_windows(r: Reader, d, n: int):
         r.ignore("max_window_layers", "superseded by layer_types")
         letters = layer_types(r, n, {"G", "L"})
         if "L" in letters and window is None:
-            raise r.fail("layer_types", "has sliding layers but no window (the config class nulls sliding_window unless "
-                                        "use_sliding_window; transformers' sliding mask then refuses)")
+            raise r.fail("layer_types", "has sliding layers but no window (the config class nulls sliding_window "
+                                        "unless use_sliding_window; transformers' sliding mask then refuses)")
         return letters, "layer_types"
     if window is None:
         r.ignore("max_window_layers", "unused: no window (use_sliding_window false or sliding_window null)")

@@ -13,8 +13,8 @@ NEMOTRON_BLOCKS = {"linear_attention": ("M", "-"), "full_attention": ("G", "-"),
                     "moe": ("-", "E")}
 NEMOTRON_LEGACY = {"M": "linear_attention", "*": "full_attention", "-": "mlp", "E": "moe"}
 NEMOTRON_DEFAULT_BLOCKS = ("linear_attention", "moe", "full_attention", "mlp")
-NEMOTRON_RENAMED = {"mamba": "linear_attention", "attention": "full_attention"}  # legacy block names, as transformers
-#                                                                                  renames them (remap_legacy_layer_types)
+# legacy block names, as transformers renames them (remap_legacy_layer_types)
+NEMOTRON_RENAMED = {"mamba": "linear_attention", "attention": "full_attention"}
 # NemotronHConfig.__post_init__ reads these legacy names in place of its fields when a file has them
 NEMOTRON_ALIASES = {"n_groups": "mamba_n_groups", "conv_kernel": "mamba_d_conv", "chunk_size": "mamba_chunk_size"}
 CACHE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}

@@ -10,38 +10,50 @@ from __future__ import annotations
 NOT_DECODER = {
     'bart': 'encoder-decoder (BartForCausalLM is the decoder half, with cross-attention layers)',
     'bert': 'encoder (BertLMHeadModel: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'bert-generation': 'encoder (BertGenerationDecoder: a bidirectional encoder stack run as a decoder with a causal mask)',
+    'bert-generation': 'encoder (BertGenerationDecoder: a bidirectional encoder stack run as a decoder with a causal '
+                       'mask)',
     'big_bird': 'encoder (BigBirdForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
     'bigbird_pegasus': 'encoder-decoder (BigBirdPegasusForCausalLM is the decoder half, with cross-attention layers)',
     'blenderbot': 'encoder-decoder (BlenderbotForCausalLM is the decoder half, with cross-attention layers)',
     'blenderbot-small': 'encoder-decoder (BlenderbotSmallForCausalLM is the decoder half, with cross-attention layers)',
     'camembert': 'encoder (CamembertForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'data2vec-text': 'encoder (Data2VecTextForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
+    'data2vec-text': 'encoder (Data2VecTextForCausalLM: a bidirectional encoder stack run as a decoder with a causal '
+                     'mask)',
     'electra': 'encoder (ElectraForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
     'ernie': 'encoder (ErnieForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'gemma4_assistant': "speculative-decoding drafter (Gemma4AssistantForCausalLM): runs on the target model's hidden states and shared KV cache, not on token ids",
-    'gemma4_unified_assistant': "speculative-decoding drafter (Gemma4UnifiedAssistantForCausalLM): runs on the target model's hidden states and shared KV cache, not on token ids",
+    'gemma4_assistant': "speculative-decoding drafter (Gemma4AssistantForCausalLM): runs on the target model's hidden "
+                        'states and shared KV cache, not on token ids',
+    'gemma4_unified_assistant': 'speculative-decoding drafter (Gemma4UnifiedAssistantForCausalLM): runs on the target '
+                                "model's hidden states and shared KV cache, not on token ids",
     'git': 'image-to-text (GitForCausalLM): BERT-style encoder layers with a causal text mask around an image encoder',
     'marian': 'encoder-decoder (MarianForCausalLM is the decoder half, with cross-attention layers)',
     'mbart': 'encoder-decoder (MBartForCausalLM is the decoder half, with cross-attention layers)',
-    'megatron-bert': 'encoder (MegatronBertForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'moshi': 'speech-text model (MoshiForCausalLM): text and audio codebook streams, a depth decoder and an audio codec',
-    'musicgen': 'audio: text-to-music decoder (MusicgenForCausalLM) over EnCodec codebook streams, cross-attending a text encoder',
-    'musicgen_melody': 'audio: text-to-music decoder (MusicgenMelodyForCausalLM) over EnCodec codebook streams with a chroma prefix',
+    'megatron-bert': 'encoder (MegatronBertForCausalLM: a bidirectional encoder stack run as a decoder with a causal '
+                     'mask)',
+    'moshi': 'speech-text model (MoshiForCausalLM): text and audio codebook streams, a depth decoder and an '
+             'audio codec',
+    'musicgen': 'audio: text-to-music decoder (MusicgenForCausalLM) over EnCodec codebook streams, cross-attending a '
+                'text encoder',
+    'musicgen_melody': 'audio: text-to-music decoder (MusicgenMelodyForCausalLM) over EnCodec codebook streams with a '
+                       'chroma prefix',
     'mvp': 'encoder-decoder (MvpForCausalLM is the decoder half, with cross-attention layers)',
     'pegasus': 'encoder-decoder (PegasusForCausalLM is the decoder half, with cross-attention layers)',
     'plbart': 'encoder-decoder (PLBartForCausalLM is the decoder half, with cross-attention layers)',
-    'prophetnet': 'encoder-decoder (ProphetNetForCausalLM is the decoder half: n-gram predicting streams, cross-attention)',
+    'prophetnet': 'encoder-decoder (ProphetNetForCausalLM is the decoder half: n-gram predicting streams, cross-'
+                  'attention)',
     'rembert': 'encoder (RemBertForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
     'roberta': 'encoder (RobertaForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'roberta-prelayernorm': 'encoder (RobertaPreLayerNormForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
+    'roberta-prelayernorm': 'encoder (RobertaPreLayerNormForCausalLM: a bidirectional encoder stack run as a decoder '
+                            'with a causal mask)',
     'roc_bert': 'encoder (RoCBertForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
     'roformer': 'encoder (RoFormerForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'trocr': 'encoder-decoder OCR (TrOCRForCausalLM is the text decoder half of a vision encoder-decoder, cross-attention)',
+    'trocr': 'encoder-decoder OCR (TrOCRForCausalLM is the text decoder half of a vision encoder-decoder, cross-'
+             'attention)',
     'whisper': 'encoder-decoder speech model (WhisperForCausalLM is the decoder half, for assisted decoding)',
     'xlm': "encoder (XLMWithLMHeadModel: XLM's MLM/CLM transformer encoder with language embeddings)",
     'xlm-roberta': 'encoder (XLMRobertaForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
-    'xlm-roberta-xl': 'encoder (XLMRobertaXLForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
+    'xlm-roberta-xl': 'encoder (XLMRobertaXLForCausalLM: a bidirectional encoder stack run as a decoder with a causal '
+                      'mask)',
     'xlnet': 'permutation LM (XLNetLMHeadModel: two-stream relative attention with memory), not a causal decoder',
     'xmod': 'encoder (XmodForCausalLM: a bidirectional encoder stack run as a decoder with a causal mask)',
 }
@@ -51,7 +63,8 @@ NEEDS = {
     "nemotron-nas": "per-layer widths (DeciLM's block_configs: layers without attention, or FFNs of their own width)",
     "minimax_m3": "Lightning-Indexer block-sparse attention (its sparse_attention_config)",
     "kimi_k3": "latent MoE (experts behind a D -> latent projection) and Kimi K3's attention residual blocks",
-    'lfm2': "a gated short causal-conv mixer (in_proj to 3D, depthwise conv, out_proj) and LFM2's auto-adjusted FFN width",
+    'lfm2': "a gated short causal-conv mixer (in_proj to 3D, depthwise conv, out_proj) and LFM2's auto-adjusted FFN "
+            'width',
     'lfm2_moe': "a gated short causal-conv mixer (LFM2's) beside MoE layers",
     'lfm3': "a gated short causal-conv mixer (LFM2's)",
     'inkling_text': 'short convs beside sliding attention with their own heads and widths',
