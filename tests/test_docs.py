@@ -31,7 +31,8 @@ import maxflops
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 DOCS = [ROOT / "README.md", ROOT / "configs" / "README.md", ROOT / "benchmarks" / "RESULTS.md",
-        ROOT / "tests" / "fixtures" / "README.md", ROOT / "tests" / "fixtures" / "maxtext_real" / "README.md"]
+        ROOT / "tests" / "fixtures" / "README.md", ROOT / "tests" / "fixtures" / "maxtext_real" / "README.md",
+        *sorted((ROOT / "docs").rglob("*.md"))]  # the documentation site's pages
 
 
 def fenced(path: pathlib.Path):
@@ -100,6 +101,12 @@ NOT_RUN = {
     "PYTHON=python3 bash benchmarks/device_check.sh": "the accelerator check: a GPU or TPU machine (the H200 run "
                                                       "RESULTS.md records)",
     "bash benchmarks/device_check.sh --quick": "the accelerator check's short run: a GPU or TPU machine",
+    "python tests/fixtures/hf_transformers/generate.py": "a venv with transformers 5.24 (the fixture it writes is "
+                                                         "held by tests/test_hf_defaults.py)",
+    "python tests/fixtures/hf_zoo/generate.py": "a venv with torch 2.13 and transformers 5.24 (the fixture it writes "
+                                                "is held by tests/test_hf_zoo.py)",
+    "MAXFLOPS_REGENERATE=1 python -m pytest tests/test_hf_zoo.py -k coverage": "rewrites a committed page; "
+                                                                              "tests/test_hf_zoo.py holds it current",
 }
 
 # commands another test runs as written (its source must hold the command)
