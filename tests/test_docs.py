@@ -35,6 +35,11 @@ DOCS = [ROOT / "README.md", ROOT / "configs" / "README.md", ROOT / "benchmarks" 
         *sorted((ROOT / "docs").rglob("*.md"))]  # the documentation site's pages
 
 
+def _pages() -> str:
+    """The README and the site's pages, one text: a section is found wherever the docs keep it."""
+    return "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
+
+
 def fenced(path: pathlib.Path):
     """(language, first line number, text) of each fenced block."""
     lines = path.read_text().splitlines()
@@ -180,7 +185,7 @@ def _sample_report() -> list[str]:
 
 
 def _bench_sample() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text()
+    text = _pages()
     m = re.search(r"Sample \(`python -m maxflops.bench --quick`[^\n]*\n\n```\n(.*?)```", text, re.S)
     assert m, "the README's bench sample is gone"
     return m.group(1).splitlines()
@@ -224,7 +229,7 @@ def test_commands_run_as_written(cmd, tmp_path):
 
 def _check_linear_table():
     """The README's linear-attention table (GFLOPs per token, train, batch 1) against the engine."""
-    text = (ROOT / "README.md").read_text()
+    text = _pages()
     rows = re.findall(r"^\| ([\d,]+) \| \*\*([\d.]+)\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \| ([\d.]+) \(([\d.]+)x\) \| "
                       r"\*\*([\d.]+)\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \|$", text, re.M)
     assert len(rows) == 7, rows
@@ -243,7 +248,7 @@ def _check_linear_table():
 
 def _check_hybrid_table():
     """The README's hybrid table (GFLOPs per token, train, batch 1) against the engine."""
-    text = (ROOT / "README.md").read_text()
+    text = _pages()
     rows = re.findall(r"^\| ([\d,]+) \| \*\*([\d.]+)\*\* \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+)x \| "
                       r"([\d.]+) \(([\d.]+)x\) \| \*\*([\d.]+)\*\* \| ([\d.]+) \(([\d.]+)x\) \|$", text, re.M)
     assert len(rows) == 7, rows
@@ -261,7 +266,7 @@ def _check_hybrid_table():
 
 def _check_deepseek4_table():
     """The README's DeepSeek-V4 table (GFLOPs per token, train, batch 1, exact) against the engine."""
-    text = (ROOT / "README.md").read_text()
+    text = _pages()
     rows = re.findall(r"^\| ([\d,]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| \*\*([\d.]+)\*\* \| "
                       r"([\d.]+) \(([\d.]+)x\) \| ([\d.]+) \(([\d.]+)x\) \|$", text, re.M)
     assert len(rows) == 7, rows
@@ -370,9 +375,12 @@ def test_every_documented_name_exists():
 
 
 def test_every_key_in_a_readme_table_is_a_schema_key():
+    """The written pages' tables of config keys (the generated reference and model-type pages are the code's own)."""
     from maxflops.config import SCHEMA
 
-    text = (ROOT / "README.md").read_text()
+    generated = {ROOT / "docs" / "hf-model-types.md", *(ROOT / "docs" / "reference").glob("*.md")}
+    text = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+                     if p not in generated)
     keys = set()
     for cell in re.findall(r"^\| ([^|]+) \|", text, re.M):
         keys.update(k for k in re.findall(r"`([a-z][a-z0-9_]+)`", cell) if "_" in k)
@@ -390,7 +398,7 @@ def test_every_config_flag_in_the_docs_is_a_schema_key():
 def test_the_readme_lists_every_knob_that_lowers_hardware_below_model():
     from maxflops.config import HARDWARE_BELOW_MODEL
 
-    text = (ROOT / "README.md").read_text()
+    text = _pages()
     start = text.index("Hardware can be below model FLOPs")
     paragraph = text[start:text.index("\n\n", start)]
     assert not [k for k in HARDWARE_BELOW_MODEL if f"`{k}" not in paragraph], paragraph
@@ -408,7 +416,7 @@ def test_one_mutant_is_killed():
 def test_the_eager_table_is_the_fixture():
     """The README's table of transformers' eager models: each forward figure is the fixture's (and so maxflops')."""
     cases = json.loads((FIXTURES / "hf_eager" / "cases.json").read_text())["cases"]
-    text = (ROOT / "README.md").read_text().split("## Proof against transformers' eager models", 1)[1]
+    text = _pages().split("## Proof against transformers' eager models", 1)[1]
     rows = dict(re.findall(r"^\| ([a-z0-9_]+) \| ([\d,]+)", text.split("## Proof against XLA", 1)[0], re.M))
     assert set(rows) == set(cases)
     for name, forward in rows.items():
@@ -420,13 +428,13 @@ def test_timings_are_written_in_one_place():
     written by the benchmark scripts into benchmarks/RESULTS.md alone; prose outside code blocks types none."""
     import re
 
-    prose = re.sub(r"```.*?```", "", (ROOT / "README.md").read_text(), flags=re.S)
+    prose = re.sub(r"```.*?```", "", _pages(), flags=re.S)
     typed = re.findall(r"[^\n]*\b\d[\d.,-]* ?(?:us|ms|µs|seconds|minutes)\b[^\n]*", prose)
     assert not typed, typed
 
 
 def test_the_layout_names_every_family():
-    text = (ROOT / "README.md").read_text()
+    text = _pages()
     layout = text[text.index("## Layout"):text.index("## Adding a model family")]
     from maxflops.families import FAMILIES
 
