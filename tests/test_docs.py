@@ -99,10 +99,10 @@ NOT_RUN = {
     "MAXFLOPS_LIVE_MAXTEXT=... python -m pytest tests/test_maxtext_sharded.py -k live":
         "a Python 3.12 venv with MaxText 0.2.5 (the opt-in live test: it compiles on 8 simulated devices)",
     'python -m pytest -q -m "not slow"': "the test suite itself",
+    "python -m pytest -q -m slow": "the slow suite itself (CI's own step)",
     "bash .ci/maxtext-leg": "CI's second leg: it installs MaxText and tokamax from PyPI (CI runs it after the suite)",
     "python tests/mutation/run.py": "the whole mutation run (about 30 minutes on 2 cores, recorded in "
                                     "tests/mutation/RESULTS.md); test_one_mutant_is_killed runs one mutant",
-    "python -m pytest -q": "the test suite itself",
     "PYTHON=python3 bash benchmarks/device_check.sh": "the accelerator check: a GPU or TPU machine (the H200 run "
                                                       "RESULTS.md records)",
     "bash benchmarks/device_check.sh --quick": "the accelerator check's short run: a GPU or TPU machine",
