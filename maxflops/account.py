@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, stepform, terms
-from .config import _check_value, _coerce, apply_overrides, check_step
+from .config import check_value, coerce, apply_overrides, check_step
 from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
 from .breakdown import Breakdown, assemble, make_breakdown
 from .families import Priced, family_of, ffn_width
@@ -406,8 +406,8 @@ def _step_count(key) -> Breakdown | None:
     if state.forms is False:
         return None
     for k, v in given.items():  # checked as apply_overrides checks them
-        given[k] = v = _coerce(k, v)
-        _check_value(k, v)
+        given[k] = v = coerce(k, v)
+        check_value(k, v)
     step = {"mode": mode, "max_target_length": c["max_target_length"], "num_devices": c["num_devices"],
             "per_device_batch_size": c["per_device_batch_size"], **given}
     check_step(step)

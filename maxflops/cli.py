@@ -89,17 +89,17 @@ def _rewrite_model(argv: list[str]) -> list[str]:
 def _check_override(arg: str) -> str:
     """Validate ``--config.KEY=VALUE`` against the schema before absl sees it (for a one-line error naming the
     key and the value); a list value ``a,b`` is rewritten as the tuple literal absl expects."""
-    from .config import SCHEMA, Ints, _closest, _coerce
+    from .config import SCHEMA, Ints, closest, coerce
 
     if not arg.startswith("--config."):
         return arg
     key, _, value = arg[len("--config."):].partition("=")
     if key not in SCHEMA:
-        raise UsageError(f"unknown config key {key!r}{_closest(key)}")
+        raise UsageError(f"unknown config key {key!r}{closest(key)}")
     if SCHEMA[key].kind in (tuple, Ints):
         text = value.strip().strip("()[]").replace("'", "").replace('"', "")
-        return f"--config.{key}={tuple(_coerce(key, text))!r}"
-    _coerce(key, value)
+        return f"--config.{key}={tuple(coerce(key, text))!r}"
+    coerce(key, value)
     return arg
 
 
@@ -175,7 +175,7 @@ def _pop(argv: list[str], name: str) -> tuple[str | None, list[str]]:
 
 def _assignments(text: str, flag: str) -> dict:
     """'k=v,k2=v2' -> {k: v}, each key and value checked against the schema."""
-    from .config import SCHEMA, _closest, _coerce
+    from .config import SCHEMA, closest, coerce
 
     out = {}
     for part in filter(None, text.split(",")):
@@ -183,14 +183,14 @@ def _assignments(text: str, flag: str) -> dict:
         if not eq:
             raise UsageError(f"{flag}: {part!r} is not KEY=VALUE")
         if key not in SCHEMA:
-            raise UsageError(f"{flag}: unknown config key {key!r}{_closest(key)}")
-        out[key] = _coerce(key, value)
+            raise UsageError(f"{flag}: unknown config key {key!r}{closest(key)}")
+        out[key] = coerce(key, value)
     return out
 
 
 def _sweep(argv: list[str]) -> int:
     from .account import sweep
-    from .config import SCHEMA, _closest, _coerce, validate
+    from .config import SCHEMA, closest, coerce, validate
     from .report import sweep_table
 
     lengths, argv = _pop(argv, "lengths")
@@ -208,7 +208,7 @@ def _sweep(argv: list[str]) -> int:
         raise UsageError("sweep: give --lengths or --vary=KEY --values=..., not both")
     raw = values if vary else lengths
     if vary and vary not in SCHEMA:
-        raise UsageError(f"--vary: unknown config key {vary!r}{_closest(vary)}")
+        raise UsageError(f"--vary: unknown config key {vary!r}{closest(vary)}")
     if not raw:
         raise UsageError("--vary needs --values=V1,V2,..." if vary else
                          "sweep needs --lengths=L1,L2,... (or --vary=KEY --values=V1,V2,...)")
@@ -217,8 +217,8 @@ def _sweep(argv: list[str]) -> int:
     cfg = validate(fv.config, given=given_keys(argv))
     # --lengths: the prompt length, or in decode the tokens already cached (decode does not read the other)
     key = vary or ("decode_kv_length" if cfg["mode"] == "decode" else "max_target_length")
-    vals = [_coerce(key, v) for v in raw.split(",") if v] if vary else _numbers(raw, "lengths",
-                                                                                  lambda v: _coerce(key, v))
+    vals = [coerce(key, v) for v in raw.split(",") if v] if vary else _numbers(raw, "lengths",
+                                                                                  lambda v: coerce(key, v))
     runs = [sweep(cfg, key, vals)]
     labels = [cfg["convention"]]
     if compare and all("=" in part for part in compare.split(",") if part):  # a variant of this config
@@ -293,7 +293,7 @@ def _size(text: str, what: str) -> int:
 
 def _grid(argv, lengths, batches, compare, plot, csv_path, vary) -> int:
     """``sweep --lengths=... --batches=...``: every (length, batch) of the grid, exact and fast (maxflops.grid)."""
-    from .config import _coerce, validate
+    from .config import coerce, validate
     from .grid import sweep_grid
 
     if vary or compare:
@@ -309,8 +309,8 @@ def _grid(argv, lengths, batches, compare, plot, csv_path, vary) -> int:
         raise UsageError(f"sweep: --lengths={lengths} x --batches={batches} is {n_lengths:,} x {n_batches:,} = "
                          f"{n_lengths * n_batches:,} points, over the limit of {MAX_GRID_POINTS:,} (a STEP typo?): "
                          "take a larger STEP in --lengths or --batches")
-    ls = _numbers(lengths, "lengths", lambda v: _coerce(key, v))
-    bs = _numbers(batches, "batches", lambda v: _coerce("per_device_batch_size", v))
+    ls = _numbers(lengths, "lengths", lambda v: coerce(key, v))
+    bs = _numbers(batches, "batches", lambda v: coerce("per_device_batch_size", v))
     points = len(ls) * len(bs)
     progress = None
     if points >= 20_000 and sys.stderr.isatty() or points >= 1_000_000:

@@ -19,5 +19,5 @@ class Field:
     minimum: float | None = None  # inclusive lower bound for numbers
 
 
-def _f(default, kind, doc, choices=(), minimum=None):
+def field_of(default, kind, doc, choices=(), minimum=None):
     return Field(default, kind, doc, tuple(choices), minimum)

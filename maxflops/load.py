@@ -7,7 +7,7 @@ import importlib.util
 import pathlib
 import warnings
 
-from .config import _explicit, as_dict, available_models, config_dir, config_from, model_path
+from .config import explicit, as_dict, available_models, config_dir, config_from, model_path
 from .reader import NOT_UNDERSTOOD
 
 
@@ -55,7 +55,7 @@ def load_config(name_or_path, *, unknown: str = "error", **overrides):
         raise ValueError(f"{name_or_path}: no such file (and a model name has no '/'; see maxflops --list)")
     else:
         path = model_path(name_or_path)
-    return config_from(_explicit({**as_dict(_load_file(path)), **overrides}, given=overrides), given=overrides)
+    return config_from(explicit({**as_dict(_load_file(path)), **overrides}, given=overrides), given=overrides)
 
 
 def _load_foreign(path: str, overrides, unknown: str):

@@ -169,7 +169,7 @@ class Reader:
         name = self.str(key, default)
         if name not in ACTIVATIONS:
             raise self.fail(key, "not an activation transformers 5.24 builds (its ACT2CLS)"
-                            + _config._closest(name, ACTIVATIONS, cutoff=0.6), name)
+                            + _config.closest(name, ACTIVATIONS, cutoff=0.6), name)
         return ACTIVATIONS[name]
 
     def mapping(self, key: str):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from .config import (REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, _explicit, apply_overrides, as_dict, quirks, resolve,
+from .config import (REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, explicit, apply_overrides, as_dict, quirks, resolve,
                      say_inert)
 from .plan import build_plan
 
@@ -71,7 +71,7 @@ def _plan(plan_items: tuple):
 
 @functools.lru_cache(maxsize=256)
 def _resolved(key) -> dict:
-    return resolve(_explicit(dict(key.items)))
+    return resolve(explicit(dict(key.items)))
 
 
 def plan_of(c: dict):
@@ -97,7 +97,7 @@ def _with_overrides(key, typed_overrides: tuple) -> tuple:
     given = {k: v for k, _, v in typed_overrides}
     if given.keys() & _REBUNDLE:  # the bundle (and its branch for the model's kind) and the quirks are applied again
         before = dict(key.items)
-        c = resolve(_explicit({**before, **given}, given=given, previous_quirks=before.get("convention_quirks", ())))
+        c = resolve(explicit({**before, **given}, given=given, previous_quirks=before.get("convention_quirks", ())))
     else:
         c = apply_overrides(_planned(key)[0], given)
     say_inert(c, given)  # (once per distinct override set: this is cached)

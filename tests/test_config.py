@@ -195,9 +195,9 @@ def test_cli_list_flags_and_explicit_knobs_beside_a_convention(capsys):
 
 def test_every_default_passes_its_own_check_and_configs_are_locked():
     # resolve() checks only the values that differ from the defaults: each default must pass the check itself
-    from maxflops.config import SCHEMA, _check_value
+    from maxflops.config import SCHEMA, check_value
     for key, field in SCHEMA.items():
-        _check_value(key, field.default)
+        check_value(key, field.default)
     cfg = maxflops.model_config()
     assert cfg.is_locked
     with pytest.raises(AttributeError):

@@ -687,7 +687,7 @@ def test_bad_value_of_any_key_is_a_value_error_naming_it(kw, key, data):
     raises_naming(lambda: maxflops.decode_traffic(cfg, **{key: value}), key)
 
 
-# fixed (was a strict xfail): bug: with a convention switch (count(..., convention=...) or decode_traffic of a peer-convention config) a convention_quirks override that is not a sequence raises TypeError: config._explicit iterates it before it is coerced
+# fixed (was a strict xfail): bug: with a convention switch (count(..., convention=...) or decode_traffic of a peer-convention config) a convention_quirks override that is not a sequence raises TypeError: config.explicit iterates it before it is coerced
 def test_quirks_of_wrong_type_with_a_convention_switch():
     cfg = maxflops.model_config(convention="maxtext")
     raises_naming(lambda: maxflops.count(cfg, convention="exact", convention_quirks=None), "convention_quirks")

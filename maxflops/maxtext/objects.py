@@ -6,7 +6,7 @@ import enum
 import functools
 from typing import Any, Mapping
 
-from ..config import SCHEMA, _closest, config_from
+from ..config import SCHEMA, closest, config_from
 from . import keys
 from .mapping import DERIVED, OLD_NAMES, is_maxtext_key, map_keys
 
@@ -30,7 +30,7 @@ def maxtext_keys(config: Any) -> dict[str, Any]:
 
 
 def _closest_known(key: str) -> str:
-    return _closest(key, [*keys.MODEL_KEYS, *keys.IMPLEMENTATION_KEYS, *keys.UNPRICED, *SCHEMA], cutoff=0.75)
+    return closest(key, [*keys.MODEL_KEYS, *keys.IMPLEMENTATION_KEYS, *keys.UNPRICED, *SCHEMA], cutoff=0.75)
 
 
 def _plain(v):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ... import masks, terms
 from ...sequences import priced_tokens
-from ...fields import _f
+from ...fields import field_of
 from ..base import Family, Priced, ffn_width
 
 GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL = "global", "window", "chunk", "bidirectional"
@@ -191,68 +191,68 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "attention_type": _f("global", str, "'global': MHA/GQA/MQA projections; 'mla': multi-head latent "
+    "attention_type": field_of("global", str, "'global': MHA/GQA/MQA projections; 'mla': multi-head latent "
                                          "attention (DeepSeek); 'compressed': DeepSeek-V4's attention (q through "
                                          "the q_lora_rank latent, one projection D -> num_kv_heads*head_dim used "
                                          "as both keys and values, the output through o_groups and o_lora_rank) "
                                          "with sliding-window ('L'), compressed sparse ('S') and heavily "
                                          "compressed ('H') layers.", choices=("global", "mla", "compressed")),
-    "num_query_heads": _f(4, int, "Query heads H.", minimum=1),
-    "num_kv_heads": _f(4, int, "Key/value heads (GQA groups); must divide num_query_heads.", minimum=1),
-    "head_dim": _f(128, int, "Per-head width for 'global' attention (q, k and v).", minimum=1),
-    "global_head_dim": _f(0, int, "Head width of the global ('G') layers of a model that mixes local and global "
+    "num_query_heads": field_of(4, int, "Query heads H.", minimum=1),
+    "num_kv_heads": field_of(4, int, "Key/value heads (GQA groups); must divide num_query_heads.", minimum=1),
+    "head_dim": field_of(128, int, "Per-head width for 'global' attention (q, k and v).", minimum=1),
+    "global_head_dim": field_of(0, int, "Head width of the global ('G') layers of a model that mixes local and global "
                                   "layers (Gemma 4); 0 means head_dim.", minimum=0),
-    "global_num_kv_heads": _f(0, int, "KV heads of the global ('G') layers (Gemma 4); 0 means num_kv_heads.",
+    "global_num_kv_heads": field_of(0, int, "KV heads of the global ('G') layers (Gemma 4); 0 means num_kv_heads.",
                               minimum=0),
-    "value_head_dim": _f(0, int, "Per-head value width of GQA/MHA attention when it differs from the query/key width "
+    "value_head_dim": field_of(0, int, "Per-head value width of GQA/MHA attention when it differs from the query/key width "
                                  "(MiMo-V2-Flash: 128 against head_dim 192); 0 means head_dim.", minimum=0),
-    "share_kv_projections": _f(False, bool, "The global ('G') layers project keys once and use them as values "
+    "share_kv_projections": field_of(False, bool, "The global ('G') layers project keys once and use them as values "
                                             "too (Gemma 4): one K/V projection instead of two."),
-    "attention_output_gate": _f(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
+    "attention_output_gate": field_of(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
                                              "per-head output gate, doubling its width."),
-    "q_lora_rank": _f(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
+    "q_lora_rank": field_of(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
                               "directly from D.", minimum=0),
-    "kv_lora_rank": _f(512, int, "MLA: compressed kv rank.", minimum=1),
-    "qk_nope_head_dim": _f(128, int, "MLA: per-head q/k width without RoPE.", minimum=0),
-    "qk_rope_head_dim": _f(64, int, "MLA: per-head q/k RoPE width (k's is shared by all heads).", minimum=0),
-    "v_head_dim": _f(128, int, "MLA: per-head value width.", minimum=1),
-    "sliding_window_size": _f(0, int, "Window W of 'L' layers: query i sees keys max(0, i-W+1)..i.",
+    "kv_lora_rank": field_of(512, int, "MLA: compressed kv rank.", minimum=1),
+    "qk_nope_head_dim": field_of(128, int, "MLA: per-head q/k width without RoPE.", minimum=0),
+    "qk_rope_head_dim": field_of(64, int, "MLA: per-head q/k RoPE width (k's is shared by all heads).", minimum=0),
+    "v_head_dim": field_of(128, int, "MLA: per-head value width.", minimum=1),
+    "sliding_window_size": field_of(0, int, "Window W of 'L' layers: query i sees keys max(0, i-W+1)..i.",
                               minimum=0),
-    "chunk_attn_window_size": _f(0, int, "Chunk C of 'C' layers: query i sees earlier keys of its chunk.",
+    "chunk_attn_window_size": field_of(0, int, "Chunk C of 'C' layers: query i sees earlier keys of its chunk.",
                                  minimum=0),
-    "causal": _f(True, bool, "False: bidirectional (encoder) attention, L^2 pairs, on 'G' layers."),
-    "attention_impl": _f("ideal", str, "Hardware attention kernel: 'ideal' computes only attended pairs; 'dense' "
+    "causal": field_of(True, bool, "False: bidirectional (encoder) attention, L^2 pairs, on 'G' layers."),
+    "attention_impl": field_of("ideal", str, "Hardware attention kernel: 'ideal' computes only attended pairs; 'dense' "
                                        "the full L x L square, masked; 'blocked' every attention_block_q x "
                                        "attention_block_kv tile the mask touches (flash/splash). Packed documents "
                                        "are tiled one by one (varlen kernels).",
                          choices=("ideal", "dense", "blocked")),
-    "attention_block_q": _f(512, int, "Query tile of attention_impl='blocked'.", minimum=1),
-    "attention_block_kv": _f(512, int, "Key/value tile of attention_impl='blocked'.", minimum=1),
-    "flash_backward_recompute": _f(False, bool, "Flash-style backward: QK^T is recomputed once more."),
-    "mla_absorbed": _f(False, bool, "Hardware MLA runs absorbed: attention in the kv latent (d_qk = kv_lora + "
+    "attention_block_q": field_of(512, int, "Query tile of attention_impl='blocked'.", minimum=1),
+    "attention_block_kv": field_of(512, int, "Key/value tile of attention_impl='blocked'.", minimum=1),
+    "flash_backward_recompute": field_of(False, bool, "Flash-style backward: QK^T is recomputed once more."),
+    "mla_absorbed": field_of(False, bool, "Hardware MLA runs absorbed: attention in the kv latent (d_qk = kv_lora + "
                                     "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
-    "qkv_norms": _f("none", str, "Hardware, train: norms on the projected q and k ('qk': Qwen3, Gemma 3, OLMo 3) or "
+    "qkv_norms": field_of("none", str, "Hardware, train: norms on the projected q and k ('qk': Qwen3, Gemma 3, OLMo 3) or "
                                  "q, k and v ('qkv': Gemma 4) before the names a remat policy saves: the norms' "
                                  "backward needs the projections' outputs, so those projections are recomputed "
                                  "even when q, k and v are saved (a q projection fused with an output gate is, "
                                  "always); 'qk_rope' q and k on the RoPE layers only (Llama 4's NoPE layers skip "
                                  "the norm).", choices=("none", "qk", "qkv", "qk_rope")),
-    "causal_pairs": _f("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
+    "causal_pairs": field_of("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
                                      "'half_square' L^2/2 (MaxText, Megatron).",
                        choices=("exact", "half_square")),
-    "window_pairs": _f("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
+    "window_pairs": field_of("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
                                      "approximation), 'megatron', 'global' (the layer counted as causal "
                                      "global attention under causal_pairs: MaxText's function for olmo3), or "
                                      "'unclamped' (L*W - W^2/2 even when L < W: MaxText's DeepSeek-V4 function), or "
                                      "'bridge' (Megatron-Bridge: T*W - rows*W(W-1)/2 over the T tokens it prices, "
                                      "half the square when W reaches the mean row length).",
                        choices=("exact", "maxtext", "megatron", "global", "unclamped", "bridge")),
-    "window_scope": _f("pattern", str, "Which layers a window or chunk applies to: 'pattern' the 'L' and 'C' layers; "
+    "window_scope": field_of("pattern", str, "Which layers a window or chunk applies to: 'pattern' the 'L' and 'C' layers; "
                                        "'all_layers' every attention layer of a model that has any (Megatron's "
                                        "seed rule: the chunk if one is set, else the window, for every layer).",
                        choices=("pattern", "all_layers")),
-    "mla_norm_flops": _f(False, bool, "Megatron: add the '+1' norm terms inside the MLA q and kv terms."),
-    "kv_cache_bytes": _f(2, int, "Bytes per KV-cache element (keys, values, MLA's latent, compressed blocks).",
+    "mla_norm_flops": field_of(False, bool, "Megatron: add the '+1' norm terms inside the MLA q and kv terms."),
+    "kv_cache_bytes": field_of(2, int, "Bytes per KV-cache element (keys, values, MLA's latent, compressed blocks).",
                          minimum=1),
 }
 

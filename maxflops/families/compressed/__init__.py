@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ... import masks, terms
 from ...components import WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from .. import attention, dsa
 from ..attention import WINDOW
 from ...sequences import priced_tokens, row_length
@@ -223,22 +223,22 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "o_groups": _f(0, int, "Compressed attention: grouped low-rank output. The H*head_dim attention output is "
+    "o_groups": field_of(0, int, "Compressed attention: grouped low-rank output. The H*head_dim attention output is "
                            "split into G groups, each projected to o_lora_rank (H*head_dim*o_lora_rank per token in "
                            "all), then G*o_lora_rank -> D. 0 means the plain H*head_dim -> D projection.",
                    minimum=0),
-    "o_lora_rank": _f(0, int, "Compressed attention: the rank of each output group (see o_groups).", minimum=0),
-    "csa_compress_ratio": _f(4, int, "'S' layers: each compressed block pools m tokens, from a window of 2m "
+    "o_lora_rank": field_of(0, int, "Compressed attention: the rank of each output group (see o_groups).", minimum=0),
+    "csa_compress_ratio": field_of(4, int, "'S' layers: each compressed block pools m tokens, from a window of 2m "
                                      "overlapping the previous block (kv and gate projections D -> 2*head_dim). "
                                      "Block b (tokens up to (b+1)m-1) is visible to query t iff (b+1)m-1 <= t; a "
                                      "partial last block is not formed. With use_sparse_indexer an indexer (its "
                                      "own overlapping compressor of index_head_dim) scores every visible block "
                                      "and the query attends the index_topk best; without it every visible "
                                      "block.", minimum=1),
-    "hca_compress_ratio": _f(128, int, "'H' layers: blocks of m tokens, not overlapping (kv and gate projections "
+    "hca_compress_ratio": field_of(128, int, "'H' layers: blocks of m tokens, not overlapping (kv and gate projections "
                                        "D -> head_dim); every visible block is attended (same visibility as "
                                        "'S').", minimum=1),
-    "compressed_pairs": _f("exact", str, "(query, compressed block) pairs 'S' and 'H' layers attend: 'exact' (see "
+    "compressed_pairs": field_of("exact", str, "(query, compressed block) pairs 'S' and 'H' layers attend: 'exact' (see "
                                          "csa_compress_ratio), or 'maxtext' (MaxText's DeepSeek-V4 function: "
                                          "L^2/(2m) visible blocks; top-k L^2/m * (k/N - (k/N)^2/2) with N = L // m, "
                                          "k = min(index_topk, N)), or 'bridge' (Megatron-Bridge's DeepSeek-V4 "
@@ -247,17 +247,17 @@ SCHEMA = {
                                          "S // m); every visible block as 'maxtext'). The blocks the indexer scores "
                                          "follow indexer_pairs ('bridge': the L x L/m rectangle).",
                            choices=("exact", "maxtext", "bridge")),
-    "compressed_norm_flops": _f(False, bool, "Model FLOPs: count the RMS norms of the q latent and the KV entry of a "
+    "compressed_norm_flops": field_of(False, bool, "Model FLOPs: count the RMS norms of the q latent and the KV entry of a "
                                              "compressed layer, 2 x (q_lora_rank + KV width) per token "
                                              "(Megatron-Bridge's DeepSeek-V4 rule)."),
-    "dead_compressor": _f("eliminated", str, "Hardware: a compressed layer's compressor (and a CSA layer's indexer) "
+    "dead_compressor": field_of("eliminated", str, "Hardware: a compressed layer's compressor (and a CSA layer's indexer) "
                                              "where no sequence of the step reaches its ratio, so no block forms and "
                                              "nothing reads it: 'eliminated' (a compiled program drops it, forward and "
                                              "backward: XLA) or 'forward' (an eager program projects every token and, "
                                              "training, runs no backward: transformers' DeepSeek-V4 modules, whose "
                                              "empty result is a new zero tensor).",
                           choices=("eliminated", "forward")),
-    "indexer_proj_split": _f("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
+    "indexer_proj_split": field_of("weights", str, "Where the indexer's projections count: 'weights' (learnable-weight "
                                              "FLOPs, as component indexer_proj) or 'attention' (component "
                                              "indexer_proj_attn: MaxText's DeepSeek-V4 function).",
                              choices=("weights", "attention")),

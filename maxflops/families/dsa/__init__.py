@@ -16,7 +16,7 @@ from __future__ import annotations
 from ... import masks, terms
 from ...sequences import priced_tokens
 from ...components import ATTENTION_KIND, WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from .. import attention
 from ..attention import GLOBAL
 from ..base import Family, Priced
@@ -185,26 +185,26 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "use_sparse_indexer": _f(False, bool, "DSA: 'G' layers attend only the index_topk keys the indexer "
+    "use_sparse_indexer": field_of(False, bool, "DSA: 'G' layers attend only the index_topk keys the indexer "
                                           "picks (with attention_type='compressed': the 'S' layers' "
                                           "compressed blocks)."),
-    "index_n_heads": _f(64, int, "DSA indexer heads.", minimum=1),
-    "index_head_dim": _f(128, int, "DSA indexer head width.", minimum=1),
-    "index_topk": _f(2048, int, "DSA: keys attended per query (K).", minimum=1),
-    "index_topk_freq": _f(1, int, "GLM-5 index reuse: see index_skip_offset.", minimum=1),
-    "index_skip_offset": _f(0, int, "GLM-5 index reuse: layer l (1-based) computes its own top-k iff "
+    "index_n_heads": field_of(64, int, "DSA indexer heads.", minimum=1),
+    "index_head_dim": field_of(128, int, "DSA indexer head width.", minimum=1),
+    "index_topk": field_of(2048, int, "DSA: keys attended per query (K).", minimum=1),
+    "index_topk_freq": field_of(1, int, "GLM-5 index reuse: see index_skip_offset.", minimum=1),
+    "index_skip_offset": field_of(0, int, "GLM-5 index reuse: layer l (1-based) computes its own top-k iff "
                                     "max(l - max(offset, 1), 0) % freq == 0; other layers reuse it.",
                             minimum=0),
-    "indexer_loss_scaling_factor": _f(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
+    "indexer_loss_scaling_factor": field_of(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
                                                   "gets no gradient (counted forward only). The loss is taken over "
                                                   "every pair the indexer scores (a loss over the selected top-k "
                                                   "pairs only, Megatron's dsa_indexer_use_sparse_loss, is not "
                                                   "modelled).", minimum=0),
-    "indexer_kl_flops": _f(False, bool, "Model FLOPs, training with the indexer's KL loss: count the loss's target, "
+    "indexer_kl_flops": field_of(False, bool, "Model FLOPs, training with the indexer's KL loss: count the loss's target, "
                                         "the main attention's scores over the indexer's pairs, forward only "
                                         "(Megatron-Bridge's teacher term; hardware FLOPs always count it as "
                                         "indexer_kl)."),
-    "indexer_stage": _f("sparse", str, "DSA training stage (train mode; prefill and decode ignore it). 'sparse': "
+    "indexer_stage": field_of("sparse", str, "DSA training stage (train mode; prefill and decode ignore it). 'sparse': "
                                         "the whole model trains, attending its top-k keys (the indexer through its "
                                         "KL loss when indexer_loss_scaling_factor > 0). 'warmup': DeepSeek-V3.2's "
                                         "dense warm-up (MaxText's indexer_sparse_training=False): the main model is "
@@ -213,7 +213,7 @@ SCHEMA = {
                                         "trains and the step costs nothing. The main attention keeps its mask as "
                                         "configured (MaxText applies the top-k mask in this stage too).",
                         choices=("sparse", "warmup")),
-    "dsa_impl": _f("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
+    "dsa_impl": field_of("ideal", str, "Hardware DSA attention: 'ideal' min(i+1, K) keys per query; 'gather_k' "
                                  "min(L, K) gathered keys for every query of a length-L sequence, early "
                                  "queries too (the extra keys masked); 'dense' the full L x L square with the "
                                  "top-k mask (MaxText's dot_product path, eager Hugging Face models); 'blocked' "
@@ -223,14 +223,14 @@ SCHEMA = {
                                  "keys in every key tile they see (an upper bound; exact once top-k covers the "
                                  "visible keys, and likely when block_q x K keys spread over L / block_kv tiles).",
                    choices=("ideal", "gather_k", "dense", "blocked")),
-    "indexer_impl": _f("attention", str, "Hardware: the (query, key) pairs the DSA indexer scores, and the indexer "
+    "indexer_impl": field_of("attention", str, "Hardware: the (query, key) pairs the DSA indexer scores, and the indexer "
                                          "KL loss's target covers: as attention_impl runs them ('attention'), or the "
                                          "full L x L square ('dense': MaxText computes both as plain einsums, "
                                          "whatever kernel runs the attention).", choices=("attention", "dense")),
-    "indexer_skip_short": _f(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
+    "indexer_skip_short": field_of(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
                                           "index_topk tokens, where it would keep every key (MaxText does); a CSA "
                                           "layer's for a sequence of at most index_topk blocks (L < (K+1)m)."),
-    "dsa_pairs": _f("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
+    "dsa_pairs": field_of("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
                                   "min(1, attended/dense); 'megatron_floor' the same with attended = e*s - e^2/2, "
                                   "e = min(K, floor(s)) (Megatron-LM #6148's head, #6753); 'global' every query "
@@ -238,20 +238,20 @@ SCHEMA = {
                                   "MLA); 'bridge' (Megatron-Bridge) K - K(K-1)/(2c) keys per priced token at c = "
                                   "sum L^2 / tokens, the causal (c+1)/2 when c <= K.",
                     choices=("exact", "maxtext", "megatron", "megatron_floor", "global", "bridge")),
-    "dsa_core_form": _f("mla", str, "Per-pair widths of DSA's core attention in model FLOPs: 'mla' the non-absorbed "
+    "dsa_core_form": field_of("mla", str, "Per-pair widths of DSA's core attention in model FLOPs: 'mla' the non-absorbed "
                                     "heads (qk_nope + qk_rope, v_head_dim), 'absorbed' the latent (kv_lora_rank + "
                                     "qk_rope, kv_lora_rank: Megatron-LM #6753).", choices=("mla", "absorbed")),
-    "indexer_flops": _f(True, bool, "Count the DSA indexer at all (Megatron-LM main has no indexer term)."),
-    "indexer_pairs": _f("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
+    "indexer_flops": field_of(True, bool, "Count the DSA indexer at all (Megatron-LM main has no indexer term)."),
+    "indexer_pairs": field_of("exact", str, "DSA indexer scored pairs: 'exact' causal L(L+1)/2, or "
                                       "'half_square' L^2/2 (a compressed layer's indexer: its exact visible "
                                       "blocks, or L^2/(2m)), or 'bridge' (Megatron-Bridge: (c+1)/2 keys per priced "
                                       "token, c = sum L^2 / tokens).", choices=("exact", "half_square", "bridge")),
-    "indexer_head_reduction": _f(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
+    "indexer_head_reduction": field_of(True, bool, "Count the indexer's weighted head reduction (2*index_n_heads "
                                              "per scored pair; Megatron does not)."),
-    "indexer_skip_within_topk": _f(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
-    "indexer_every_layer": _f(False, bool, "Charge the indexer on every DSA layer, ignoring index reuse "
+    "indexer_skip_within_topk": field_of(False, bool, "MaxText: no indexer FLOPs at all when T <= index_topk."),
+    "indexer_every_layer": field_of(False, bool, "Charge the indexer on every DSA layer, ignoring index reuse "
                                            "(MaxText)."),
-    "index_cache_bytes": _f(2, int, "Bytes per cached DSA/CSA indexer key element (DeepSeek-V3.2 keeps them in "
+    "index_cache_bytes": field_of(2, int, "Bytes per cached DSA/CSA indexer key element (DeepSeek-V3.2 keeps them in "
                                     "fp8: 1).", minimum=1),
 }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ... import terms
 from ...components import WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from .. import conv
 from ..base import Family, Priced
 
@@ -79,33 +79,33 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "gdn_num_key_heads": _f(16, int, "Gated-delta-net q/k heads.", minimum=1),
-    "gdn_num_value_heads": _f(32, int, "Gated-delta-net value heads (the state count).", minimum=1),
-    "gdn_key_head_dim": _f(128, int, "Gated-delta-net q/k head width.", minimum=1),
-    "gdn_value_head_dim": _f(128, int, "Gated-delta-net value head width.", minimum=1),
-    "gdn_conv_kernel_dim": _f(4, int, "Causal depthwise conv width over q, k, v channels.", minimum=1),
-    "gdn_impl": _f("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
+    "gdn_num_key_heads": field_of(16, int, "Gated-delta-net q/k heads.", minimum=1),
+    "gdn_num_value_heads": field_of(32, int, "Gated-delta-net value heads (the state count).", minimum=1),
+    "gdn_key_head_dim": field_of(128, int, "Gated-delta-net q/k head width.", minimum=1),
+    "gdn_value_head_dim": field_of(128, int, "Gated-delta-net value head width.", minimum=1),
+    "gdn_conv_kernel_dim": field_of(4, int, "Causal depthwise conv width over q, k, v channels.", minimum=1),
+    "gdn_impl": field_of("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
                                       "value head), 'chunked' (MaxText, FLA: chunks of gdn_chunk_size, every "
                                       "sequence padded to whole chunks; see terms.gdn_chunk) or 'chunked_solve' "
                                       "(transformers' torch_chunk_gated_delta_rule: the same chunks, its UT "
                                       "transform by triangular solves instead of the A V and A K matmuls).",
                    choices=("recurrent", "chunked", "chunked_solve")),
-    "gdn_chunk_size": _f(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
-    "gdn_conv_impl": _f("valid", str, "Hardware gated-delta-net causal conv: " + conv.IMPL_DOC,
+    "gdn_chunk_size": field_of(64, int, "Chunk length of gdn_impl='chunked' and 'chunked_solve'.", minimum=1),
+    "gdn_conv_impl": field_of("valid", str, "Hardware gated-delta-net causal conv: " + conv.IMPL_DOC,
                         choices=conv.IMPLS),
-    "conv_weight_grad": _f("grouped", str, "Hardware, train: the depthwise convs' weight gradient (gated "
+    "conv_weight_grad": field_of("grouped", str, "Hardware, train: the depthwise convs' weight gradient (gated "
                                            "delta net, Mamba): 'grouped' each channel on its own (the forward's taps); 'dense' "
                                            "every pair of channels, the diagonal kept: XLA on CPU rewrites the "
                                            "batch-grouped convolution as a dense one, channels times the FLOPs.",
                            choices=("grouped", "dense")),
-    "gdn_conv_taps": _f("exact", str, "Causal depthwise convs (gated delta net, Mamba, Engram): 'exact' counts "
+    "gdn_conv_taps": field_of("exact", str, "Causal depthwise convs (gated delta net, Mamba, Engram): 'exact' counts "
                                       "non-padding taps only (min(i+1, kernel) for token i without dilation); "
                                       "'full' counts the whole kernel (MaxText).", choices=("exact", "full")),
-    "gdn_core_state_ops": _f(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
+    "gdn_core_state_ops": field_of(2, int, "Gated-delta-net core: state-sized ops counted per token and value "
                                      "head, 2*dk*dv FLOPs each. Exact 2: the matmuls S^T k and S^T q; the "
                                      "rank-one update and the decay are elementwise. MaxText and Megatron "
                                      "count 4.", minimum=1),
-    "state_bytes": _f(4, int, "Bytes per element of a recurrent state and conv window (gated delta net, Mamba).",
+    "state_bytes": field_of(4, int, "Bytes per element of a recurrent state and conv window (gated delta net, Mamba).",
                       minimum=1),
 }
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ... import terms
 from ...components import WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from .. import conv
 from ..base import Family, Priced
 
@@ -104,26 +104,26 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "gdp_num_heads": _f(64, int, "Gated delta product heads H (Megatron-LM: mamba_num_heads); d_in = heads x "
+    "gdp_num_heads": field_of(64, int, "Gated delta product heads H (Megatron-LM: mamba_num_heads); d_in = heads x "
                                  "gdp_head_dim.", minimum=1),
-    "gdp_head_dim": _f(64, int, "Gated delta product value head width P (Megatron-LM: mamba_head_dim).", minimum=1),
-    "gdp_state_dim": _f(128, int, "Gated delta product key width N, the state's rows (Megatron-LM: mamba_state_dim).",
+    "gdp_head_dim": field_of(64, int, "Gated delta product value head width P (Megatron-LM: mamba_head_dim).", minimum=1),
+    "gdp_state_dim": field_of(128, int, "Gated delta product key width N, the state's rows (Megatron-LM: mamba_state_dim).",
                         minimum=1),
-    "gdp_num_groups": _f(8, int, "Gated delta product key/query groups (divides the heads; Megatron-LM: "
+    "gdp_num_groups": field_of(8, int, "Gated delta product key/query groups (divides the heads; Megatron-LM: "
                                  "mamba_num_groups).", minimum=1),
-    "gdp_num_householder": _f(3, int, "Delta-rule (Householder) steps per token M (Megatron-LM: "
+    "gdp_num_householder": field_of(3, int, "Delta-rule (Householder) steps per token M (Megatron-LM: "
                                       "gdp_num_householder, default 3). 1 is a gated delta net.", minimum=1),
-    "gdp_conv_kernel": _f(4, int, "Gated delta product causal depthwise conv width over values, keys and query "
+    "gdp_conv_kernel": field_of(4, int, "Gated delta product causal depthwise conv width over values, keys and query "
                                   "(Megatron-LM's layer: 4).", minimum=1),
-    "gdp_impl": _f("recurrent", str, "Hardware gated delta product: 'recurrent' (M + 1 state reads per token and "
+    "gdp_impl": field_of("recurrent", str, "Hardware gated delta product: 'recurrent' (M + 1 state reads per token and "
                                      "head) or 'chunked' (FLA's and Megatron-LM's chunk_gated_delta_product: the "
                                      "expanded keys and values in ceil(M L / gdp_chunk_size) chunks, the queries in "
                                      "ceil(L / gdp_chunk_size); see terms.gdp_chunked).",
                    choices=("recurrent", "chunked")),
-    "gdp_chunk_size": _f(64, int, "Chunk length of gdp_impl='chunked' (FLA and Megatron-LM: 64).", minimum=1),
-    "gdp_conv_impl": _f("valid", str, "Hardware gated-delta-product causal conv: " + conv.IMPL_DOC,
+    "gdp_chunk_size": field_of(64, int, "Chunk length of gdp_impl='chunked' (FLA and Megatron-LM: 64).", minimum=1),
+    "gdp_conv_impl": field_of("valid", str, "Hardware gated-delta-product causal conv: " + conv.IMPL_DOC,
                         choices=conv.IMPLS),
-    "gdp_core_flops": _f("exact", str, "Model FLOPs of the gated delta product's recurrence per token and head: "
+    "gdp_core_flops": field_of("exact", str, "Model FLOPs of the gated delta product's recurrence per token and head: "
                                        "'exact' 2 (M + 1) N P (the M key reads and the query read) or 'megatron' "
                                        "(Megatron-LM main: (4 M + 3) N P).", choices=("exact", "megatron")),
 }

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ... import terms
 from ...components import WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from .. import conv
 from ..base import Family, Priced
 
@@ -91,23 +91,23 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "kda_num_heads": _f(32, int, "Kimi delta attention heads (each with a d x d state).", minimum=1),
-    "kda_head_dim": _f(128, int, "Kimi delta attention head width d (queries, keys and values).", minimum=1),
-    "kda_gate_rank": _f(0, int, "Rank of Kimi delta attention's forget and output gates (D -> rank -> heads x d); "
+    "kda_num_heads": field_of(32, int, "Kimi delta attention heads (each with a d x d state).", minimum=1),
+    "kda_head_dim": field_of(128, int, "Kimi delta attention head width d (queries, keys and values).", minimum=1),
+    "kda_gate_rank": field_of(0, int, "Rank of Kimi delta attention's forget and output gates (D -> rank -> heads x d); "
                                 "0: kda_head_dim (Kimi-Linear).", minimum=0),
-    "kda_conv_kernel": _f(4, int, "Kimi delta attention's causal depthwise conv width over q, k and v.", minimum=1),
-    "kda_impl": _f("recurrent", str, "Hardware Kimi delta attention: 'recurrent' (two state reads per token and "
+    "kda_conv_kernel": field_of(4, int, "Kimi delta attention's causal depthwise conv width over q, k and v.", minimum=1),
+    "kda_impl": field_of("recurrent", str, "Hardware Kimi delta attention: 'recurrent' (two state reads per token and "
                                      "head) or 'chunked' (transformers' torch chunk_kimi_delta_attention: chunks of "
                                      "kda_chunk_size, every sequence padded to whole chunks; its per-channel-decayed "
                                      "key-key and query-key products are elementwise, not matmuls: see "
                                      "terms.kda_chunk).", choices=("recurrent", "chunked")),
-    "kda_chunk_size": _f(64, int, "Chunk length of kda_impl='chunked'.", minimum=1),
-    "kda_conv_impl": _f("valid", str, "Hardware Kimi delta attention causal conv: " + conv.IMPL_DOC,
+    "kda_chunk_size": field_of(64, int, "Chunk length of kda_impl='chunked'.", minimum=1),
+    "kda_conv_impl": field_of("valid", str, "Hardware Kimi delta attention causal conv: " + conv.IMPL_DOC,
                         choices=conv.IMPLS),
-    "kda_output_gate": _f("low_rank", str, "Model FLOPs of the output gate: 'low_rank' (exact: D -> rank -> heads x "
+    "kda_output_gate": field_of("low_rank", str, "Model FLOPs of the output gate: 'low_rank' (exact: D -> rank -> heads x "
                                            "d, as the model has it) or 'full' (Megatron-Bridge: one D -> heads x d "
                                            "matmul).", choices=("low_rank", "full")),
-    "kda_core_state_ops": _f(2, int, "Kimi delta attention core: state-sized ops counted per token and head, "
+    "kda_core_state_ops": field_of(2, int, "Kimi delta attention core: state-sized ops counted per token and head, "
                                      "2 d^2 FLOPs each. Exact 2 (the reads S^T k and S^T q); Megatron-Bridge "
                                      "counts 4.", minimum=1),
 }

@@ -17,7 +17,7 @@ inter-block read of the state by the decayed queries and the state update K^T V 
 from __future__ import annotations
 
 from ... import terms
-from ...fields import _f
+from ...fields import field_of
 from ..base import Family, Priced
 
 LIGHTNING = "lightning"
@@ -75,14 +75,14 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "lightning_num_heads": _f(0, int, "Lightning attention heads; 0: num_query_heads (MiniMax).", minimum=0),
-    "lightning_head_dim": _f(0, int, "Lightning attention head width; 0: head_dim (MiniMax).", minimum=0),
-    "lightning_impl": _f("recurrent", str, "Hardware lightning attention: 'recurrent' (one state read per token and "
+    "lightning_num_heads": field_of(0, int, "Lightning attention heads; 0: num_query_heads (MiniMax).", minimum=0),
+    "lightning_head_dim": field_of(0, int, "Lightning attention head width; 0: head_dim (MiniMax).", minimum=0),
+    "lightning_impl": field_of("recurrent", str, "Hardware lightning attention: 'recurrent' (one state read per token and "
                                            "head) or 'blocked' (MiniMax's kernel and transformers' torch path: "
                                            "blocks of lightning_block_size, the last one its own length; per block "
                                            "the full intra-block square and the inter-block state read and update; "
                                            "see terms.lightning_blocks).", choices=("recurrent", "blocked")),
-    "lightning_block_size": _f(256, int, "Block length of lightning_impl='blocked' (MiniMax's block_size).",
+    "lightning_block_size": field_of(256, int, "Block length of lightning_impl='blocked' (MiniMax's block_size).",
                                minimum=1),
 }
 

@@ -14,7 +14,7 @@ Decode: the same for the new token; the state and the conv's last K - 1 inputs r
 
 from __future__ import annotations
 
-from ...fields import _f
+from ...fields import field_of
 from .. import conv
 from ..mamba2 import COMPONENTS
 from ..base import Family, Priced
@@ -74,11 +74,11 @@ def check(c, letters: str, err) -> None:
 
 
 SCHEMA = {
-    "mamba1_inner_dim": _f(8192, int, "Mamba-1 inner width d_in (expand x hidden).", minimum=1),
-    "mamba1_state_dim": _f(16, int, "Mamba-1 state width N per channel (d_state).", minimum=1),
-    "mamba1_dt_rank": _f(256, int, "Mamba-1 dt rank R (x_proj's dt part, dt_proj R -> d_in).", minimum=1),
-    "mamba1_conv_kernel": _f(4, int, "Mamba-1's causal depthwise conv width over x.", minimum=1),
-    "mamba1_scan_flops": _f(2, int, "Model FLOPs of the Mamba-1 scan per channel, state element and token. Exact 2: "
+    "mamba1_inner_dim": field_of(8192, int, "Mamba-1 inner width d_in (expand x hidden).", minimum=1),
+    "mamba1_state_dim": field_of(16, int, "Mamba-1 state width N per channel (d_state).", minimum=1),
+    "mamba1_dt_rank": field_of(256, int, "Mamba-1 dt rank R (x_proj's dt part, dt_proj R -> d_in).", minimum=1),
+    "mamba1_conv_kernel": field_of(4, int, "Mamba-1's causal depthwise conv width over x.", minimum=1),
+    "mamba1_scan_flops": field_of(2, int, "Model FLOPs of the Mamba-1 scan per channel, state element and token. Exact 2: "
                                     "the state read h C (the decay and the update are elementwise).", minimum=1),
 }
 

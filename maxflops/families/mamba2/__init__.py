@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ... import terms
 from ...components import WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from .. import conv
 from ..base import Family, Priced
 
@@ -95,29 +95,29 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "mamba_num_heads": _f(128, int, "Mamba-2 heads (each with its own state; d_in = heads x head_dim).", minimum=1),
-    "mamba_head_dim": _f(64, int, "Mamba-2 head width (channels per head).", minimum=1),
-    "mamba_state_dim": _f(128, int, "Mamba-2 state width N (ssm_state_size, d_state).", minimum=1),
-    "mamba_n_groups": _f(8, int, "Mamba-2 groups sharing the B and C projections (divides the heads).", minimum=1),
-    "mamba_conv_kernel": _f(4, int, "Mamba's causal depthwise conv width over x, B and C.", minimum=1),
-    "mamba_impl": _f("recurrent", str, "Hardware Mamba-2 scan: 'recurrent' (the state read h C per token and head) "
+    "mamba_num_heads": field_of(128, int, "Mamba-2 heads (each with its own state; d_in = heads x head_dim).", minimum=1),
+    "mamba_head_dim": field_of(64, int, "Mamba-2 head width (channels per head).", minimum=1),
+    "mamba_state_dim": field_of(128, int, "Mamba-2 state width N (ssm_state_size, d_state).", minimum=1),
+    "mamba_n_groups": field_of(8, int, "Mamba-2 groups sharing the B and C projections (divides the heads).", minimum=1),
+    "mamba_conv_kernel": field_of(4, int, "Mamba's causal depthwise conv width over x, B and C.", minimum=1),
+    "mamba_impl": field_of("recurrent", str, "Hardware Mamba-2 scan: 'recurrent' (the state read h C per token and head) "
                                         "or 'chunked' (the SSD algorithm of transformers' torch path and "
                                         "mamba_ssm: per chunk of mamba_chunk_size C B^T, its product with x, the "
                                         "chunk states and their read, and the state passing between chunks; see "
                                         "terms.ssd_chunked).", choices=("recurrent", "chunked")),
-    "mamba_chunk_size": _f(128, int, "Chunk length of mamba_impl='chunked' (every sequence padded to whole chunks).",
+    "mamba_chunk_size": field_of(128, int, "Chunk length of mamba_impl='chunked' (every sequence padded to whole chunks).",
                            minimum=1),
-    "mamba_conv_impl": _f("valid", str, "Hardware Mamba causal conv (Mamba-2 and Mamba-1): " + conv.IMPL_DOC,
+    "mamba_conv_impl": field_of("valid", str, "Hardware Mamba causal conv (Mamba-2 and Mamba-1): " + conv.IMPL_DOC,
                           choices=conv.IMPLS),
-    "mamba_scan_flops": _f(2, int, "Model FLOPs of the Mamba scan per inner channel, state element and token. Exact "
+    "mamba_scan_flops": field_of(2, int, "Model FLOPs of the Mamba scan per inner channel, state element and token. Exact "
                                    "2: the state read h C (the decay and the update dt x (x) B are elementwise). "
                                    "Megatron-LM and Megatron-Bridge count 7.", minimum=1),
-    "mamba_inner_width": _f("heads", str, "Model FLOPs: the Mamba-2 inner width d_in of in_proj's x and z, the scan and "
+    "mamba_inner_width": field_of("heads", str, "Model FLOPs: the Mamba-2 inner width d_in of in_proj's x and z, the scan and "
                                           "out_proj: 'heads' (exact: mamba_num_heads x mamba_head_dim) or "
                                           "'twice_hidden' (Megatron-LM's and Megatron-Bridge's 2 x emb_dim, whatever "
                                           "the heads; their dt part keeps the heads).",
                             choices=("heads", "twice_hidden")),
-    "ssm_conv_flops": _f(True, bool, "Model FLOPs: count Mamba's causal depthwise conv (Megatron-LM, Megatron-Bridge "
+    "ssm_conv_flops": field_of(True, bool, "Model FLOPs: count Mamba's causal depthwise conv (Megatron-LM, Megatron-Bridge "
                                      "and NeMo leave it out)."),
 }
 

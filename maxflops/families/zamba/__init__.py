@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ... import masks
 from ...components import WEIGHT, Component
-from ...fields import _f
+from ...fields import field_of
 from ..attention import GLOBAL, core, impl_pairs, pairs
 from ..base import Family, Priced
 
@@ -84,10 +84,10 @@ def check(c, letters: str, err) -> None:
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "zamba_mlp_dim": _f(0, int, "Zamba2's shared block: its gated MLP width (intermediate_size).", minimum=0),
-    "zamba_adapter_rank": _f(0, int, "Zamba2's shared block: the rank of its per-depth adapters (the MLP's always, "
+    "zamba_mlp_dim": field_of(0, int, "Zamba2's shared block: its gated MLP width (intermediate_size).", minimum=0),
+    "zamba_adapter_rank": field_of(0, int, "Zamba2's shared block: the rank of its per-depth adapters (the MLP's always, "
                                      "q/k/v's with zamba_attention_adapters); 0: none.", minimum=0),
-    "zamba_attention_adapters": _f(False, bool, "Zamba2's shared block: per-depth adapters on q, k and v "
+    "zamba_attention_adapters": field_of(False, bool, "Zamba2's shared block: per-depth adapters on q, k and v "
                                                 "(use_shared_attention_adapter)."),
 }
 

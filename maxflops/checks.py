@@ -1,0 +1,264 @@
+"""The checks of a whole config: relations between keys (``check_relations``), the step's keys alone
+(``check_step``), the layer patterns' shapes, and the keys a model does not read (``READ_WHEN``, ``say_inert``:
+an ``InertKeyWarning``)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Mapping
+
+from .conventions import bridge_refusal
+from .families import FAMILIES, LETTERS
+
+
+def check_relations(c: Mapping[str, Any]) -> None:
+    """Checks that involve more than one key."""
+
+    def err(key, msg):
+        raise ValueError(f"config key {key!r}: {msg}")
+
+    if c["weight_bytes_rules"]:
+        from .weights import parse_rule
+
+        for rule in c["weight_bytes_rules"]:
+            try:
+                parse_rule(rule)
+            except ValueError as e:
+                err("weight_bytes_rules", str(e))
+    if c["num_query_heads"] % c["num_kv_heads"] and c["attention_type"] != "mla":  # (MLA never reads kv heads)
+        err("num_kv_heads", f"{c['num_kv_heads']} does not divide num_query_heads={c['num_query_heads']}")
+    if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:
+        err("global_num_kv_heads", f"{c['global_num_kv_heads']} does not divide num_query_heads="
+                                   f"{c['num_query_heads']}")
+    if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
+        err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
+                                   + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))
+    if c["zero_experts"]:
+        if c["num_experts"] < 2:
+            err("zero_experts", f"{c['zero_experts']} without routed experts (num_experts={c['num_experts']})")
+        if not (c["zero_expert_share"] == -1 or 0 <= c["zero_expert_share"] <= 1):
+            err("zero_expert_share", f"{c['zero_expert_share']!r}: a share of the slots in [0, 1], or -1 (uniform)")
+        if c["moe_impl"] == "capacity":
+            err("moe_impl", "'capacity' with zero_experts: a dispatch with identity experts is not modelled")
+        if c["convention"] != "exact":
+            err("convention", f"{c['convention']!r} has no rule for zero-computation experts (zero_experts="
+                              f"{c['zero_experts']}); use 'exact'")
+    if bool(c["num_devices"]) != bool(c["batch_shards"]):
+        err("batch_shards" if c["num_devices"] else "num_devices", "give num_devices and batch_shards together (got "
+            f"num_devices={c['num_devices']}, batch_shards={c['batch_shards']})")
+    if c["batch_shards"] and c["num_devices"] % c["batch_shards"]:
+        err("batch_shards", f"{c['batch_shards']} does not divide num_devices={c['num_devices']}")
+    if not 1 <= len(c["mlp_activations"]) <= 2:
+        err("mlp_activations", f"{list(c['mlp_activations'])!r}: give one activation (plain FFN) or two "
+                               "(gated FFN)")
+    pattern = c["attention_layer_pattern"]
+    if not pattern:
+        err("attention_layer_pattern", "'' is empty; use e.g. 'G'")
+    for key in ("attention_layer_pattern", "mtp_layer_pattern", "parallel_layer_pattern"):
+        for ch in c[key]:
+            bare = ch == NO_MIXER_LETTER and (key != "mtp_layer_pattern" or c["mtp_ffn_layer_pattern"])
+            if ch not in LETTERS and not bare:
+                err(key, f"{c[key]!r} has unknown letter {ch!r}; letters are "
+                         + ", ".join(f"{k} ({fam.letters[k]})" for k, fam in LETTERS.items())
+                         + (f", {NO_MIXER_LETTER} (no mixer)" if key != "mtp_layer_pattern" else ""))
+    check_layer_shapes(c, err)
+    n_layers, n_mtp = c["num_decoder_layers"], c["mtp_num_layers"]
+    # the letters in use: the decoder's (a cycle of any length) and the MTP modules' (built in train mode, checked
+    # in every mode so that one config serves all three)
+    used = pattern[:n_layers] if len(pattern) >= n_layers else pattern
+    if n_mtp and c["mtp_ffn_layer_pattern"]:  # every module runs every layer of the pattern
+        used += c["mtp_layer_pattern"].replace(NO_MIXER_LETTER, "")
+    elif n_mtp:
+        used += c["mtp_layer_pattern"][:n_mtp] if c["mtp_layer_pattern"] else ""
+        if not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "after_decoder":
+            used += "".join(pattern[(n_layers + k) % len(pattern)] for k in range(min(n_mtp, len(pattern))))
+    mtp_letters = used[len(pattern[:n_layers] if len(pattern) >= n_layers else pattern):]
+
+    def err_mtp(key, msg):  # a family's complaint about the MTP modules' letters names their key
+        err("mtp_layer_pattern" if key == "attention_layer_pattern" and c["mtp_layer_pattern"] else key, msg)
+
+    parallel = c["parallel_layer_pattern"]
+    parallel_used = (parallel[:n_layers] if len(parallel) >= n_layers else parallel).replace(NO_MIXER_LETTER, "")
+    for family in FAMILIES:  # each family's own checks, on the letters in use
+        if family.conventions and c["convention"] not in family.conventions:  # a peer with no rule for its layers
+            present = [ch for ch in family.letters if ch in used or ch in parallel_used]
+            if present:
+                where = "attention_layer_pattern" if present[0] in used else "parallel_layer_pattern"
+                err("convention", f"{c['convention']!r} has no rule for {next(iter(family.mixers.values()))} "
+                                  f"({present[0]!r} layers in {where}={c[where]!r}); use "
+                                  + " or ".join(repr(name) for name in family.conventions))
+        if family.check is not None:
+            family.check(c, used[:len(used) - len(mtp_letters)].replace(NO_MIXER_LETTER, ""), err)
+            if parallel_used:
+                family.check(c, parallel_used, lambda key, msg: err(
+                    "parallel_layer_pattern" if key == "attention_layer_pattern" else key, msg))
+            if mtp_letters:
+                family.check(c, mtp_letters, err_mtp)
+    pattern = used
+    if c["mhc_hyper_head"] and c["mhc_expansion_rate"] < 2:
+        err("mhc_hyper_head", "True needs mHC streams (mhc_expansion_rate >= 2), got mhc_expansion_rate="
+                              f"{c['mhc_expansion_rate']}")
+    if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
+        err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
+                                    f"(num_decoder_layers={c['num_decoder_layers']})")
+    for key in ("engram_layers", "warmup_cse_layers", "pipeline_layers"):
+        for layer in c[key]:
+            if layer >= c["num_decoder_layers"]:
+                err(key, f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
+    for key in ("vision_encoder_stages", "vision_projector"):
+        for stage in c[key]:
+            parts = stage.split(":")
+            if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
+                err(key, f"{stage!r} is not 'tokens:in:out' with positive integers")
+    n = c["num_decoder_layers"]
+    if c["remat_skip_layers"] > n:
+        err("remat_skip_layers", f"{c['remat_skip_layers']} exceeds num_decoder_layers={n}")
+    if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
+        err("remat_block_layers", f"{c['remat_block_layers']} exceeds the {n - c['remat_skip_layers']} rematerialized "
+                                  f"layers (num_decoder_layers={n}, remat_skip_layers={c['remat_skip_layers']})")
+    if c["attention_output_gate"] and c["attention_type"] != "global":
+        err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
+                                     f"attention_type={c['attention_type']!r}")
+    if c["mode"] != "train" and c["convention"] != "exact":
+        err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
+                          f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")
+    if c["convention"] == "megatron_bridge":
+        refused = bridge_refusal(c)
+        if refused:
+            err(*refused)
+    if c["mode"] == "decode" and not c["causal"]:
+        err("causal", "decode needs causal attention")
+    check_step(c)
+
+
+# The step's keys: no relation but check_step's involves them, and no plan reads them (a sweep over them re-checks
+# only these; see maxflops.resolve)
+STEP_KEYS = frozenset({"max_target_length", "per_device_batch_size", "decode_kv_length", "gradient_accumulation_steps"})
+
+
+def check_step(c: Mapping[str, Any]) -> None:
+    """The relations of the step's keys (STEP_KEYS): the batch a whole number of tokens, a fraction of a sequence
+    with denominator up to 2^20, whole in decode."""
+    def err(key, msg):
+        raise ValueError(f"config key {key!r}: {msg}")
+
+    b = c["per_device_batch_size"]
+    if b <= 0:
+        err("per_device_batch_size", f"must be positive, got {b!r}")
+    if c["num_devices"] and (Fraction(b) * c["num_devices"]).denominator != 1:
+        err("per_device_batch_size", f"{b!r} x num_devices={c['num_devices']} is not a whole number of sequences")
+    if type(b) is int or (type(b) is float and b.is_integer()):  # whole sequences: every rule below holds
+        return
+    if c["mode"] == "decode" and not float(b).is_integer():
+        err("per_device_batch_size", f"{b!r}: decode adds one token per sequence, so it must be a whole number")
+    exact_batch = Fraction(b).limit_denominator(1 << 20)
+    if exact_batch == 0 or abs(exact_batch - Fraction(b)) > Fraction(b) / 10**9:
+        err("per_device_batch_size", f"{b!r} is not a fraction of a sequence with denominator up to 2^20 (the "
+                                     "batch is counted exactly as such a fraction)")
+    if c["mode"] != "decode" and (exact_batch * c["max_target_length"]).denominator != 1:
+        err("per_device_batch_size", f"{b!r} x max_target_length={c['max_target_length']} must be a whole number "
+                                     "of tokens")
+
+
+NO_MIXER_LETTER = "-"  # attention_layer_pattern: a layer without a mixer (its FFN only)
+
+
+FFN_LETTERS = {"F": "the dense FFN", "E": "the MoE FFN", "-": "no FFN (a mixer-only layer)"}
+
+
+def check_layer_shapes(c, err) -> None:
+    """ffn_layer_pattern's letters, and that every layer has a mixer or an FFN (or both)."""
+    ffn, mixers = c["ffn_layer_pattern"], c["attention_layer_pattern"]
+    parallel = c["parallel_layer_pattern"]
+    if parallel:
+        if c["mtp_num_layers"]:
+            err("mtp_num_layers", f"{c['mtp_num_layers']}: MTP modules of a model with parallel_layer_pattern are not "
+                                  "modelled")
+        for layer in range(c["num_decoder_layers"]):
+            if parallel[layer % len(parallel)] != NO_MIXER_LETTER and mixers[layer % len(mixers)] == NO_MIXER_LETTER:
+                err("parallel_layer_pattern", f"layer {layer} has a parallel mixer but no first mixer "
+                                              f"(attention_layer_pattern={mixers!r}): put it there")
+    for ch in ffn:
+        if ch not in FFN_LETTERS:
+            err("ffn_layer_pattern", f"{ffn!r} has unknown letter {ch!r}; letters are "
+                                     + ", ".join(f"{k} ({v})" for k, v in FFN_LETTERS.items()))
+    if not ffn:
+        if c["mtp_ffn_layer_pattern"]:
+            err("mtp_ffn_layer_pattern", f"{c['mtp_ffn_layer_pattern']!r}: MTP layer shapes belong to a model with "
+                                         "ffn_layer_pattern (hybrid layer shapes)")
+        return
+    n = c["num_decoder_layers"]
+    if "E" in ffn[:n] and c["num_experts"] < 2:
+        err("ffn_layer_pattern", f"{ffn!r} has MoE layers ('E') but num_experts={c['num_experts']}")
+    for key, default in (("first_num_dense_layers", 0), ("interleave_moe_layer_step", 1)):
+        if c[key] != default:
+            err(key, f"{c[key]!r}: ffn_layer_pattern={ffn!r} says each layer's FFN (leave {key} at {default!r})")
+    for layer in range(n):
+        if mixers[layer % len(mixers)] == NO_MIXER_LETTER and ffn[layer % len(ffn)] == "-":
+            err("ffn_layer_pattern", f"layer {layer} has neither a mixer (attention_layer_pattern={mixers!r}) nor an "
+                                     f"FFN (ffn_layer_pattern={ffn!r})")
+    mtp_mixers, mtp_ffns = c["mtp_layer_pattern"], c["mtp_ffn_layer_pattern"]
+    if c["mtp_num_layers"] and not mtp_ffns:
+        err("mtp_ffn_layer_pattern", f"'' with mtp_num_layers={c['mtp_num_layers']} and ffn_layer_pattern={ffn!r}: give "
+                                     "the layers of an MTP module of a hybrid model (e.g. 'E' beside "
+                                     "mtp_layer_pattern='G-'... of the same length)")
+    if mtp_ffns:
+        for ch in mtp_ffns:
+            if ch not in FFN_LETTERS:
+                err("mtp_ffn_layer_pattern", f"{mtp_ffns!r} has unknown letter {ch!r}; letters are "
+                                             + ", ".join(f"{k} ({v})" for k, v in FFN_LETTERS.items()))
+        if len(mtp_mixers) != len(mtp_ffns):
+            err("mtp_ffn_layer_pattern", f"{mtp_ffns!r} and mtp_layer_pattern={mtp_mixers!r}: one letter each per "
+                                         "layer of an MTP module (the same length)")
+        for j, (m, f) in enumerate(zip(mtp_mixers, mtp_ffns)):
+            if m == NO_MIXER_LETTER and f == "-":
+                err("mtp_ffn_layer_pattern", f"an MTP module's layer {j} has neither a mixer (mtp_layer_pattern="
+                                             f"{mtp_mixers!r}) nor an FFN ({mtp_ffns!r})")
+        if "E" in mtp_ffns and c["num_experts"] < 2:
+            err("mtp_ffn_layer_pattern", f"{mtp_ffns!r} has MoE layers ('E') but num_experts={c['num_experts']}")
+
+
+class InertKeyWarning(UserWarning):
+    """A key set explicitly that no figure of this model reads (a window on a model with no windowed layers)."""
+
+
+def _letters(c: Mapping[str, Any]) -> str:
+    return c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]
+
+
+# key -> (does this resolved config read it?, why not). A key given explicitly (a Python override, a CLI flag, a key
+# of an ml_collections file) that the model does not read is said (InertKeyWarning); keys a loaded file carries are
+# not overrides (a Hugging Face or MaxText file sets what its model has).
+_MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok")
+
+
+_MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+_INDEX_KEYS = ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq", "index_skip_offset")
+
+
+READ_WHEN: dict = {
+    "sliding_window_size": (lambda c: any(x in _letters(c) for x in "LSH"),
+                            "no layer of attention_layer_pattern (or the MTP / parallel patterns) is windowed ('L', or "
+                            "compressed 'S' / 'H')"),
+    "chunk_attn_window_size": (lambda c: "C" in _letters(c), "no layer is chunked ('C' in attention_layer_pattern)"),
+    **{k: (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)") for k in _MOE_KEYS},
+    **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'") for k in _MLA_KEYS},
+    "q_lora_rank": (lambda c: c["attention_type"] == "mla" or any(x in _letters(c) for x in "SH"),
+                    "attention_type is not 'mla' and no layer is compressed ('S' / 'H')"),
+    "dead_compressor": (lambda c: any(x in _letters(c) for x in "SH"), "no layer is compressed ('S' / 'H')"),
+    **{k: (lambda c: c["use_sparse_indexer"] or "S" in _letters(c),
+           "the model runs no indexer (use_sparse_indexer is false and no layer is 'S')") for k in _INDEX_KEYS},
+}
+
+
+def say_inert(c: Mapping[str, Any], keys) -> None:
+    """Warn (InertKeyWarning) for each of ``keys``, set explicitly, that the resolved config ``c`` does not read."""
+    for key in keys:
+        rule = READ_WHEN.get(key)
+        if rule is not None and not rule[0](c):
+            import warnings
+
+            warnings.warn(f"config key {key!r} = {c[key]!r} changes nothing here: {rule[1]}", InertKeyWarning,
+                          stacklevel=4)

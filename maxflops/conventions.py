@@ -1,0 +1,205 @@
+"""The conventions: the knobs each peer's way of counting sets (``CONVENTIONS``), their branches by model kind
+(``CONVENTION_BRANCHES``, ``branch_of``, ``bundle``), where a convention has a rule for a model at all
+(``convention_defined``, ``bridge_refusal``), per-model quirks (``quirks``), and which knobs only say how a peer
+reports (``REPORTING_KNOBS``) or may lower hardware below model FLOPs (``HARDWARE_BELOW_MODEL``)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .families import LETTERS
+from .schema import SCHEMA, check_value, coerce
+
+
+# What each convention bundle sets. A knob given explicitly in the same config wins over its bundle.
+CONVENTIONS: dict[str, dict[str, Any]] = {
+    "exact": {},
+    "maxtext": {
+        "causal_pairs": "half_square",
+        "window_pairs": "maxtext",
+        "dsa_pairs": "maxtext",
+        "indexer_pairs": "half_square",
+        "indexer_skip_within_topk": True,
+        "indexer_every_layer": True,
+        "indexer_train_factor": 3,
+        "indexer_stage_in_model": False,
+        "gdn_conv_taps": "full",
+        "gdn_core_state_ops": 4,
+        "gate_projections": False,
+        "shared_expert_gate_flops": False,
+        "mtp_eh_proj": False,
+        "mtp_logits": False,
+        "ffn_all_moe": False,
+        "mhc_outer_flops": True,
+        "compressed_pairs": "maxtext",
+    },
+    "megatron": {
+        "causal_pairs": "half_square",
+        "window_pairs": "megatron",
+        "window_scope": "all_layers",
+        "dsa_pairs": "megatron",
+        "indexer_pairs": "half_square",
+        "indexer_train_factor": 3,
+        "indexer_stage_in_model": False,
+        "gdn_core_state_ops": 4,
+        "gdn_conv_taps": "full",
+        "shared_expert_gate_flops": False,
+        "mtp_layer_numbering": "after_decoder",
+        "router_flops": False,
+        "indexer_head_reduction": False,
+        "mtp_norm_flops": True,
+        "mla_norm_flops": True,
+        "padded_vocab_in_model_flops": True,
+    },
+}
+
+
+# Later Megatron-LM revisions, each the seed bundle with what that revision changed: main has neither windows nor
+# DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
+# the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.
+_NO_WINDOWS = {"window_pairs": "global", "window_scope": "pattern"}
+
+
+# Megatron's hybrid path prices a Mamba layer with d_in = 2 x hidden, 7 FLOPs per (token, channel, state) for the
+# scan and no conv (training.py's mamba_layer_flops, unchanged since 2025-03)
+CONVENTIONS["megatron"].update({"mamba_scan_flops": 7, "mamba_inner_width": "twice_hidden", "ssm_conv_flops": False})
+
+
+# main also prices gated-delta-product layers (its gated_delta_product_layer_flops): the core at (4 M + 3) per state
+# element, the conv at every tap (gdn_conv_taps above)
+CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "global", "indexer_flops": False,
+                                "gdp_core_flops": "megatron"}
+
+
+CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
+                                  "indexer_train_factor": 0}
+
+
+CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_form": "absorbed"}
+
+
+# Megatron-Bridge: main's rules, plus its sliding-window context, the padding of a packed batch, DSA's absorbed sparse
+# core and its indexer (by the reuse rule, MTP layers numbering themselves from 1 and copying the last layer's mixer)
+CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs": "bridge", "packed_tokens": "padded",
+                                  "dsa_pairs": "bridge", "dsa_core_form": "absorbed", "indexer_flops": True,
+                                  "indexer_pairs": "bridge", "indexer_head_reduction": True,
+                                  "indexer_train_factor": 0, "mtp_layer_numbering": "own",
+                                  "kda_output_gate": "full", "kda_core_state_ops": 4, "indexer_kl_flops": True}
+
+
+# Where a peer's function takes a branch of its own for a kind of model, the knobs that branch sets on top of the
+# convention's bundle (a model's convention_quirks and explicit keys still win). The kinds (``branch_of``):
+# 'compressed' (attention_type='compressed') and 'hybrid' (hybrid layer shapes: ffn_layer_pattern).
+# - Megatron-Bridge prices DeepSeek-V4's compressed attention by its dsv4_hybrid rule: a flat window and its own
+#   top-k and block pairs (compressed_pairs='bridge'), the q latent's and the KV entry's norms, the indexer over the
+#   full L x L/m rectangle (indexer_pairs='bridge') without its head weighting and trained 3x whatever the loss, and
+#   no mHC.
+# - Megatron-LM's and Megatron-Bridge's hybrid path (hybrid_flops) prices an MTP module's layers (the hybrid pattern
+#   after '/', once per depth) and its output head, but not its eh projection or norms (their GPT path does).
+_HYBRID_MTP = {"mtp_eh_proj": False, "mtp_norm_flops": False}
+
+
+CONVENTION_BRANCHES = {
+    "megatron_bridge": {"compressed": {"compressed_pairs": "bridge", "compressed_norm_flops": True,
+                                       "indexer_head_reduction": False, "indexer_train_factor": 3,
+                                       "mhc_flops": False, "mhc_head_flops": False},
+                        "hybrid": _HYBRID_MTP},
+    "megatron_main": {"hybrid": _HYBRID_MTP},
+}
+
+
+def branch_of(convention: str, values: Mapping[str, Any]) -> str:
+    """The branch ``convention`` takes for this kind of model (see CONVENTION_BRANCHES): '' for none."""
+    kind = "compressed" if values.get("attention_type") == "compressed" else \
+        "hybrid" if values.get("ffn_layer_pattern") else ""
+    return kind if kind in CONVENTION_BRANCHES.get(convention, {}) else ""
+
+
+def bundle(convention: str, branch: str) -> dict[str, Any]:
+    """The knobs a convention sets for a model of this kind (``branch_of``): its bundle and its branch (if any)."""
+    knobs = CONVENTION_BRANCHES.get(convention, {}).get(branch)
+    return {**CONVENTIONS[convention], **knobs} if knobs else CONVENTIONS[convention]
+
+
+def convention_defined(c, convention: str | None = None) -> bool:
+    """Whether ``convention`` (default: the config's own) has a rule for every layer of this model: Megatron-Bridge's
+    (``bridge_refusal``), and each family's list of the conventions that price its layers (Kimi delta attention:
+    exact and Megatron-Bridge only). A config under a convention that is not defined is refused by its check."""
+    convention = convention or c["convention"]
+    if convention == "megatron_bridge" and bridge_refusal(c):
+        return False
+    if c["zero_experts"] and convention != "exact":  # no peer prices zero-computation experts
+        return False
+    letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
+    return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)
+
+
+def bridge_refusal(c) -> tuple | None:
+    """(key, why) where Megatron-Bridge's function has no rule for this model, else None. Its DeepSeek-V4 rule (the
+    dsv4_hybrid variant) knows compression ratios 4 (with the indexer) and 128 only, every other layer a window layer,
+    one KV head, the q latent and the grouped low-rank output."""
+    if c["attention_type"] != "compressed":
+        return None
+    letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"])
+    rule = "under 'megatron_bridge': its DeepSeek-V4 rule (the dsv4_hybrid variant)"
+    if "G" in letters:
+        return "attention_layer_pattern", f"'G' layers with attention_type='compressed' {rule} has none"
+    if "S" in letters and c["csa_compress_ratio"] != 4:
+        return "csa_compress_ratio", f"{c['csa_compress_ratio']} {rule} prices ratio 4 only"
+    if "S" in letters and not c["use_sparse_indexer"]:
+        return "use_sparse_indexer", f"False {rule} always runs the indexer on its ratio-4 layers"
+    if "H" in letters and c["hca_compress_ratio"] != 128:
+        return "hca_compress_ratio", f"{c['hca_compress_ratio']} {rule} prices ratio 128 only"
+    for key, ok in (("num_kv_heads", c["num_kv_heads"] == 1), ("q_lora_rank", c["q_lora_rank"] > 0),
+                    ("o_groups", c["o_groups"] > 0)):
+        if not ok:
+            return key, f"{c[key]} {rule} has one KV head, the q latent and a grouped output"
+    return None
+
+
+def quirks(entries, convention: str) -> dict[str, Any]:
+    """The knobs that ``convention_quirks`` entries ('convention:key=value') set under ``convention``."""
+    out = {}
+    for entry in entries:
+        conv, sep, rest = entry.partition(":") if isinstance(entry, str) else ("", "", "")
+        key, eq, value = rest.partition("=")
+        if not (sep and eq) or conv not in CONVENTIONS or key not in SCHEMA or key in _NOT_KNOBS:
+            raise ValueError(f"config key 'convention_quirks': {entry!r} is not 'convention:key=value' with a "
+                             f"convention of {', '.join(CONVENTIONS)} and a knob of the schema")
+        try:  # every entry's value is checked, whichever convention it belongs to
+            coerced = coerce(key, value)
+            check_value(key, coerced)
+        except ValueError as e:
+            raise ValueError(f"config key 'convention_quirks': entry {entry!r}: {e}") from None
+        if conv == convention:
+            out[key] = coerced
+    return out
+
+
+_NOT_KNOBS = frozenset({"convention", "convention_knobs_from", "convention_quirks"})
+
+
+# The implementation knobs under which hardware FLOPs can fall below model FLOPs (every other knob only adds work);
+# the README lists each (tests/test_docs.py checks it), the property tests exempt exactly these.
+HARDWARE_BELOW_MODEL = {
+    "capacity_factor": "below 1 with moe_impl='capacity' (tokens are dropped)",
+    "mla_absorbed": "True (the kv latent may be narrower than the heads)",
+    "outer_product_grads": "'elementwise' (train)",
+    "weighted_sum_impl": "'elementwise'",
+    "indexer_skip_short": "True",
+    "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
+    "warmup_dead_last_layer": "True (the DSA warm-up drops the last layer's work its loss does not read)",
+    "dead_compressor": "either value where no sequence of the step reaches a compressed layer's ratio (its compressor "
+                       "runs forward only, or not at all, while the model counts it)",
+}
+
+
+assert set(SCHEMA["convention_knobs_from"].choices) == set(CONVENTIONS) | {
+    f"{conv}:{branch}" for conv, branches in CONVENTION_BRANCHES.items() for branch in branches}
+
+
+# Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the
+# reporting-only knobs MaxText's per-model quirks use. Hardware FLOPs read each at its default (resolve.hardware_view).
+REPORTING_KNOBS = frozenset(k for knobs in CONVENTIONS.values() for k in knobs) | frozenset(
+    k for branches in CONVENTION_BRANCHES.values() for knobs in branches.values() for k in knobs) | frozenset(
+    {"mhc_flops", "mhc_head_flops", "indexer_proj_split", "mamba_scan_flops", "mamba1_scan_flops"})
