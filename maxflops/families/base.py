@@ -1,4 +1,8 @@
-"""What every mixer family shares: the priced forward of one layer kind, and the family record the registry holds."""
+"""What every mixer family shares: the priced forward of one layer kind, and the family record the registry holds.
+
+A family's pricing reads the step only through ``seqs``' methods (``sum``, ``sum_scalar``, ``tokens``, ``count``,
+``longer_than``, ``whole``) and stays linear in what they return: ``maxflops.stepform`` traces it once with symbols
+and evaluates the form at each new length and batch (docs/contributing.md, "the step-form contract")."""
 
 from __future__ import annotations
 
