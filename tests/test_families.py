@@ -102,7 +102,7 @@ def test_every_family_fills_its_proof_slots():
     import jax.numpy as jnp
     import numpy as np
 
-    from maxflops.bench.case import Case, Ctx
+    from maxflops.proofkit.case import Case, Ctx
     from maxflops.bench.cases import QUICK
     from maxflops.xla.registry import SLOTS, proof_of
 

@@ -67,7 +67,9 @@ def test_no_import_circle():
 def test_the_analytic_core_imports_no_jax():
     # the MaxText trainer hook runs inside MaxText's (jax) process and asks jax for the local device count
     # and each family's proof module (maxflops.families.<name>.proof) is its jax side
-    core = [n for n in MODULES if not n.startswith(("maxflops.xla", "maxflops.bench", "maxflops.maxtext.trainer"))
+    # and the proof side's ground floor (maxflops.proofkit.kernels: the reference kernels)
+    core = [n for n in MODULES if not n.startswith(("maxflops.xla", "maxflops.bench", "maxflops.maxtext.trainer",
+                                                    "maxflops.proofkit.kernels"))
             and not (n.startswith("maxflops.families.") and n.endswith(".proof"))]
     for name in core:
         tree = ast.parse(MODULES[name].read_text())
@@ -86,3 +88,17 @@ def test_every_package_ships():
     listed = set(re.findall(r'"(maxflops[a-z0-9_.]*)"', text.split("packages = [", 1)[1].split("]", 1)[0]))
     packages = {module_name(p.parent / "__init__.py") for p in PKG.rglob("__init__.py")}
     assert packages - listed == set(), sorted(packages - listed)
+
+
+def test_the_proof_side_imports_point_down():
+    """xla/ and bench/ import the families' proof modules; those (and proofkit, their ground floor) import neither."""
+    for name, path in MODULES.items():
+        proof = name.startswith("maxflops.families.") and name.endswith(".proof")
+        if not (proof or name.startswith("maxflops.proofkit")):
+            continue
+        package = name.split(".")[:-1] if not path.name == "__init__.py" else name.split(".")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                target = ".".join(base + ([node.module] if node.module else []))
+                assert not target.startswith(("maxflops.xla", "maxflops.bench")), (name, target)

@@ -14,7 +14,7 @@ import maxflops
 from maxflops.families.attention import proof as A
 from maxflops.families.dsa import proof as S
 from maxflops.families.gdn import proof as G
-from maxflops.xla import kernels as K
+from maxflops.proofkit import kernels as K
 from maxflops.xla.hlo import count_lowered
 
 pytestmark = pytest.mark.slow

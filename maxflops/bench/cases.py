@@ -4,7 +4,7 @@ engine's analytic figures for exactly that kernel. Each mixer family's cases com
 
 from __future__ import annotations
 
-from .case import Case, Ctx, Skip, components, engine, tokamax  # noqa: F401 (Skip: the runner's)
+from ..proofkit.case import Case, Ctx, Skip, components, engine, tokamax  # noqa: F401 (Skip: the runner's)
 
 
 PRESETS = {
@@ -39,7 +39,7 @@ def build_cases(p: dict, backend: str, dtype, model_name: str) -> list[Case]:
     import numpy as np
 
     from ..families import FAMILIES
-    from ..xla import kernels as K
+    from ..proofkit import kernels as K
     from ..xla.registry import proof_of
 
     B, Hkv = p["B"], p["Hkv"]

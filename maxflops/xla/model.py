@@ -32,7 +32,7 @@ from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
 from ..plan import NO_FFN, NO_MIXER, build_plan
-from . import kernels as K
+from ..proofkit import kernels as K
 from .registry import proof_of, proof_of_kind
 
 REDUCED_BATCH, REDUCED_LENGTH = 2, 13

@@ -21,7 +21,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import maxflops
 
 from ..families.attention.proof import attention
-from . import kernels as K
+from ..proofkit import kernels as K
 from . import model as M
 from .hlo import count_matmuls
 

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...bench.case import Case, component, components, engine, tokamax
-from ...xla.kernels import NEG, dense
+from ...proofkit.case import Case, component, components, engine, tokamax
+from ...proofkit.kernels import NEG, dense
 from . import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW
 
 LETTER = {GLOBAL: "G", WINDOW: "L", CHUNK: "C"}
@@ -325,7 +325,7 @@ def bench_cases(ctx) -> list:
     def decode_bytes(args):
         import maxflops
 
-        from ...bench.case import ENGINE_BASE
+        from ...proofkit.case import ENGINE_BASE
 
         t = maxflops.decode_traffic(maxflops.model_config(**ENGINE_BASE, **decode_cfg()))
         return t.components["kv_read"], args[1].nbytes + args[2].nbytes

@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...bench.case import Case, components, engine
-from ...xla.kernels import NEG, dense
+from ...proofkit.case import Case, components, engine
+from ...proofkit.kernels import NEG, dense
 from ..attention import WINDOW
 from ..attention.proof import attention, mask_matrix, query_blocks
 from . import COMPRESSED, CSA

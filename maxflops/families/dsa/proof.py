@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...bench.case import Case, component, components, engine
-from ...xla.kernels import NEG, dense
+from ...proofkit.case import Case, component, components, engine
+from ...proofkit.kernels import NEG, dense
 from ..attention import GLOBAL
 from ..attention import proof as attention_proof
 from ..attention.proof import mask_matrix, mla_cfg, query_blocks

@@ -7,8 +7,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ...bench.case import Case, components, engine
-from ...xla.kernels import dense
+from ...proofkit.case import Case, components, engine
+from ...proofkit.kernels import dense
 from ..attention import GLOBAL
 from ..attention.proof import attention
 
