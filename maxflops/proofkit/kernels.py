@@ -98,3 +98,10 @@ def _capacity_group(p, xt, idx, gate_w, num_experts, k, gated, capacity_factor):
     ye = jnp.concatenate([ye.reshape(-1, D), jnp.zeros((1, D), xt.dtype)], 0)
     flat_slot = jnp.where(keep, idx.reshape(-1) * C + pos, num_experts * C)
     return (ye[flat_slot].reshape(T, k, D) * gate_w[..., None]).sum(1)
+
+
+def causal_conv(x, w, K: int):
+    """Causal depthwise conv over the channels of x [B, L, C] with the kernel w [K, 1, C] (K - 1 zeros before): the
+    short conv of Mamba-1 / Mamba-2, the gated delta net and product, and Kimi delta attention."""
+    return jax.lax.conv_general_dilated(x, w, window_strides=(1,), padding=[(K - 1, 0)],
+                                        dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=x.shape[-1])

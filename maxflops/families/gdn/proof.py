@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ...proofkit.case import Case, components, engine
-from ...proofkit.kernels import dense
+from ...proofkit.kernels import causal_conv, dense
 
 
 def gdn(p, x, nk, nv, dk, dv, kernel):
@@ -21,8 +21,7 @@ def gdn(p, x, nk, nv, dk, dv, kernel):
     conv_ch = 2 * nk * dk + nv * dv
     qkv, z = qkvz[..., :conv_ch], qkvz[..., conv_ch:]
     with jax.named_scope("gdn_conv"):
-        y = jax.lax.conv_general_dilated(qkv, p["conv"], window_strides=(1,), padding=[(kernel - 1, 0)],
-                                         dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=conv_ch)
+        y = causal_conv(qkv, p["conv"], kernel)
     y = jax.nn.silu(y)
     q = y[..., : nk * dk].reshape(B, L, nk, dk)
     k = y[..., nk * dk: 2 * nk * dk].reshape(B, L, nk, dk)

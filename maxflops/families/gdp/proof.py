@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from ...proofkit.case import Case, components, engine
-from ...proofkit.kernels import dense
+from ...proofkit.kernels import causal_conv, dense
 
 
 def _l2norm(x):
@@ -111,8 +111,7 @@ def gdp(p, x, H, P, N, G, M, K, impl="recurrent", chunk=64):
         proj = dense(x, p["in_proj"])
     z, vkq, ba = proj[..., :d_in], proj[..., d_in: d_in + conv_ch], proj[..., d_in + conv_ch:]
     with jax.named_scope("gdp_conv"):
-        y = jax.lax.conv_general_dilated(vkq, p["conv"], window_strides=(1,), padding=[(K - 1, 0)],
-                                         dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=conv_ch)
+        y = causal_conv(vkq, p["conv"], K)
     y = jax.nn.silu(y)
     v = y[..., : M * d_in].reshape(B, L, M, H, P)
     k = _l2norm(y[..., M * d_in: M * d_in + M * G * N].reshape(B, L, M, G, N))

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from ...proofkit.case import Case, components, engine
-from ...proofkit.kernels import dense
+from ...proofkit.kernels import causal_conv, dense
 
 
 def _l2norm(x):
@@ -92,8 +92,7 @@ def kda(p, x, H, d, K, impl="recurrent", chunk=64):
         b = dense(x, p["b"])
         gate = dense(dense(x, p["g_a"]), p["g_b"])
     with jax.named_scope("kda_conv"):
-        y = jax.lax.conv_general_dilated(qkv, p["conv"], window_strides=(1,), padding=[(K - 1, 0)],
-                                         dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=3 * H * d)
+        y = causal_conv(qkv, p["conv"], K)
     y = jax.nn.silu(y).reshape(B, L, 3, H, d)
     q, k, v = _l2norm(y[:, :, 0]) * d ** -0.5, _l2norm(y[:, :, 1]), y[:, :, 2]
     g = (-jnp.exp(p["A_log"])[:, None] * jax.nn.softplus(f.reshape(B, L, H, d) + p["dt_bias"].reshape(H, d)))

@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ...proofkit.case import Case, components, engine
-from ...proofkit.kernels import dense
-from ..mamba2.proof import _conv
+from ...proofkit.kernels import causal_conv, dense
 
 
 def mamba1(p, x, inner, state, rank, K):
@@ -21,7 +20,7 @@ def mamba1(p, x, inner, state, rank, K):
         xz = dense(x, p["in_proj"])
     xs, z = xz[..., :inner], xz[..., inner:]
     with jax.named_scope("ssm_conv"):
-        xs = jax.nn.silu(_conv(xs, p["conv"], K))
+        xs = jax.nn.silu(causal_conv(xs, p["conv"], K))
     with jax.named_scope("qkv_proj"):
         dbc = dense(xs, p["x_proj"])
         dt = dense(dbc[..., :rank], p["dt_proj"])

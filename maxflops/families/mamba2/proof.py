@@ -8,14 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from ...proofkit.case import Case, components, engine
-from ...proofkit.kernels import dense
-
-
-def _conv(x, w, K):
-    """Causal depthwise conv over the channels of x [B, L, C] with the kernel w [K, 1, C] (padding K - 1 before)."""
-    C = x.shape[-1]
-    return jax.lax.conv_general_dilated(x, w, window_strides=(1,), padding=[(K - 1, 0)],
-                                        dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=C)
+from ...proofkit.kernels import causal_conv, dense
 
 
 def scan_recurrent(x, dt, A, Bh, Ch):
@@ -83,7 +76,7 @@ def mamba2(p, x, H, P, N, G, K, impl="recurrent", chunk=1):
         proj = dense(x, p["in_proj"])
     z, xbc, dt = proj[..., :d_in], proj[..., d_in:2 * d_in + 2 * G * N], proj[..., 2 * d_in + 2 * G * N:]
     with jax.named_scope("ssm_conv"):
-        xbc = jax.nn.silu(_conv(xbc, p["conv"], K))
+        xbc = jax.nn.silu(causal_conv(xbc, p["conv"], K))
     xs = xbc[..., :d_in].reshape(Bsz, L, H, P)
     rep = H // G
     Bh = jnp.repeat(xbc[..., d_in:d_in + G * N].reshape(Bsz, L, G, N), rep, axis=2)
