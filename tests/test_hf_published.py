@@ -9,6 +9,7 @@ The corpus is read in place (CI has ../shared beside the clone); where it is abs
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 
 import pytest
@@ -52,8 +53,6 @@ def significant(text: str) -> float:
         digits = digits.rstrip("0") or "0"
     sig = max(len(digits), 2)
     value = float(text)
-    import math
-
     unit = 10 ** (math.floor(math.log10(value)) - sig + 1)
     return unit / 2 / value + 2e-5
 

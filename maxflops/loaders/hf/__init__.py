@@ -24,6 +24,7 @@ class defaults with ``tests/fixtures/hf_transformers/generate.py``, and add it t
 
 from __future__ import annotations
 
+import functools
 import pathlib
 
 from ...reader import (
@@ -49,13 +50,22 @@ def __getattr__(attr):
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-def _known_keys():
+def _no_effect(reader: Reader, table) -> None:
+    """Report each key of ``table`` ({key: why}) the mapping has as having no FLOPs effect (any value, null too)."""
+    for key, why in table.items():
+        if reader.has(key):
+            reader.raw(key, none_ok=True, record=False)
+            reader.ignore(key, NO_EFFECT + ": " + why)
+
+
+@functools.lru_cache(maxsize=1)
+def _known_keys() -> frozenset:
     """Every key some type reads or knows (for the 'did you mean' of a key not understood)."""
     known = set(keys.NO_EFFECT_KEYS) | set(keys.VISION_KEYS)
     for name in model_types():
         t = get(name)
         known |= set(t.defaults) | set(t.no_effect)
-    return known
+    return frozenset(known)
 
 
 class _Known:
@@ -87,11 +97,6 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     top.str("model_type")
     if flat:
         r, text_type = top, get(t.wrapper)
-        top.ignore("vision_config", VISION)
-        for key, why in t.no_effect.items():
-            if top.has(key):
-                top.raw(key, none_ok=True, record=False)
-                top.ignore(key, NO_EFFECT + ": " + why)
     elif t.wrapper:
         text = top.mapping("text_config")
         inner = Reader(text, path, "text_config.").raw("model_type", t.wrapper, record=False)
@@ -105,15 +110,12 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         text_type = get(inner)
         r = TypeReader(text, path, "text_config.", text_type.attribute_map)
         r.raw("model_type", t.wrapper, record=False)
-        top.ignore("vision_config", VISION)
-        if top.has("tie_word_embeddings"):
-            top.ignore("tie_word_embeddings", NO_EFFECT)
-        for key, why in t.no_effect.items():  # keys of the wrapper's own
-            if top.has(key):
-                top.raw(key, none_ok=True, record=False)
-                top.ignore(key, NO_EFFECT + ": " + why)
+        top.ignore("tie_word_embeddings", NO_EFFECT)
     else:
         r, text_type = top, t
+    if t.wrapper:  # the wrapper's own keys: its towers' and those its class keeps and never reads
+        top.ignore("vision_config", VISION)
+        _no_effect(top, t.no_effect)
 
     r.model_type = text_type.name  # (named in the readers' errors)
     defaults = {**text_type.defaults, **t.text_defaults} if t.wrapper else text_type.defaults
@@ -121,10 +123,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     def d(key):
         return defaults.get(key, MISSING)
 
-    for key, why in text_type.no_effect.items():  # keys a type's published files carry
-        if r.has(key):
-            r.raw(key, none_ok=True, record=False)
-            r.ignore(key, NO_EFFECT + ": " + why)
+    _no_effect(r, text_type.no_effect)  # keys a type's published files carry
     for reader in {id(top): top, id(r): r}.values():  # keys of no effect at one value, checked on both levels
         for key, value in keys.AT_VALUE.items():
             if reader.has(key):

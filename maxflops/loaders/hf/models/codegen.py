@@ -1,23 +1,11 @@
-"""CodeGen: CodeGenConfig, modeling_codegen; multi-head attention of n_embd // n_head per head (one fused q/k/v
-matrix, out_proj), a plain MLP (fc_in, act, fc_out) of n_inner (null: 4 * n_embd) beside it (a parallel residual),
-global attention; partial rotary positions."""
+"""CodeGen: CodeGenConfig, modeling_codegen; GPT-J's layer (multi-head attention of n_embd // n_head per head, here
+one fused q/k/v matrix; a plain MLP of n_inner, null: 4 * n_embd, beside it), the same keys and class defaults
+(tests/test_hf_defaults.py holds CodeGenConfig's against them); n_ctx, a context length, no FLOPs effect."""
 
 from __future__ import annotations
 
-from .. import parts
-from ..house import HFType, read_decoder_4x
+import dataclasses
 
-# CodeGenConfig, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
-DEFAULTS = {
-    "vocab_size": 50400, "hidden_size": 4096, "num_hidden_layers": 28, "num_attention_heads": 16,
-    "activation_function": "gelu_new",
-}
+from . import gptj
 
-
-TYPE = HFType(
-    defaults=DEFAULTS, read=read_decoder_4x, activation="activation_function", gated=False, attention=parts.mha,
-    dense_key="n_inner",
-    attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
-    no_effect={"n_positions": "the rotary table's length (no matmul)", "n_ctx": "a context length (no matmul)",
-               "resid_pdrop": "dropout", "embd_pdrop": "dropout", "attn_pdrop": "dropout"},
-)
+TYPE = dataclasses.replace(gptj.TYPE, no_effect={**gptj.TYPE.no_effect, "n_ctx": "a context length (no matmul)"})
