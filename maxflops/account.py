@@ -8,9 +8,8 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, stepform, terms
-from .config import check_value, coerce, apply_overrides, check_step
 from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
-from .breakdown import Breakdown, assemble, make_breakdown
+from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
@@ -311,7 +310,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     if segment_lengths is None:  # a Breakdown is immutable: the same call returns the same one
         hit = _COUNTS.get(key)
         if hit is None and key[1]:
-            hit = _step_count(key)
+            hit = stepform.step_count(key, _price_step, _hardware_parts)
         if hit is not None:
             _store(key, hit)
             return hit
@@ -367,79 +366,6 @@ def _hardware_parts(c, seqs, tokens, packed: bool, steps: int) -> tuple:
     hw_head = _head(hw, hw_tokens * head_passes(hw, steps), hardware=True)
     hw_head.update(_vision(hw, mode, steps))
     return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
-
-
-# --- a new length or batch: the config's step form (maxflops.stepform) ------------------------------------------
-
-class _Forms:
-    """A base config's traced step forms: (guards, form) by the lengths they apply to; None until a second count
-    of the config at a new step (a config counted once is not traced), False where its pricing is not traceable."""
-
-    __slots__ = ("forms", "seen")
-
-    def __init__(self):
-        self.forms, self.seen = [], 1
-
-
-_FORMS: dict = {}
-
-
-def _step_count(key) -> Breakdown | None:
-    """The count of ``key`` from its base config's step form, when its overrides are the step's length and batch
-    alone and the form applies; None otherwise (the ordinary path prices it)."""
-    base, typed = key
-    c, plan = resolve_key((base, ()))
-    mode = c["mode"]
-    decode = mode == "decode"
-    length_key = "decode_kv_length" if decode else "max_target_length"
-    given = {}
-    for k, _, v in typed:
-        if k != length_key and k != "per_device_batch_size":
-            return None
-        given[k] = v
-    state = _FORMS.get(base)
-    if state is None:
-        if len(_FORMS) >= 64:
-            _FORMS.clear()
-        _FORMS[base] = _Forms()
-        return None
-    if state.forms is False:
-        return None
-    for k, v in given.items():  # checked as apply_overrides checks them
-        given[k] = v = coerce(k, v)
-        check_value(k, v)
-    step = {"mode": mode, "max_target_length": c["max_target_length"], "num_devices": c["num_devices"],
-            "per_device_batch_size": c["per_device_batch_size"], **given}
-    check_step(step)
-    L, B = given.get(length_key, c[length_key]), batch(step)
-    steps = c["gradient_accumulation_steps"] if mode == "train" else 1
-    whole = type(B) is int
-    for guards, traced, forms in state.forms:
-        if stepform.applies(guards, L):
-            break
-    else:
-        traced = stepform.trace(lambda cs, seqs: _price_step(cs, plan, seqs, decode, steps), c, length_key, L)
-        if traced is None or len(state.forms) >= 8:  # (past 8 forms: lengths on many sides of many thresholds)
-            state.forms = False if traced is None else state.forms
-            return None
-        guards, forms = traced[0], {}
-        state.forms.append((guards, traced, forms))
-    form = forms.get(whole)
-    try:
-        if form is None:
-            form = forms[whole] = stepform.compile_form(traced[1], traced[2], plan.multiplicity,
-                                                        tuple(k.mtp for k in plan.kinds), whole)
-        rows, head, components, learnable, attention = form(L, B)
-    except (stepform.NotExact, RecursionError, MemoryError):  # a form that cannot serve: the ordinary pricing
-        state.forms = False
-        return None
-    tokens = B if decode else L * B
-
-    def hardware():
-        return _hardware_parts(apply_overrides(c, given), Uniform(L, B), tokens, False, steps)
-
-    return assemble(c["model_name"], mode, c["convention"], _to_int(tokens * steps), components, learnable,
-                    attention, (plan, rows, head, hardware), c["not_priced"])
 
 
 def _price_step(c, plan, seqs, decode: bool, steps: int) -> tuple:

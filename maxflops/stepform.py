@@ -22,8 +22,11 @@ import types
 from fractions import Fraction
 
 from . import masks
+from .breakdown import assemble
 from .components import ATTENTION, ordered
-from .sequences import Uniform
+from .config import apply_overrides, check_step, check_value, coerce
+from .resolve import resolve_key
+from .sequences import Uniform, batch
 
 TOKENS, COUNT, LENGTH, ONE = ("tokens",), ("count",), ("length",), ("one",)
 _SIMPLE = {TOKENS, COUNT, LENGTH, ONE}  # the statistics known from (L, B) alone
@@ -305,3 +308,79 @@ def _round(v):
 
 def applies(guards, length: int) -> bool:
     return all((length > t) == longer for t, longer in guards)
+
+
+# --- the step form serving a count: the glue between maxflops.account and the traced forms ----------------------
+
+class _Forms:
+    """A base config's traced step forms: (guards, traced, compiled forms by whole batch) by the lengths they
+    apply to; empty until a second count of the config at a new step (a config counted once is not traced), False
+    where its pricing is not traceable."""
+
+    __slots__ = ("forms",)
+
+    def __init__(self):
+        self.forms = []
+
+
+_FORMS: dict = {}
+
+
+def step_count(key, price_step, hardware_parts):
+    """The Breakdown of the call ``key`` (maxflops.resolve.call_key) from its base config's step form, when its
+    overrides are the step's length and batch alone and the form applies; None otherwise (the ordinary path prices
+    it). ``price_step(c, plan, seqs, decode, steps)`` is the ordinary pricing of full rows, unrounded (what is
+    traced); ``hardware_parts(c, seqs, tokens, packed, steps)`` the hardware side, built on first use."""
+    base, typed = key
+    c, plan = resolve_key((base, ()))
+    mode = c["mode"]
+    decode = mode == "decode"
+    length_key = "decode_kv_length" if decode else "max_target_length"
+    given = {}
+    for k, _, v in typed:
+        if k != length_key and k != "per_device_batch_size":
+            return None
+        given[k] = v
+    state = _FORMS.get(base)
+    if state is None:
+        if len(_FORMS) >= 64:
+            _FORMS.clear()
+        _FORMS[base] = _Forms()
+        return None
+    if state.forms is False:
+        return None
+    for k, v in given.items():  # checked as apply_overrides checks them
+        given[k] = v = coerce(k, v)
+        check_value(k, v)
+    step = {"mode": mode, "max_target_length": c["max_target_length"], "num_devices": c["num_devices"],
+            "per_device_batch_size": c["per_device_batch_size"], **given}
+    check_step(step)
+    L, B = given.get(length_key, c[length_key]), batch(step)
+    steps = c["gradient_accumulation_steps"] if mode == "train" else 1
+    whole = type(B) is int
+    for guards, traced, forms in state.forms:
+        if applies(guards, L):
+            break
+    else:
+        traced = trace(lambda cs, seqs: price_step(cs, plan, seqs, decode, steps), c, length_key, L)
+        if traced is None or len(state.forms) >= 8:  # (past 8 forms: lengths on many sides of many thresholds)
+            state.forms = False if traced is None else state.forms
+            return None
+        guards, forms = traced[0], {}
+        state.forms.append((guards, traced, forms))
+    form = forms.get(whole)
+    try:
+        if form is None:
+            form = forms[whole] = compile_form(traced[1], traced[2], plan.multiplicity,
+                                               tuple(k.mtp for k in plan.kinds), whole)
+        rows, head, components, learnable, attention = form(L, B)
+    except (NotExact, RecursionError, MemoryError):  # a form that cannot serve: the ordinary pricing
+        state.forms = False
+        return None
+    tokens = B if decode else L * B
+
+    def hardware():
+        return hardware_parts(apply_overrides(c, given), Uniform(L, B), tokens, False, steps)
+
+    return assemble(c["model_name"], mode, c["convention"], _round(tokens * steps), components, learnable,
+                    attention, (plan, rows, head, hardware), c["not_priced"])

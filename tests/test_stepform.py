@@ -44,7 +44,7 @@ def both(cfg, monkeypatch, **step):
         account._COUNTS.clear()
         with monkeypatch.context() as m:
             if ordinary:
-                m.setattr(account, "_step_count", lambda key: None)
+                m.setattr(stepform, "step_count", lambda *a: None)
             try:
                 out.append(snapshot(maxflops.count(cfg, **step)))
             except ValueError as e:
@@ -53,7 +53,7 @@ def both(cfg, monkeypatch, **step):
 
 
 def forms_of(cfg):
-    state = account._FORMS.get(call_key(cfg)[0])
+    state = stepform._FORMS.get(call_key(cfg)[0])
     return None if state is None else state.forms
 
 
@@ -72,7 +72,7 @@ def check_case(name, knobs, lengths, monkeypatch, hardware_at=None):
         got = maxflops.count(cfg, **{key: hardware_at, "per_device_batch_size": 2})
         account._COUNTS.clear()
         with monkeypatch.context() as m:
-            m.setattr(account, "_step_count", lambda key: None)
+            m.setattr(stepform, "step_count", lambda *a: None)
             want = maxflops.count(cfg, **{key: hardware_at, "per_device_batch_size": 2})
         assert got.hardware_components == want.hardware_components
         assert [r.to_dict() for r in got.layers] == [r.to_dict() for r in want.layers]
