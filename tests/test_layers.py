@@ -80,14 +80,17 @@ def test_the_analytic_core_imports_no_jax():
 
 
 def test_every_package_ships():
-    """pyproject.toml lists its packages by name: a package missing from the list is missing from the wheel (and an
-    editable install hides it)."""
-    import re
+    """setup.py finds the packages under maxflops/ (a package missing from the wheel fails to import, and an editable
+    install hides it): every folder of modules is a package (find_packages skips a folder without __init__.py), the
+    search covers maxflops/ and no table in pyproject.toml replaces its list, and configs/ is added."""
+    import tomllib
 
-    text = (ROOT / "pyproject.toml").read_text()
-    listed = set(re.findall(r'"(maxflops[a-z0-9_.]*)"', text.split("packages = [", 1)[1].split("]", 1)[0]))
-    packages = {module_name(p.parent / "__init__.py") for p in PKG.rglob("__init__.py")}
-    assert packages - listed == set(), sorted(packages - listed)
+    folders = {p.parent for p in PKG.rglob("*.py") if "__pycache__" not in p.parts}
+    assert {f for f in folders if not (f / "__init__.py").exists()} == set()
+    setup = (ROOT / "setup.py").read_text()
+    assert 'find_packages(include=["maxflops", "maxflops.*"]) + ["maxflops.configs"]' in setup
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "packages" not in tool and tool["package-dir"] == {"maxflops.configs": "configs"}
 
 
 def test_the_proof_side_imports_point_down():
