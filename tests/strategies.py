@@ -14,6 +14,8 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from maxflops.config import CONVENTIONS, HARDWARE_BELOW_MODEL, SCHEMA, bridge_refusal
+from maxflops.families import FAMILIES
+from maxflops.families.compressed import BUILT_WITH
 
 SCHEMA_DEFAULTS = {k: f.default for k, f in SCHEMA.items()}
 
@@ -74,6 +76,23 @@ NOT_DRAWN = {
 }
 
 
+def usable_letters(convention: str, compressed: bool) -> str:
+    """The mixer letters a drawn model may use, read from the family registry: every family's letters whose
+    conventions have a rule for it (``Family.conventions``; Kimi delta attention has none under Megatron-LM main, for
+    one), or with attention_type='compressed' the letters such a model is built of. Plain attention's come first
+    (hypothesis shrinks towards the first)."""
+    usable = [f for f in sorted(FAMILIES, key=lambda f: f.name != "attention")
+              if not f.conventions or convention in f.conventions]
+    if compressed:
+        return "".join(k for f in usable for k in f.letters if k in BUILT_WITH)
+    return "".join(k for f in usable if f.projection != "compressed" for k in f.letters)
+
+
+# The letters of the families whose layers have projections of their own (not attention's, which
+# attention_output_dim shapes)
+OWN_PROJECTION = "".join(k for f in FAMILIES if f.projection not in ("", "compressed") for k in f.letters)
+
+
 def _divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
@@ -114,10 +133,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     atype = attention_type or draw(st.sampled_from(SCHEMA["attention_type"].choices))
     kw["attention_type"] = atype
     compressed = atype == "compressed"
-    # Kimi delta attention has a rule under the exact and Megatron-Bridge conventions only (the others refuse it)
-    # (lightning attention under the exact convention only, the gated delta product under exact and Megatron-LM main)
-    letters = "GLSH" if compressed else "GLCDMA" + ("K" if convention in ("exact", "megatron_bridge") else "") + (
-        "NZ" if convention == "exact" else "") + ("P" if convention in ("exact", "megatron_main") else "")
+    letters = usable_letters(convention, compressed)
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -154,7 +170,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
-    if not set("DMAKNZP") & set(pattern):
+    if not set(OWN_PROJECTION) & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
     if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
@@ -282,7 +298,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if convention == "megatron_bridge" and bridge_refusal({**SCHEMA_DEFAULTS, **kw}):
         # a compressed model its DeepSeek-V4 rule has no term for: refused (test_megatron_bridge.py); Megatron-LM
         # has no KDA rule
-        kw["convention"] = convention = "exact" if set("KNZ") & set(pattern) else "megatron_main"
+        kw["convention"] = convention = (
+            "exact" if set(pattern) - set(usable_letters("megatron_main", compressed)) else "megatron_main")
     # --- the step ----------------------------------------------------------------------------------------
     if integer_batch or mode == "decode":
         b = draw(st.integers(1, 3))

@@ -187,6 +187,11 @@ def mixer_of(letter: str, layer_number: int, c):
     return None
 
 
+# The letters a model of attention_type='compressed' is built of (DeepSeek-V4: its own two and plain attention's
+# global and window layers)
+BUILT_WITH = "GLSH"
+
+
 def check(c, letters: str, err) -> None:
     compressed = c["attention_type"] == "compressed"
     if ("S" in letters or "H" in letters) and not compressed:
@@ -196,9 +201,9 @@ def check(c, letters: str, err) -> None:
         if not c["causal"]:
             err("causal", "False: compressed attention (attention_type='compressed') is causal")
         for ch in letters:
-            if ch not in "GLSH":
+            if ch not in BUILT_WITH:
                 err("attention_layer_pattern", f"{letters!r}: {ch!r} layers are not built with "
-                                               "attention_type='compressed' (letters: G, L, S, H)")
+                                               f"attention_type='compressed' (letters: {', '.join(BUILT_WITH)})")
         for key in ("global_head_dim", "global_num_kv_heads", "num_kv_shared_layers"):
             if c[key]:
                 err(key, f"{c[key]} is not modelled with attention_type='compressed'")
