@@ -43,7 +43,7 @@ def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
     values.update(given)
     values["convention_knobs_from"] = f"{convention}:{branch}" if branch else convention
     for key, value in values.items():
-        if value is not _DEFAULTS[key]:  # (every default passes check_value: tests/test_config.py)
+        if value is not _DEFAULTS[key]:  # (every default passes check_value: tests/core/test_config.py)
             check_value(key, value)
     check_relations(values)
     return values

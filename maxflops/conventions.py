@@ -180,7 +180,7 @@ _NOT_KNOBS = frozenset({"convention", "convention_knobs_from", "convention_quirk
 
 
 # The implementation knobs under which hardware FLOPs can fall below model FLOPs (every other knob only adds work);
-# the README lists each (tests/test_docs.py checks it), the property tests exempt exactly these.
+# the README lists each (tests/house/test_docs.py checks it), the property tests exempt exactly these.
 HARDWARE_BELOW_MODEL = {
     "capacity_factor": "below 1 with moe_impl='capacity' (tokens are dropped)",
     "mla_absorbed": "True (the kv latent may be narrower than the heads)",

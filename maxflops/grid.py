@@ -3,7 +3,7 @@
 Every figure of a step of full sequences is linear in the batch: the tokens, the attended pairs and every matmul
 grow with the number of rows, per row the same. So each length is priced once for one row (unrounded, as ``count``
 prices it), and each batch of that length is the one-row figures times the batch, rounded per component as
-``count`` rounds them: the same integers as ``count`` at every point (``tests/test_grid.py`` holds them to it).
+``count`` rounds them: the same integers as ``count`` at every point (``tests/core/test_grid.py`` holds them to it).
 Where a figure is not linear in the batch, every point is a ``count``: in decode (its MoE dispatch group is the
 whole batch) and for a batch that is not a whole number of rows.
 

@@ -20,7 +20,7 @@ Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and s
 (compressed layers: ``new_token_blocks``).
 
 The ``*_half_square`` / ``*_maxtext`` / ``*_megatron`` functions are other projects' approximations, kept so a
-convention can reproduce their numbers; they may return a Fraction. ``tests/test_masks.py`` proves every exact
+convention can reproduce their numbers; they may return a Fraction. ``tests/core/test_masks.py`` proves every exact
 form against brute-force enumeration.
 """
 
@@ -347,7 +347,7 @@ def _fold(L: int, block_q: int, period: int, scale: int, cols, moves) -> int:
     once at most, so the rows split into at most three runs at breakpoints found by bisection. On a run [a, b)
     the width steps by delta = P * block_q / scale * (right moves - left moves) per period, and the run sums
     residue by residue: sum_j n_j * w(a + j) + delta * n_j (n_j - 1) / 2. Checked against enumeration
-    (tests/test_hardware.py, tests/test_compressed.py)."""
+    (tests/core/test_hardware.py, tests/families/test_compressed.py)."""
     import math
 
     R = -(-L // block_q)

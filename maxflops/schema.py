@@ -27,7 +27,7 @@ INT_MAX = 2 ** 62  # the largest size or length a config may give (int64 indices
 # The FFN activation names: those MaxText resolves (its _convert_to_activation_function: 'linear' is the identity,
 # any other name an attribute of flax.linen), i.e. flax 0.12.8's activations that keep their input's shape, so that
 # the gated product runs (glu halves the last axis; logsumexp and one_hot change it), then the elementwise ones of
-# transformers and Megatron that flax lacks (squared ReLU...). tests/test_input_paths.py checks the list against
+# transformers and Megatron that flax lacks (squared ReLU...). tests/core/test_input_paths.py checks the list against
 # flax.linen. Every name keeps the FFN's matmuls: the check is that the name means something.
 ACTIVATION_NAMES = ("linear", "celu", "elu", "gelu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
                     "leaky_relu", "log_sigmoid", "log_softmax", "normalize", "relu", "relu6", "selu", "sigmoid", "silu",

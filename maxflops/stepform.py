@@ -6,7 +6,7 @@ step: the tokens L*B, the batch B, the length L, and functions of the length sum
 with those statistics as symbols (``Sym``): each component comes out as its coefficients over them, and ``compile``
 turns the coefficients into a small function of (L, B). A count at a new length or batch then evaluates that
 function instead of pricing every layer kind again: the same Python ints and Fractions, combined exactly, so the
-same integers after rounding (``tests/test_stepform.py`` holds every shipped config, mode and convention to it).
+same integers after rounding (``tests/core/test_stepform.py`` holds every shipped config, mode and convention to it).
 
 A symbol refuses every operation that is not linear in the statistics or whose result depends on their values
 (the product of two symbols, division, comparison, truth, conversion, hashing), and the statistics' own methods

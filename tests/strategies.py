@@ -1,10 +1,10 @@
-"""Hypothesis strategies for tests/test_properties.py: random valid maxflops configs.
+"""Hypothesis strategies for tests/core/test_properties.py: random valid maxflops configs.
 
 ``config_kwargs(...)`` draws the keyword arguments of ``maxflops.model_config``: every mixer letter, GQA / MLA /
 compressed attention, DSA with index reuse, dense and MoE FFNs, MTP, mHC, Engram, per-layer embeddings, vision,
 the gated delta net, Mamba-2, layers with a mixer or an FFN alone, every hardware knob, every convention and (optionally) reporting knobs set one by one.
 Widths are small and pairwise distinct, lengths short. Every key the schema has is drawn somewhere (see
-``COVERED`` and ``NOT_DRAWN``; tests/test_properties.py checks the two cover ``SCHEMA``).
+``COVERED`` and ``NOT_DRAWN``; tests/core/test_properties.py checks the two cover ``SCHEMA``).
 """
 
 from __future__ import annotations

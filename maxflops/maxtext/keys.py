@@ -11,7 +11,7 @@ Every key of MaxText 0.2.5's resolved config object (``pyconfig.initialize``: 85
   are not read by any count).
 
 ``BASE`` is MaxText 0.2.5's ``base.yml`` value of every key this module reads: a mapping or a YAML that does not
-set a key gets this value, as ``pyconfig`` would give it. ``tests/test_maxtext_real.py`` checks that this table
+set a key gets this value, as ``pyconfig`` would give it. ``tests/peers/test_maxtext_real.py`` checks that this table
 classifies every key of the committed MaxText object exactly once and that ``BASE`` equals it.
 """
 

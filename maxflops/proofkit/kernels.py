@@ -2,7 +2,7 @@
 
 Each mixer family's kernels live in its proof module (``maxflops.families.<name>.proof``, listed by
 ``maxflops.xla.registry.proof_of``). Each kernel issues exactly the matmuls its analytic hardware count says, so
-that XLA's loop-aware matmul count of the jitted kernel equals the engine's figure (``tests/test_xla_kernels.py``);
+that XLA's loop-aware matmul count of the jitted kernel equals the engine's figure (``tests/xla/test_xla_kernels.py``);
 everything else (masks, softmax, gates, top-k, gathers) is elementwise or data movement. Scopes
 (``jax.named_scope``) carry the engine's component names so that a module's matmuls can be attributed per
 component.

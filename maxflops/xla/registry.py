@@ -10,7 +10,7 @@ family's record. A proof module holds
     MATVEC                          "" or why XLA's optimizer rewrites its dots (matrix-vector) as multiply+reduce:
                                     a model holding it is checked on the lowered module
 
-``SLOTS`` names them; ``tests/test_families.py`` lists every family that lacks one.
+``SLOTS`` names them; ``tests/families/test_families.py`` lists every family that lacks one.
 """
 
 from __future__ import annotations

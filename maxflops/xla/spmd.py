@@ -77,7 +77,7 @@ def checks(n: int) -> list[dict]:
     # multiplies: per-query attention rows of one key, ideal MoE's per-token weight gradients (outer products),
     # DSA's per-query gathered keys and the indexer's head reduction (matrix-vector products). So these
     # per-device checks use dense attention and capacity MoE, on configs without DSA; the lowered module
-    # proves those forms (tests/test_xla_model.py).
+    # proves those forms (tests/xla/test_xla_model.py).
     knobs = dict(attention_impl="dense", moe_impl="capacity", capacity_factor=1.5)
     return [batch_sharded_train_step("llama3.1-8b", n, **knobs),
             batch_sharded_train_step("mixtral-8x7b", n, **knobs),

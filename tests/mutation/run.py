@@ -3,7 +3,7 @@ the fast test suite there; a mutant is killed when the suite fails.
 
     python tests/mutation/run.py                     # every mutant, the whole fast suite, table + kill rate
     python tests/mutation/run.py --only causal_strict,capacity_floor
-    python tests/mutation/run.py --ignore tests/test_formula_mutants.py     # the suite without a test file
+    python tests/mutation/run.py --ignore tests/core/test_formula_mutants.py     # the suite without a test file
     python tests/mutation/run.py --jobs 2 --json out.json --markdown RESULTS-table.md
 
 The shared working tree is never written: the repository (without .git, .venv and caches) is copied to a

@@ -19,7 +19,7 @@ Nothing outside a type's module branches on its name.
 
 Adding a model type: write ``models/<model_type>.py`` with its ``TYPE`` (copy the closest type's module), record its
 class defaults with ``tests/fixtures/hf_transformers/generate.py``, and add it to the zoo's proof
-(``tests/fixtures/hf_zoo``): ``tests/test_hf_zoo.py`` requires its counts to equal torch's on transformers' own model.
+(``tests/fixtures/hf_zoo``): ``tests/loaders/test_hf_zoo.py`` requires its counts to equal torch's on transformers' own model.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The model types of transformers 5.24's causal-LM mapping the house does not read, each with the one line a user
 gets: what the type is when it is no decoder-only language model (``NOT_DECODER``), or the form maxflops does not
 price yet (``NEEDS``: the mixers and blocks of the issue that adds them). A type of the mapping in neither, and with
-no module in ``models/``, is refused as not read yet. tests/test_hf_zoo.py holds these lists against the zoo's
+no module in ``models/``, is refused as not read yet. tests/loaders/test_hf_zoo.py holds these lists against the zoo's
 fixture (every type of the mapping is read and exact against torch, or here)."""
 
 from __future__ import annotations

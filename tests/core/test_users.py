@@ -1,0 +1,158 @@
+"""What the three users run: sweeps, comparisons and plots (config reviews), per-step MFU (trainers)."""
+
+
+import numpy as np
+import pytest
+
+import maxflops
+from maxflops import cli
+from repo import ROOT
+
+
+
+def test_sweep_reproduces_the_first_seed_table(capsys):
+    argv = ["maxflops", "sweep", "--model=glm5", "--lengths=4096,32768,131072,262144", "--config.convention=megatron",
+            "--compare=use_sparse_indexer=false"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in out[3:]}
+    # The seed's "after" / "before" GFLOPs per token, and before/after = its overcount column inverted.
+    expect = {"4,096": ("275.3", "280.9"), "32,768": ("290.0", "503.6"), "131,072": ("317.3", "1,267.0"),
+              "262,144": ("352.9", "2,284.9")}
+    for length, (after, before) in expect.items():
+        assert rows[length][-3:-1] == [after, before]
+    assert rows["262,144"][-1] == f"{352.880 / 2284.905:.2f}x"
+
+
+def test_sweep_any_key_and_json(capsys):
+    assert cli.main(["maxflops", "sweep", "--model=deepseek3.2-671b", "--vary=index_topk", "--values=512,2048",
+                     "--config.max_target_length=32768", "--json"]) == 0
+    import json
+
+    d = json.loads(capsys.readouterr().out)
+    assert d["key"] == "index_topk" and len(d["runs"][0]) == 2
+    assert d["runs"][0][0]["total"] < d["runs"][0][1]["total"]
+
+
+def test_sweep_against_other_models(capsys):
+    """The DeepSeek-V4 review: GFLOPs/token from 4K to 1M against DeepSeek-V3.2 and GLM-5, the same settings
+    (--config.*) applied to every model; each total is that model's own count at that length."""
+    lengths = [4096, 131072, 1048576]
+    argv = ["maxflops", "sweep", "--model=deepseek4-284b", "--lengths=" + ",".join(map(str, lengths)),
+            "--compare=deepseek3.2-671b,glm5", "--config.per_device_batch_size=2"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "total (deepseek3.2-671b)" in out[1] and "vs glm5" in out[1]
+    for line, L in zip(out[3:], lengths):
+        cells = line.split()
+        want = [maxflops.count(maxflops.load_config(m, max_target_length=L, per_device_batch_size=2)).per_token / 1e9
+                for m in ("deepseek4-284b", "deepseek3.2-671b", "glm5")]
+        assert cells[-5:] == [f"{want[0]:,.1f}", f"{want[1]:,.1f}", f"{want[0] / want[1]:.2f}x", f"{want[2]:,.1f}",
+                              f"{want[0] / want[2]:.2f}x"]
+    assert cli.main(argv[:-2] + ["--compare=glm5,use_sparse_indexer=false"]) == 2
+    assert "either KEY=VALUE settings or model names" in capsys.readouterr().err
+
+
+def test_compare_says_where_each_difference_comes_from(capsys):
+    assert cli.main(["maxflops", "compare", "glm5", "glm5:convention=megatron",
+                     "--config.max_target_length=131072"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines()[3:]}
+    assert "router_flops: True -> False" in lines["moe_router"]
+    assert "indexer_train_factor: 0 -> 3" in lines["indexer_score"]
+    assert "indexer_head_reduction: True -> False" in lines["indexer_score"]
+    assert "mla_norm_flops: False -> True" in lines["qkv_proj"]
+    assert lines["out_proj"].rstrip().endswith("1.000")  # no difference, no reason
+    assert "317.322" in lines["total"]
+    # Derived by recounting with each key flipped: glm5 has no windows and no gated delta net, so those knobs,
+    # which differ between the bundles, are not named.
+    assert "window_pairs" not in out and "gdn_core_state_ops" not in out and "causal_pairs" not in out
+
+
+def test_compare_two_models_and_bad_input(capsys):
+    assert cli.main(["maxflops", "compare", "deepseek3-671b", "deepseek3.2-671b"]) == 0
+    assert "use_sparse_indexer: False -> True" in capsys.readouterr().out
+    assert cli.main(["maxflops", "compare", "glm5"]) == 2
+    assert "two configs" in capsys.readouterr().err
+    assert cli.main(["maxflops", "compare", "glm5", "glm5:index_tpok=4"]) == 2
+    assert "did you mean 'index_topk'" in capsys.readouterr().err
+    assert cli.main(["maxflops", "sweep", "--model=glm5"]) == 2
+    assert "--lengths" in capsys.readouterr().err
+
+
+def test_plot_renders_a_png(tmp_path, capsys):
+    path = tmp_path / "sweep.png"
+    assert cli.main(["maxflops", "sweep", "--model=glm5", "--lengths=4096,16384,65536", f"--plot={path}",
+                     "--compare=convention=maxtext"]) == 0
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def brute_runs(ids):
+    out = []
+    for row in ids:
+        i = 0
+        while i < len(row):
+            j = i
+            while j < len(row) and row[j] == row[i]:
+                j += 1
+            if row[i] != 0:
+                out.append(j - i)
+            i = j
+    return out
+
+
+def test_segment_ids_to_document_lengths():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        ids = np.sort(rng.integers(0, 6, size=(4, 50)), axis=1)[:, ::-1]  # ids, then padding zeros at the end
+        ids = np.where(rng.random((4, 50)) < 0.05, 0, ids)  # and some padding holes
+        assert maxflops.segment_lengths_from_ids(ids).tolist() == brute_runs(ids)
+
+
+def test_step_reporter_mfu():
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=4096, per_device_batch_size=2)
+    rep = maxflops.StepReporter(cfg, peak_tflops=989)
+    padded = rep.step(2.0)
+    b = maxflops.count(cfg)
+    assert padded.model_flops == b.total and padded.model_mfu == b.total / 2.0 / 989e12
+    ids = np.zeros((2, 4096), np.int32)
+    ids[0, :1000], ids[0, 1000:3000], ids[1, :4096] = 1, 2, 1
+    packed = rep.step(2.0, segment_ids=ids)
+    assert packed.model_flops == maxflops.count(cfg, segment_lengths=[1000, 2000, 4096]).total
+    assert packed.tokens == 7096 and packed.model_mfu < padded.model_mfu
+    assert "MFU" in rep.format(3, packed)
+    with pytest.raises(ValueError, match="seconds"):
+        rep.step(0)
+    with pytest.raises(ValueError, match="peak_tflops"):
+        maxflops.StepReporter(cfg, peak_tflops=0)
+
+
+def test_loaded_files_count_like_the_shipped_configs():
+    a = maxflops.count(maxflops.load_config(str(ROOT / "tests/fixtures/hf/glm5.json"), max_target_length=8192))
+    b = maxflops.count(maxflops.load_config("glm5", max_target_length=8192))
+    assert a.total == b.total
+
+
+def test_step_reporter_counts_a_whole_accumulated_step_once():
+    import numpy as np
+
+    cfg = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=2,
+                               gradient_accumulation_steps=2)
+    reporter = maxflops.StepReporter(cfg, peak_tflops=100)
+    ids = np.zeros((4, 64), np.int32)  # two micro-batches of two rows
+    ids[0, :64], ids[1, :20], ids[1, 20:50], ids[2, :7], ids[3, :64] = 1, 2, 3, 4, 5
+    one = maxflops.load_config("llama3.1-8b", max_target_length=64, per_device_batch_size=1)
+    docs = [64, 20, 30, 7, 64]
+    assert reporter.breakdown(segment_ids=ids).total == sum(maxflops.count(one, [L]).total for L in docs)
+    assert reporter.breakdown().total == 4 * maxflops.count(one).total  # padded: 4 full rows
+
+
+def test_decode_kv_lengths_must_match_the_batch_and_one_token_is_singular():
+    from maxflops.report import text_report
+
+    cfg = maxflops.load_config("llama3.1-8b", mode="decode", decode_kv_length=100, per_device_batch_size=2)
+    with pytest.raises(ValueError, match=r"3 sequences, but per_device_batch_size = 2"):
+        maxflops.count(cfg, segment_lengths=[5, 6, 7])
+    one = maxflops.load_config("llama3.1-8b", mode="decode", decode_kv_length=100, per_device_batch_size=1)
+    assert "decode step: 1 new token, KV length 100" in text_report(maxflops.count(one), one)

@@ -1,0 +1,75 @@
+"""The plan is cached on ``resolve.PLAN_KEYS`` (sweeps over any other key reuse it): the plan must read no other key,
+or a sweep over that key would reuse a stale plan. Here ``build_plan`` runs on a resolved config that records every
+key it reads (``[]``, ``get``, ``in``), for every shipped config under every variant of the behaviour fixture and
+every model type of the Hugging Face zoo, and each key read must be one of PLAN_KEYS."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+import maxflops
+from maxflops.config import resolve
+from maxflops.loaders import hf, load_hf_config
+from maxflops.plan import build_plan
+from maxflops.resolve import PLAN_KEYS
+from repo import ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "behaviour"))
+from generate import BASE, VARIANTS  # noqa: E402
+
+
+class Recording(dict):
+    """A resolved config that remembers the keys read."""
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.read = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+def _reads(config) -> set:
+    c = Recording(resolve(dict(config)))
+    build_plan(c)
+    return c.read
+
+
+@pytest.mark.parametrize("name", maxflops.available_models())
+def test_the_plan_of_every_shipped_config_reads_plan_keys_only(name):
+    read = set()
+    for knobs in VARIANTS.values():
+        read |= _reads(maxflops.load_config(name, **BASE, **knobs))
+    assert read - set(PLAN_KEYS) == set()
+
+
+ZOO = json.loads((ROOT / "tests" / "fixtures" / "hf_zoo" / "cases.json").read_text())["cases"]
+
+
+def test_the_plan_of_every_zoo_model_reads_plan_keys_only(tmp_path):
+    read = set()
+    for name, case in sorted(ZOO.items()):
+        if case.get("status") != "ok" or not hf.get(case["config"].get("model_type", "")):
+            continue
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(case["config"]))
+        o = load_hf_config(path).overrides
+        for mode in ("train", "prefill", "decode"):
+            read |= _reads(maxflops.model_config(**o, mode=mode, max_target_length=case["length"]))
+    assert read - set(PLAN_KEYS) == set()
+
+
+def test_every_plan_key_is_a_schema_key():
+    assert set(PLAN_KEYS) <= set(maxflops.SCHEMA)
