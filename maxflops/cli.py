@@ -15,7 +15,8 @@ DEFAULT_MODEL = "deepseek3.2-671b"
 USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config=PATH.py] [--config.KEY=VALUE ...]
                           [--json]
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,L2,... [--vary=KEY --values=V1,V2,...]
-                                [--compare=KEY=VALUE[,KEY=VALUE] | --compare=MODEL[,MODEL...]] [--plot=out.png]
+                                [--compare=KEY=VALUE[,KEY=VALUE] | --compare=MODEL[,MODEL...]
+                                 | --conventions=NAME[,NAME...]] [--plot=out.png]
                                 [--json]
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,...|START:STOP:STEP --batches=B1,...|START:STOP:STEP
                                 [--csv=grid.csv] [--plot=grid.png] [--json]      (a grid, exact and fast)
@@ -24,6 +25,7 @@ USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config
   e.g. python -m maxflops --model=glm5 --config.max_target_length=32768 --config.convention=megatron
        python -m maxflops sweep --model=glm5 --lengths=4096,32768,131072,262144 --compare=use_sparse_indexer=false
        python -m maxflops sweep --model=deepseek4-284b --lengths=4096,131072,1048576 --compare=deepseek3.2-671b,glm5
+       python -m maxflops sweep --model=glm5 --lengths=4096,131072 --conventions=maxtext,megatron_main,megatron_bridge
        python -m maxflops compare glm5 glm5:convention=megatron --config.max_target_length=131072"""
 
 
@@ -197,11 +199,14 @@ def _sweep(argv: list[str]) -> int:
     vary, argv = _pop(argv, "vary")
     values, argv = _pop(argv, "values")
     compare, argv = _pop(argv, "compare")
+    conventions, argv = _pop(argv, "conventions")
     plot, argv = _pop(argv, "plot")
     batches, argv = _pop(argv, "batches")
     csv_path, argv = _pop(argv, "csv")
     if batches is not None:
-        return _grid(argv, lengths, batches, compare, plot, csv_path, vary)
+        return _grid(argv, lengths, batches, compare or conventions, plot, csv_path, vary)
+    if compare and conventions:
+        raise UsageError("sweep: give --compare or --conventions, not both")
     if csv_path:
         raise UsageError("--csv: give --batches too (a grid of lengths and batches), or use --json")
     if vary and lengths:
@@ -225,6 +230,15 @@ def _sweep(argv: list[str]) -> int:
         other = _assignments(compare, "--compare")
         runs.append(sweep(cfg, key, vals, **other))
         labels = [f"{cfg['convention']}", ",".join(f"{k}={v}" for k, v in other.items())]
+    elif conventions:  # the peers side by side: the same config counted by each convention's rules
+        from .conventions import CONVENTIONS
+
+        for name in filter(None, conventions.split(",")):
+            if name not in CONVENTIONS:
+                raise UsageError(f"--conventions: unknown convention {name!r}{closest(name, CONVENTIONS)}; "
+                                 f"conventions are {', '.join(CONVENTIONS)}")
+            runs.append(sweep(cfg, key, vals, convention=name))
+            labels.append(name)
     elif compare:  # other models (names or files), with the same --config.KEY=VALUE settings
         from .load import load_config
 
@@ -237,9 +251,9 @@ def _sweep(argv: list[str]) -> int:
             runs.append(sweep(other, key, vals))
             labels.append(validate(other)["model_name"])
     if plot:
-        from .plot import plot_sweep
+        from .plot import plot_sweep, plot_totals
 
-        plot_sweep(vals, runs, labels, plot, key)
+        (plot_totals if conventions else plot_sweep)(vals, runs, labels, plot, key)
     if fv.json:
         print(json.dumps({"key": key, "values": vals, "settings": labels,
                           "runs": [[b.to_dict() for b in run] for run in runs]}, indent=1, default=list))

@@ -1,4 +1,5 @@
-"""GFLOPs per token against context length, stacked by component, one panel per setting (matplotlib)."""
+"""GFLOPs per token against context length: stacked by component, one panel per setting, or each convention's total
+side by side (matplotlib)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def axis(values) -> tuple[list, bool]:
     return (list(values) if log else list(range(len(values)))), log
 
 
-def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") -> None:
+def _pyplot():
     try:
         import matplotlib
 
@@ -20,6 +21,11 @@ def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") 
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("--plot needs matplotlib: pip install matplotlib (or the 'plot' extra)") from None
+    return plt
+
+
+def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") -> None:
+    plt = _pyplot()
     x, log = axis(values)
     names = list(dict.fromkeys(n for run in runs for b in run for n in b.components))
     fig, axes = plt.subplots(1, len(runs), figsize=(6.5 * len(runs), 4.5), sharey=True, squeeze=False)
@@ -37,6 +43,37 @@ def plot_sweep(values, runs, labels, path: str, key: str = "max_target_length") 
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("GFLOPs per token")
     axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_totals(values, runs, labels, path: str, key: str = "max_target_length") -> None:
+    """One line per run on one panel, GFLOPs per token against ``key``: the same config counted by each convention
+    (the peers side by side), the first run (the exact count) drawn heavier. Model FLOPs, and the ratio of each run
+    to the first on a second panel."""
+    plt = _pyplot()
+    x, log = axis(values)
+    fig, (ax, rax) = plt.subplots(1, 2, figsize=(13, 4.5))
+    base = [b.total / b.tokens / 1e9 for b in runs[0]]
+    for i, (run, label) in enumerate(zip(runs, labels)):
+        y = [b.total / b.tokens / 1e9 for b in run]
+        style = dict(linewidth=3.0, color="black", zorder=3) if i == 0 else dict(linewidth=1.6, marker="o", ms=3)
+        ax.plot(x, y, label=label, **style)
+        rax.plot(x, [v / w for v, w in zip(y, base)], label=label, **style)
+    for a, ylabel in ((ax, "model GFLOPs per token"), (rax, f"ratio to {labels[0]}")):
+        if log:
+            a.set_xscale("log", base=2)
+        else:
+            a.set_xticks(x, [str(v) for v in values])
+        a.set_xlabel(key)
+        a.set_ylabel(ylabel)
+        a.grid(alpha=0.3)
+    rax.set_yscale("log", base=2)
+    rax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}x"))
+    rax.yaxis.set_minor_formatter(plt.FuncFormatter(lambda v, _: ""))
+    ax.set_title(f"{runs[0][0].model_name}, {runs[0][0].mode}: each convention's count")
+    rax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -80,6 +80,30 @@ def test_compare_two_models_and_bad_input(capsys):
     assert "--lengths" in capsys.readouterr().err
 
 
+def test_sweep_the_peers_side_by_side(tmp_path, capsys):
+    """--conventions: one run per convention of the same config; each total is count() under that convention, the
+    ratio the exact count's to it; a plot of the totals; a bad name or a second comparison is one line."""
+    lengths, names = [4096, 131072], ["maxtext", "megatron_main", "megatron_bridge"]
+    argv = ["maxflops", "sweep", "--model=glm5", "--lengths=4096,131072", "--conventions=" + ",".join(names)]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert all(f"total ({n})" in out[1] and f"vs {n}" in out[1] for n in names)
+    for line, L in zip(out[3:], lengths):
+        want = [maxflops.count(maxflops.load_config("glm5", max_target_length=L, convention=c)).per_token / 1e9
+                for c in ["exact"] + names]
+        cells = line.split()[-7:]
+        assert cells == [f"{want[0]:,.1f}"] + [x for w in want[1:] for x in (f"{w:,.1f}", f"{want[0] / w:.2f}x")]
+    path = tmp_path / "peers.png"
+    assert cli.main(argv + [f"--plot={path}"]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    assert cli.main(argv[:-1] + ["--conventions=megatrn"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown convention 'megatrn' (did you mean 'megatron'?)" in err and len(err.strip().splitlines()) == 1
+    assert cli.main(argv + ["--compare=glm5"]) == 2
+    assert "--compare or --conventions, not both" in capsys.readouterr().err
+
+
 def test_plot_renders_a_png(tmp_path, capsys):
     path = tmp_path / "sweep.png"
     assert cli.main(["maxflops", "sweep", "--model=glm5", "--lengths=4096,16384,65536", f"--plot={path}",
