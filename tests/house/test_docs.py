@@ -108,6 +108,8 @@ NOT_RUN = {
     "bash benchmarks/device_check.sh --quick": "the accelerator check's short run: a GPU or TPU machine",
     "python tests/fixtures/hf_transformers/generate.py": "a venv with transformers 5.24 (the fixture it writes is "
                                                          "held by tests/loaders/test_hf_defaults.py)",
+    "python tests/fixtures/hf_nulls/generate.py": "a venv with torch 2.13 and transformers 5.24 (the fixture and "
+                                                   "the table it writes are held by tests/loaders/test_hf_nulls.py)",
     "python tests/fixtures/hf_zoo/generate.py": "a venv with torch 2.13 and transformers 5.24 (the fixture it writes "
                                                 "is held by tests/loaders/test_hf_zoo.py)",
     "MAXFLOPS_REGENERATE=1 python -m pytest tests/loaders/test_hf_zoo.py -k coverage": "rewrites a committed page; "

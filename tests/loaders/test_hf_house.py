@@ -33,9 +33,10 @@ def test_unknown_names_are_no_type(name):
 
 
 def test_shared_code_never_names_a_type():
-    """house, parts, ssm, keys and the entry point: a model type's name in a string there is a branch on it."""
+    """house, parts, ssm, keys and the entry point: a model type's name in a string there is a branch on it.
+    nulls.py is data by type, generated from transformers (tests/fixtures/hf_nulls/generate.py), read by no branch."""
     names = set(hf.model_types()) - {"mamba"}  # also a layer kind of hybrid files ('mamba' blocks), which ssm.py reads
-    for path in sorted(HOUSE.glob("*.py")):
+    for path in sorted(p for p in HOUSE.glob("*.py") if p.name != "nulls.py"):
         strings = set(re.findall(r"""["']([a-z0-9_]+)["']""", path.read_text()))
         assert not strings & names, f"{path.name} names {sorted(strings & names)}"
 

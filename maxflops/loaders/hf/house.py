@@ -13,6 +13,7 @@ import pkgutil
 from typing import Any, Callable, Mapping
 
 from ...reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
+from .nulls import REFUSED
 from . import parts
 
 __all__ = ["HFType", "TypeReader", "get", "names", "model_types", "read_decoder", "read_decoder_4x"]
@@ -78,6 +79,17 @@ class TypeReader(Reader):
         super().__init__(renamed, path, prefix)
         self.original = data
         self.model_type = ""
+
+    def raw(self, key: str, default=MISSING, *, none_ok: bool = False, record: bool = True):
+        """A null where the type's config class refuses one, or keeps it for a model that then fails
+        (``nulls.REFUSED``, recorded from transformers), is refused, whatever default or meaning the reader would give
+        it; any other null is the reader's to read (tests/loaders/test_hf_nulls.py holds those to transformers)."""
+        if key in self.data and self.data[key] is None and self.file_key.get(key, key) in REFUSED.get(self.model_type,
+                                                                                                      ()):
+            raise self.fail(key, f"null: transformers builds no {self.model_type} model with it (the config class or "
+                                 "the model refuses a null here); give a value, or leave the key out for the class "
+                                 "default")
+        return super().raw(key, default, none_ok=none_ok, record=record)
 
     def name(self, key: str) -> str:
         return self.prefix + self.file_key.get(key, key)
