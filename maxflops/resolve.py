@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from .config import (REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, explicit, apply_overrides, as_dict, quirks, resolve,
                      say_inert)
+from .families import FAMILIES
 from .plan import build_plan
 
 __all__ = ["resolve_call", "call_key", "resolve_key", "from_source", "register_source", "plan_of", "hardware_view",
@@ -52,16 +53,15 @@ def from_source(config):
     return config
 
 
-# Keys the plan depends on; sweeps over anything else (lengths, batch, conventions' pair rules) reuse it.
-PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "attention_type", "causal", "use_sparse_indexer",
-             "sliding_window_size", "chunk_attn_window_size", "index_topk", "index_topk_freq",
-             "index_skip_offset", "indexer_every_layer", "num_experts", "first_num_dense_layers",
-             "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
-             "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "mtp_ffn_layer_pattern", "csa_compress_ratio",
-             "hca_compress_ratio",
-             "remat_skip_layers", "remat_block_layers", "ffn_layer_pattern",
-             "parallel_layer_pattern", "warmup_cse_layers", "warmup_dead_last_layer",
-             "pipeline_stages", "pipeline_layers")
+# Keys the plan depends on; sweeps over anything else (lengths, batch, conventions' pair rules) reuse it: the trunk's
+# (plan.build_plan's layer shapes, MoE placement, MTP, remat, pipeline) and each family's (Family.plan_keys: what its
+# mixer_of reads)
+TRUNK_PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "num_experts", "first_num_dense_layers",
+                   "interleave_moe_layer_step", "mtp_num_layers", "mode", "ffn_all_moe", "num_kv_shared_layers",
+                   "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "mtp_ffn_layer_pattern",
+                   "remat_skip_layers", "remat_block_layers", "ffn_layer_pattern", "parallel_layer_pattern",
+                   "warmup_cse_layers", "warmup_dead_last_layer", "pipeline_stages", "pipeline_layers")
+PLAN_KEYS = tuple(dict.fromkeys(TRUNK_PLAN_KEYS + tuple(k for f in FAMILIES for k in f.plan_keys)))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -47,6 +47,37 @@ def _reads(config) -> set:
     return c.read
 
 
+def test_each_family_declares_the_keys_its_layers_read():
+    """Each family's mixer_of, over every shipped config and variant, reads only the trunk's keys and its own
+    plan_keys (so PLAN_KEYS, composed from them, is declared where the reading is), and each declared key is read."""
+    from maxflops.families import FAMILIES
+    from maxflops.resolve import TRUNK_PLAN_KEYS
+
+    read = {f.name: set() for f in FAMILIES}
+    originals = {f.name: f.mixer_of for f in FAMILIES}
+
+    def recording(fam):
+        def mixer_of(letter, n, c):
+            rec = Recording(c)
+            got = originals[fam.name](letter, n, rec)
+            read[fam.name] |= rec.read
+            return got
+        return mixer_of
+
+    try:
+        for f in FAMILIES:
+            object.__setattr__(f, "mixer_of", recording(f))
+        for name in maxflops.available_models():
+            for knobs in VARIANTS.values():
+                build_plan(resolve(dict(maxflops.load_config(name, **BASE, **knobs))))
+    finally:
+        for f in FAMILIES:
+            object.__setattr__(f, "mixer_of", originals[f.name])
+    for f in FAMILIES:
+        assert read[f.name] - set(TRUNK_PLAN_KEYS) - set(f.plan_keys) == set(), f.name
+        assert set(f.plan_keys) <= read[f.name], f.name
+
+
 @pytest.mark.parametrize("name", maxflops.available_models())
 def test_the_plan_of_every_shipped_config_reads_plan_keys_only(name):
     read = set()

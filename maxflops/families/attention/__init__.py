@@ -265,6 +265,7 @@ FAMILY = Family(
     components=(),
     schema=SCHEMA,
     mixer_of=mixer_of,
+    plan_keys=("causal", "sliding_window_size", "chunk_attn_window_size"),
     price=price,
     price_hardware=price_hardware,
     decode_cache=decode_cache,

@@ -277,6 +277,7 @@ FAMILY = Family(
     components=COMPONENTS,
     schema=SCHEMA,
     mixer_of=mixer_of,
+    plan_keys=("use_sparse_indexer", "index_topk", "csa_compress_ratio", "hca_compress_ratio"),
     projection="compressed",
     price=price,
     price_hardware=price_hardware,

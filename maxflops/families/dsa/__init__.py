@@ -263,6 +263,7 @@ FAMILY = Family(
     components=COMPONENTS,
     schema=SCHEMA,
     mixer_of=mixer_of,
+    plan_keys=("attention_type", "causal", "use_sparse_indexer", "index_topk", "index_topk_freq", "index_skip_offset", "indexer_every_layer"),
     price=price,
     price_hardware=price_hardware,
     decode_cache=decode_cache,
