@@ -78,13 +78,18 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
         return
     if c["router_flops"]:
         p.out["moe_router"] = terms.router(d_ffn, c["num_experts"] + c["zero_experts"]) * tokens
-    per_expert_token = terms.mlp(d_ffn, c["moe_mlp_dim"], gated)
+    d_exp = c["moe_latent_size"] or d_ffn  # the routed experts' width: a latent MoE's projected space
+    per_expert_token = terms.mlp(d_exp, c["moe_mlp_dim"], gated)
     if hardware and c["moe_impl"] != "ideal":
-        _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_ffn)
+        _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_exp)
     else:
         p.out["moe_routed"] = per_expert_token * routed_slots(c, tokens)
     if hardware and c["moe_router_scale"] == "input" and not post_norm:  # the experts' outputs are only summed
-        p.tail["moe_routed"] = p.out["moe_routed"] * Fraction(terms.mlp_down(d_ffn, c["moe_mlp_dim"]), per_expert_token)
+        p.tail["moe_routed"] = p.out["moe_routed"] * Fraction(terms.mlp_down(d_exp, c["moe_mlp_dim"]), per_expert_token)
+    if c["moe_latent_size"]:  # D -> latent before the experts, latent -> D after them: every token, once
+        p.out["moe_latent_proj"] = terms.latent_proj(d_ffn, d_exp) * tokens
+        if not post_norm:  # latent -> D, the last matmul
+            p.tail["moe_latent_proj"] = terms.latent_proj(d_ffn, d_exp) // 2 * tokens
     if c["shared_experts"]:
         gate = terms.shared_gate(d_ffn) if c["shared_expert_gate"] and c["shared_expert_gate_flops"] else 0
         width = c["shared_expert_mlp_dim"] or c["moe_mlp_dim"]
@@ -111,7 +116,8 @@ def routed_slots(c, tokens):
 
 
 def _hardware_moe(p: Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -> None:
-    """The routed experts as moe_impl runs them, with moe_dispatch's one-hot matmuls where the program uses them."""
+    """The routed experts as moe_impl runs them, with moe_dispatch's one-hot matmuls where the program uses them
+    (``d_ffn``: the width the experts take and give, a latent MoE's latent)."""
     E, einsum = c["num_experts"], c["moe_dispatch"] == "einsum"
     if c["moe_impl"] == "ragged_dense":  # every routed row against every expert (XLA-CPU's lax.ragged_dot)
         p.out["moe_routed"] = E * c["num_experts_per_tok"] * per_expert_token * tokens

@@ -229,7 +229,7 @@ def _letters(c: Mapping[str, Any]) -> str:
 # key -> (does this resolved config read it?, why not). A key given explicitly (a Python override, a CLI flag, a key
 # of an ml_collections file) that the model does not read is said (InertKeyWarning); keys a loaded file carries are
 # not overrides (a Hugging Face or MaxText file sets what its model has).
-_MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok")
+_MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok", "moe_latent_size")
 
 
 _MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")

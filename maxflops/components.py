@@ -92,6 +92,7 @@ register(
     _trunk("mlp", 140, "the dense FFN"),
     _trunk("moe_router", 150, "the MoE router D -> E"),
     _trunk("moe_routed", 160, "the routed experts"),
+    _trunk("moe_latent_proj", 165, "latent MoE: the routed experts' projections D -> latent and back, once per token"),
     _trunk("moe_weighted_sum", 170, "the dense MoE path's router-weighted sum over experts"),
     _trunk("moe_dispatch", 180, "the one-hot MoE dispatch (capacity, einsum)"),
     _trunk("moe_combine", 190, "the one-hot MoE combine (capacity, einsum)"),

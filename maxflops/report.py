@@ -17,13 +17,18 @@ def _fmt_flops(x: int) -> str:
     return f"{x / 1e12:,.3f}"
 
 
-def _ranges(numbers: list[int]) -> str:
+def _ranges(names: list[str]) -> str:
+    """Row numbers as runs ("1-3,7"); a hybrid MTP module's layers ("1.2": module 1, its layer 2) run within their
+    module ("1.1-2")."""
     parts, start = [], None
-    for i, n in enumerate(numbers):
+    keys = [tuple(int(x) for x in n.split(".")) for n in names]
+    for i, k in enumerate(keys):
         if start is None:
-            start = n
-        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
-            parts.append(str(start) if start == n else f"{start}-{n}")
+            start = k
+        nxt = keys[i + 1] if i + 1 < len(keys) else None
+        if nxt is None or nxt[:-1] != k[:-1] or nxt[-1] != k[-1] + 1:
+            first = ".".join(map(str, start))
+            parts.append(first if start == k else f"{first}-{k[-1]}")
             start = None
     text = ",".join(parts)
     return text if len(text) <= 28 else text[:25] + "..."
@@ -41,7 +46,7 @@ def _layer_groups(b: Breakdown):
         if row.group == "head":
             label = "head"
         else:
-            label = f"{row.group.replace('decoder', 'layer')} {_ranges([int(r.name.split()[-1]) for r in rows])}"
+            label = f"{row.group.replace('decoder', 'layer')} {_ranges([r.name.split()[-1] for r in rows])}"
         out.append((label, row, len(rows)))
     return out
 
@@ -58,7 +63,8 @@ def _describe(row) -> str:
             mixer = family.label(mixer, row)
     if row.parallel:
         mixer += " + " + MIXER_FAMILY[row.parallel].mixers[row.parallel]
-    return f"{mixer}, {FFN_LABELS[row.ffn]}"
+    latent = "latent " if "moe_latent_proj" in row.components else ""  # experts behind a D -> latent projection
+    return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}"
 
 
 def text_report(b: Breakdown, config=None, traffic=None) -> str:

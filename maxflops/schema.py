@@ -73,6 +73,9 @@ SCHEMA: dict[str, Field] = {
                                          "(an expected count: the component is rounded to the FLOP)."),
     "moe_mlp_dim": field_of(2048, int, "Hidden width of each routed expert (and of each shared one unless "
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
+    "moe_latent_size": field_of(0, int, "Latent MoE (Nemotron-3 Super and Ultra): the routed experts work in a space "
+                                   "of this width, behind one projection D -> latent and one latent -> D per token "
+                                   "(the router and the shared experts stay at D); 0: none.", minimum=0),
     "shared_experts": field_of(0, int, "Shared (always-on) experts per MoE layer.", minimum=0),
     "shared_expert_mlp_dim": field_of(0, int, "Hidden width of each shared expert; 0 means moe_mlp_dim (Gemma 4's is "
                                         "its mlp_dim).", minimum=0),

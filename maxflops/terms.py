@@ -116,6 +116,11 @@ def mlp_down(d: int, hidden: int) -> int:
     return 2 * hidden * d
 
 
+def latent_proj(d: int, latent: int) -> int:
+    """A latent MoE's two projections per token: D -> latent before the routed experts, latent -> D after."""
+    return 2 * 2 * d * latent
+
+
 def router(d: int, num_experts: int) -> int:
     """MoE router logits D -> E: every expert is scored for every token."""
     return 2 * d * num_experts

@@ -38,7 +38,7 @@ from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
 
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
-WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "indexer_proj",
+WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
                             "indexer_proj_attn", "compressor",
                             "layer_up_proj", "per_layer_emb", "engram_proj"})
 
@@ -118,7 +118,7 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         E, k = c["num_experts"], c["num_experts_per_tok"]
         reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2
-        elements["moe_routed"] = terms.mlp(ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+        elements["moe_routed"] = terms.mlp(c["moe_latent_size"] or ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
         elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2

@@ -21,7 +21,7 @@ from fractions import Fraction
 GROUPS = {
     "attention": ("qkv_proj", "out_proj", "compressor", "indexer_proj", "indexer_proj_attn"),
     "mlp": ("mlp",),
-    "moe_routed": ("moe_routed",),
+    "moe_routed": ("moe_routed", "moe_latent_proj"),
     "moe_shared": ("moe_shared",),
     "moe_router": ("moe_router",),
     "logits": ("logits", "mhc_head"),

@@ -113,8 +113,11 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
         E, k, S, F = c["num_experts"], c["num_experts_per_tok"], c["shared_experts"], c["moe_mlp_dim"]
         FS = c["shared_expert_mlp_dim"] or F
         w += [("router", (D, E))]
+        X = c["moe_latent_size"] or D  # a latent MoE's experts take and give latent vectors (NemotronHMoE)
+        if c["moe_latent_size"]:
+            w += [("fc1_latent_proj", (D, X)), ("fc2_latent_proj", (X, D))]
         for e in range(k if active else E):
-            w += [(f"expert{e}.up", (D, F)), (f"expert{e}.down", (F, D))] + ([(f"expert{e}.gate", (D, F))] if gated else [])
+            w += [(f"expert{e}.up", (X, F)), (f"expert{e}.down", (F, X))] + ([(f"expert{e}.gate", (X, F))] if gated else [])
         for s in range(S):
             w += [(f"shared{s}.up", (D, FS)), (f"shared{s}.down", (FS, D))] + ([(f"shared{s}.gate", (D, FS))] if gated else [])
         if c["shared_expert_gate"]:
@@ -153,10 +156,18 @@ def golden_train(c, tokens=T):
         layers.append((letter, moe, own_index))
         if side_pattern and side_pattern[l % len(side_pattern)] != "-":  # a mixer beside it: its own weights
             layers.insert(len(layers) - 1, (side_pattern[l % len(side_pattern)], None, True))
-    layers += [(layers[-1][0], layers[-1][1], True, "mtp")] * c["mtp_num_layers"]
+    if c["mtp_ffn_layer_pattern"]:  # a hybrid's MTP modules: each its own layers (Megatron's pattern after '/')
+        shapes = {"E": "moe", "F": "dense", "-": None}
+        for _ in range(c["mtp_num_layers"]):
+            layers += [(m, shapes[f], True) + (("mtp",) if i == 0 else ())
+                       for i, (m, f) in enumerate(zip(c["mtp_layer_pattern"], c["mtp_ffn_layer_pattern"]))]
+    else:  # each module a copy of the last layer
+        layers += [(layers[-1][0], layers[-1][1], True, "mtp")] * c["mtp_num_layers"]
     for entry in layers:
         letter, ffn, own_index = entry[:3]
         learn += 3 * flops(layer_weights(c, letter, ffn == "moe", own_index, ffn=ffn is not None)) * tokens
+        if len(entry) == 4:  # an MTP module: its eh projection and its own head
+            learn += 3 * flops([("eh", (2 * c["emb_dim"], c["emb_dim"])), ("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
         if letter == "-":
             continue
         if letter == "M":
@@ -204,8 +215,6 @@ def golden_train(c, tokens=T):
                 learn += 1 * flops(indexer_weights(c)) * tokens
                 n, hd = c["index_n_heads"], c["index_head_dim"]
                 attn += 1 * (2 * n * hd + 2 * n) * (tokens * (tokens + 1) // 2)
-        if len(entry) == 4:  # MTP: eh projection and its own head
-            learn += 3 * flops([("eh", (2 * c["emb_dim"], c["emb_dim"])), ("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
     learn += 3 * flops([("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
     if c["mhc_hyper_head"]:  # hc_head_fn [G, G*D] (the weighted sum of the streams is elementwise)
         G_hc, D = c["mhc_expansion_rate"], c["emb_dim"]

@@ -65,6 +65,7 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
               "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mlp_dim", "moe_mlp_dim", "shared_expert_mlp_dim",
+              "moe_latent_size",
               "index_head_dim", "o_lora_rank", "per_layer_input_dim", "engram_head_dim", "vision_hidden_dim",
               "vision_mlp_dim", "vision_patch_dim", "gdn_key_head_dim", "gdn_value_head_dim", "mamba_head_dim",
               "mamba_state_dim", "mamba1_inner_dim", "kda_head_dim", "lightning_head_dim", "value_head_dim",
@@ -201,6 +202,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["shared_experts"] = draw(st.integers(0, 2))
         kw["shared_expert_mlp_dim"] = _maybe(draw, w["shared_expert_mlp_dim"])
         kw["shared_expert_gate"] = draw(st.booleans())
+        kw["moe_latent_size"] = _maybe(draw, w["moe_latent_size"])  # a latent MoE (Nemotron-3 Super)
         kw["first_num_dense_layers"] = draw(st.integers(0, n))
         kw["interleave_moe_layer_step"] = draw(st.integers(1, 3))
         if convention == "exact" and draw(st.integers(0, 3)) == 0:  # zero-computation experts (LongCat-Flash)

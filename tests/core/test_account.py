@@ -273,3 +273,15 @@ def test_warmup_edges_and_remat_unit_checks():
         count("dense", remat_skip_layers=1, remat_block_layers=4)
     traffic = maxflops.decode_traffic(maxflops.model_config(**SMALL), convention="maxtext")
     assert traffic.total == maxflops.decode_traffic(maxflops.model_config(**SMALL)).total
+
+
+def test_report_groups_hybrid_mtp_layers_by_module():
+    """A hybrid's MTP modules hold several layers ('mtp 1.2': module 1, its layer 2); the report's row groups run
+    within a module (the report used to fail on them: Nemotron-3 Super's was the first shipped config with one)."""
+    from maxflops.report import _ranges, text_report
+
+    assert _ranges(["0", "1", "2", "7"]) == "0-2,7"
+    assert _ranges(["1.1", "1.2", "2.1", "2.2", "3.2"]) == "1.1-2,2.1-2,3.2"
+    cfg = maxflops.load_config("nemotron-3-super-120b-a12b", mtp_num_layers=2)
+    text = text_report(maxflops.count(cfg), cfg)
+    assert "mtp 1.1,2.1 " in text and "mtp 1.2,2.2 " in text and "latent MoE FFN" in text

@@ -44,6 +44,9 @@ PUBLISHED = {
     # NVIDIA's model cards: "8B", "56B", "9B" (one significant digit but 56), Nemotron-3-Nano "31.6B total"
     "nemotron-h-8b": "8", "nemotron-h-56b": "56", "nemotron-nano-9b-v2": "9", "nemotron-3-nano-30b-a3b": "31.6",
     "falcon-h1-34b": "34",
+    # NVIDIA's names, "120B" and "550B" total, two significant digits: this file's weights count 120.67B and 549.31B
+    # without the MTP module (the latent projections and the experts on the latent included)
+    "nemotron-3-super-120b-a12b": "1.2e2", "nemotron-3-ultra-550b-a55b": "5.5e2",
     # IBM's model card: "32B" total (9B active)
     "granite-4.0-h-small": "32",
     # AI21 publishes "398B total, 94B active": this config counts 398.55B with an untied head (JambaConfig's default;

@@ -28,10 +28,8 @@ needs_corpus = pytest.mark.skipif(not HF_REAL.is_dir(), reason="../shared/hf-rea
 READ = sorted(n for n, s in SOURCES.items() if hf.get(s["model_type"]))
 NOT_READ = sorted(set(SOURCES) - set(READ))
 
-# Files of a read type that the house refuses, with the key the refusal names: a form maxflops lacks (the issue of
-# the mixers and blocks still missing: latent MoE).
-REFUSED = {"nvidia-nemotron-3-super-120b-a12b-fp8": "moe_latent_size",
-           "nvidia-nemotron-3-ultra-550b-a55b-bf16": "moe_latent_size"}
+# Files of a read type that the house refuses, with the key the refusal names: a form maxflops lacks.
+REFUSED: dict = {}
 
 # Published figures that count more than the text decoder maxflops counts, with the reason; the count is held below
 # the figure, and at the text decoder's size where it is known.

@@ -125,10 +125,11 @@ def _read(r: Reader, d) -> dict:
                                            d("moe_shared_expert_intermediate_size"), minimum=1)
         r.ignore("n_shared_experts", "unused: NemotronHMoE always has one shared MLP "
                                      "(moe_shared_expert_intermediate_size wide)")
-        if parts.given(r, "moe_latent_size"):
-            raise r.fail("moe_latent_size", "not modelled: experts in a latent space (its D -> latent and back "
-                                            "projections)")
-        r.ignore("moe_latent_size", NO_EFFECT + " (null)")
+        # NemotronHMoE: with moe_latent_size, fc1_latent_proj D -> latent before the routed experts (which take and
+        # give latent vectors) and fc2_latent_proj back after them; null: none (nn.Identity)
+        latent = r.int("moe_latent_size", None, minimum=1, none_ok=True)
+        if latent is not None:
+            o["moe_latent_size"] = latent
     else:
         for k in ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                   "moe_shared_expert_intermediate_size", "n_shared_experts", "moe_latent_size"):
