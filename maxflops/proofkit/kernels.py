@@ -44,7 +44,8 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
     """Top-k MoE over the tokens of x [B, L, D]. ``ideal``: each token runs its k experts (their weights are
     gathered per token); ``capacity``: per sequence, every expert runs ceil(cf * L * k / E) slots (padded,
     overflow dropped); ``dense``: every expert runs every token. Router D -> E; shared experts and their gate
-    as dense layers."""
+    as dense layers. With ``p["latent_in"]`` [D, X] and ``p["latent_out"]`` [X, D] a latent MoE: the routed
+    experts take x projected to X and their sum is projected back (the router and shared experts see x)."""
     B, L, D = x.shape
     xt = x.reshape(B * L, D)
     T = B * L
@@ -53,6 +54,29 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
     gate_w, idx = jax.lax.top_k(logits, k)
     gate_w = jax.nn.softmax(gate_w, -1)
     names = ["up", "down"] + (["gate"] if gated else [])
+    latent = "latent_in" in p
+    x_in, xt_in = x, xt
+    if latent:
+        with jax.named_scope("moe_latent_proj"):
+            xt_in = dense(xt, p["latent_in"])
+        x_in = xt_in.reshape(B, L, -1)
+    out = _routed(p, x_in, xt_in, idx, gate_w, names, num_experts, k, gated, impl, capacity_factor)
+    if latent:
+        with jax.named_scope("moe_latent_proj"):
+            out = dense(out, p["latent_out"])
+    if shared:
+        with jax.named_scope("moe_shared"):
+            s = sum(mlp(p, xt, gated, prefix=f"shared{i}_") for i in range(shared))
+            if shared_gate:
+                s = jax.nn.sigmoid(dense(xt, p["shared_gate"])) * s
+            out = out + s
+    return out.reshape(B, L, D)
+
+
+def _routed(p, x, xt, idx, gate_w, names, num_experts, k, gated, impl, capacity_factor):
+    """The routed experts over the tokens xt [T, X] (x: the same as [B, L, X]), weighted by the router's gates."""
+    B, L, X = x.shape
+    T = B * L
     with jax.named_scope("moe_routed"):
         if impl == "ideal":
             w = {n: p["experts_" + n][idx] for n in names}  # [T, k, ...]
@@ -61,19 +85,13 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
         elif impl == "dense":
             w = {n: p["experts_" + n] for n in names}
             y = _expert_ffn(xt, w, gated, "td,edf->tef", "tef,efd->ted")
-            weights = jnp.zeros((T, num_experts), x.dtype).at[jnp.arange(T)[:, None], idx].set(gate_w)
+            weights = jnp.zeros((T, num_experts), xt.dtype).at[jnp.arange(T)[:, None], idx].set(gate_w)
             out = (weights[..., None] * y).sum(1)
         else:  # each sequence (row of the batch) is one dispatch group
             out = jax.vmap(lambda xg, ig, wg: _capacity_group(p, xg, ig, wg, num_experts, k, gated,
                                                              capacity_factor))(
-                x, idx.reshape(B, L, k), gate_w.reshape(B, L, k)).reshape(T, D)
-    if shared:
-        with jax.named_scope("moe_shared"):
-            s = sum(mlp(p, xt, gated, prefix=f"shared{i}_") for i in range(shared))
-            if shared_gate:
-                s = jax.nn.sigmoid(dense(xt, p["shared_gate"])) * s
-            out = out + s
-    return out.reshape(B, L, D)
+                x, idx.reshape(B, L, k), gate_w.reshape(B, L, k)).reshape(T, X)
+    return out
 
 
 def _expert_ffn(x, w, gated, up_spec, down_spec):

@@ -46,7 +46,7 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     """The documented reduction of a config (see the module docstring), resolved and validated."""
     c = validate(config)
     out = dict(c)
-    out.update(emb_dim=32, vocab_size=64, mlp_dim=48, moe_mlp_dim=16,
+    out.update(emb_dim=32, vocab_size=64, mlp_dim=48, moe_mlp_dim=16, moe_latent_size=12 if c["moe_latent_size"] else 0,
                per_device_batch_size=float(REDUCED_BATCH), max_target_length=REDUCED_LENGTH,
                gradient_accumulation_steps=1, mtp_num_layers=min(c["mtp_num_layers"], 1),
                attention_block_q=min(c["attention_block_q"], 4), attention_block_kv=min(c["attention_block_kv"], 3))
@@ -148,10 +148,13 @@ class Layer(nn.Module):
             gated = len(c["mlp_activations"]) == 2
             if kind.ffn == "moe":
                 E, F = c["num_experts"], c["moe_mlp_dim"]
-                params = {"router": p("router", (D, E)), "experts_up": p("experts_up", (E, D, F)),
-                          "experts_down": p("experts_down", (E, F, D))}
+                X = c["moe_latent_size"] or D  # a latent MoE's experts work on the latent
+                params = {"router": p("router", (D, E)), "experts_up": p("experts_up", (E, X, F)),
+                          "experts_down": p("experts_down", (E, F, X))}
                 if gated:
-                    params["experts_gate"] = p("experts_gate", (E, D, F))
+                    params["experts_gate"] = p("experts_gate", (E, X, F))
+                if c["moe_latent_size"]:
+                    params |= {"latent_in": p("latent_in", (D, X)), "latent_out": p("latent_out", (X, D))}
                 for i in range(c["shared_experts"]):
                     params |= _mlp_params(p, f"shared{i}_", D, c["shared_expert_mlp_dim"] or F, gated)
                 if c["shared_experts"] and c["shared_expert_gate"]:

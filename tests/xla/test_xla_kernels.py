@@ -176,22 +176,29 @@ def test_gated_delta_net(L, ker, train):
 @pytest.mark.parametrize("gated", [True, False])
 @pytest.mark.parametrize("impl,cf", [("ideal", 1.0), ("capacity", 1.25), ("capacity", 0.5), ("dense", 1.0)])
 @pytest.mark.parametrize("shared,gate", [(0, False), (2, False), (1, True)])
-def test_moe(impl, cf, gated, shared, gate):
+@pytest.mark.parametrize("latent", [0, 5])
+def test_moe(impl, cf, gated, shared, gate, latent):
+    """Every moe_impl, gated or not, with shared experts and their gate, and as a latent MoE (experts on a 5-wide
+    latent behind D -> 5 and 5 -> D): XLA's count of the train step == the engine's, component by component."""
     B, L, D, E, k, F = 2, 7, 16, 6, 2, 8
+    X = latent or D
     names = ["up", "down"] + (["gate"] if gated else [])
-    p = {"router": arr(D, E)} | {f"experts_{n}": arr(E, *((F, D) if n == "down" else (D, F))) for n in names}
+    p = {"router": arr(D, E)} | {f"experts_{n}": arr(E, *((F, X) if n == "down" else (X, F))) for n in names}
+    if latent:
+        p |= {"latent_in": arr(D, X), "latent_out": arr(X, D)}
     for i in range(shared):
         p |= {f"shared{i}_{n}": arr(*((F, D) if n == "down" else (D, F))) for n in names}
     if gate:
         p["shared_gate"] = arr(D, 1)
     x = arr(B, L, D)
     fn = jax.grad(lambda p, x: jnp.sum(K.moe(p, x, E, k, gated, impl, cf, shared, gate) ** 2), argnums=(0, 1))
-    got = count_lowered(fn, p, x).by_scope(["moe_router", "moe_routed", "moe_shared"])
+    scopes = ["moe_router", "moe_routed", "moe_shared", "moe_latent_proj"]
+    got = count_lowered(fn, p, x).by_scope(scopes)
     exp = engine("train", max_target_length=L, per_device_batch_size=B, emb_dim=D, num_experts=E,
                  num_experts_per_tok=k, moe_mlp_dim=F, shared_experts=shared, shared_expert_gate=gate,
-                 moe_impl=impl, capacity_factor=cf, mlp_activations=("silu", "linear") if gated else ("gelu",))
-    assert got["moe_router"] == exp["moe_router"] and got["moe_routed"] == exp["moe_routed"]
-    assert got["moe_shared"] == exp.get("moe_shared", 0)
+                 moe_impl=impl, capacity_factor=cf, mlp_activations=("silu", "linear") if gated else ("gelu",),
+                 moe_latent_size=latent)
+    assert {n: got[n] for n in scopes} == {n: exp.get(n, 0) for n in scopes}
 
 
 @pytest.mark.parametrize("gated", [True, False])
