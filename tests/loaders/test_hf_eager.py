@@ -41,6 +41,7 @@ KNOBS = {
     # torch path (a conv1d padded by K - 1 on both sides)
     "mamba2": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
     "nemotron_h": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
+    "nemotron_h_latent": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
     "bamba": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
     "granitemoehybrid": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
     # Mamba-1: mamba_selective_scan's recurrent loop (a state read per token) and the padded conv1d
@@ -70,12 +71,12 @@ KNOBS = {
 }
 # Training steps not matched whole, with the reason: torch's FlopCounterMode charges a depthwise conv's backward as
 # if it were dense over the channels (1,647,360 FLOPs for a forward of 25,344).
-TRAIN_NOT_MATCHED = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "mamba2", "nemotron_h", "bamba",
+TRAIN_NOT_MATCHED = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "mamba2", "nemotron_h", "nemotron_h_latent", "bamba",
                      "granitemoehybrid", "mamba", "jamba", "falcon_h1", "kimi_linear", "zamba2"}
 # Each of them matches exactly once the conv is set aside (everything but the conv's forward and its dense-priced
 # backward equals maxflops' training step without its conv; the conv's forward matches on its own), and for the
 # chunked linear attentions the matmuls torch runs differently from a compiled program (_autograd_skips).
-CONV_SET_ASIDE = {name: "ssm_conv" for name in ("mamba2", "nemotron_h", "bamba", "granitemoehybrid", "mamba", "jamba",
+CONV_SET_ASIDE = {name: "ssm_conv" for name in ("mamba2", "nemotron_h", "nemotron_h_latent", "bamba", "granitemoehybrid", "mamba", "jamba",
                                                 "falcon_h1", "zamba2")}
 CONV_SET_ASIDE["kimi_linear"] = "kda_conv"  # its forward substitution is elementwise: no solve's gradient
 # the gated delta nets of torch_chunk_gated_delta_rule: the conv, and the solves' and autograd's departures below
