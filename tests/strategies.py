@@ -42,7 +42,8 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
-                    "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor")
+                    "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
+                    "short_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -59,7 +60,7 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
          "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
-         "gdp_impl": "recurrent", "gdp_conv_impl": "valid",
+         "gdp_impl": "recurrent", "gdp_conv_impl": "valid", "short_conv_impl": "valid",
          "warmup_dead_last_layer": False, "pipeline_stages": 1,
          "dead_compressor": "forward"}  # (a compressor that forms no block: test_properties.dead_compressors)
 
@@ -252,6 +253,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["mamba1_state_dim"] = draw(st.integers(1, 6))
         kw["mamba1_dt_rank"] = draw(st.integers(1, 4))
         kw["mamba1_conv_kernel"] = draw(st.integers(1, 5))
+    if "V" in pattern:
+        kw["short_conv_kernel"] = draw(st.integers(1, 5))
     if "K" in pattern:
         kw["kda_num_heads"] = draw(st.integers(1, 3))
         kw["kda_head_dim"] = w["kda_head_dim"]
@@ -420,6 +423,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
+    "short_conv_kernel",
 }
 
 

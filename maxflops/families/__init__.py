@@ -4,7 +4,7 @@ label, its proof-side slots); the engine, ``decode_traffic``, the breakdown, the
 the registry.
 
     FAMILIES                    attention (G, L, C; GQA and MLA), dsa (top-k + indexer on MLA 'G' layers),
-                                compressed (DeepSeek-V4: S, H, and its window layers), mamba2 (Mamba-2 SSD: M), mamba1 (Mamba-1 selective scan: A),
+                                compressed (DeepSeek-V4: S, H, and its window layers), mamba2 (Mamba-2 SSD: M), mamba1 (Mamba-1 selective scan: A), shortconv (LFM2's gated short conv: V),
                                 gdn (the gated delta net: D), gdp (the gated delta product: P), kda (Kimi delta attention: K), lightning (lightning
                                 attention: N), zamba (Zamba2's shared block: Z)
     family_of(kind)             the family that prices a plan's LayerKind
@@ -17,7 +17,7 @@ Adding a family: see "Adding a model family" in the README.
 from __future__ import annotations
 
 from ..components import register
-from . import attention, compressed, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, zamba
+from . import attention, compressed, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, shortconv, zamba
 from .base import Family, Priced, ffn_width
 
 __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "LETTERS",
@@ -26,6 +26,7 @@ __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of",
 # Order matters where two families could take a layer: a layer of a compressed model is the compressed family's
 # (its window layers too), DSA claims 'G' before plain attention does.
 FAMILIES: tuple[Family, ...] = (compressed.FAMILY, mamba2.FAMILY, mamba1.FAMILY, gdn.FAMILY, gdp.FAMILY, kda.FAMILY, lightning.FAMILY, zamba.FAMILY,
+                                shortconv.FAMILY,
                                 dsa.FAMILY,
                                 attention.FAMILY)
 

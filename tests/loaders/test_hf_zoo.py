@@ -42,6 +42,8 @@ KNOBS = {t: EAGER_KNOBS[t] for t in READ if t in EAGER_KNOBS and t != "longcat_f
 KNOBS |= {"qwen3_5_text": EAGER_KNOBS["qwen3_5"], "qwen3_5_moe_text": EAGER_KNOBS["qwen3_5_moe"],
           "falcon_mamba": EAGER_KNOBS["mamba"]}
 KNOBS |= {
+    # Lfm2ShortConv's torch path: a conv1d padded by K - 1 on both sides, sliced to the sequence
+    "lfm2": dict(short_conv_impl="padded"),
     # Llama4TextExperts runs every expert on every token (the router's scores weigh the outputs)
     "llama4_text": dict(moe_impl="dense"), "llama4": dict(moe_impl="dense"),
     # its indexer scores every key, as DeepSeek-V3.2's
@@ -56,7 +58,7 @@ NO_MTP = dict(mtp_num_layers=0)
 # over the channels (its forward and backward ops come out of torch's count, maxflops' conv out of its own), and the
 # state reads and updates autograd skips in the chunked linear attentions (departure() below).
 GDN_SOLVE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
-CONVS = ("ssm_conv", "gdn_conv", "kda_conv")
+CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv")
 KNOBS |= {name: dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded") for name in GDN_SOLVE}
 # LongCat-Flash's zero experts take a share of the routed slots that depends on the run's routing (a stated knob,
 # zero_expert_share): test_hf_eager.py records the slots and proves it; the zoo run does not record them.
