@@ -278,6 +278,9 @@ UNLOADABLE = {
                     "DeepseekV2Config() leaves num_experts_per_tok null (its MoE top-k would fail)"),
     "dots1": ("n_routed_experts", {"n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1},
               "Dots1Config() leaves the expert counts null (transformers cannot build its experts)"),
+    "lfm2_moe": ("layer_types", {"layer_types": ["conv", "conv", "full_attention"] * 10 + ["conv", "conv"]},
+                 "Lfm2MoeConfig() leaves layer_types null, which its decoder layers index (transformers cannot build "
+                 "it)"),
     "hunyuan_v1_moe": ("num_experts", {"num_experts": 4},
                        "HunYuanMoEV1Config() has one expert: its router runs beside it, and maxflops has no "
                        "one-expert MoE (num_experts 1 is no MoE)"),

@@ -63,7 +63,6 @@ NEEDS = {
     "nemotron-nas": "per-layer widths (DeciLM's block_configs: layers without attention, or FFNs of their own width)",
     "minimax_m3": "Lightning-Indexer block-sparse attention (its sparse_attention_config)",
     "kimi_k3": "latent MoE (experts behind a D -> latent projection) and Kimi K3's attention residual blocks",
-    'lfm2_moe': "a gated short causal-conv mixer (LFM2's) beside MoE layers",
     'lfm3': "a gated short causal-conv mixer (LFM2's)",
     'inkling_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_text': 'short convs beside sliding attention with their own heads and widths',

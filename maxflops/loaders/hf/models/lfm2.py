@@ -57,26 +57,38 @@ def _layers(r: Reader, n: int):
     return ["G" if i in idxs else "V" for i in range(n)], "full_attn_idxs"
 
 
-def _read(r: Reader, d) -> dict:
+def trunk(r: Reader, d) -> dict:
+    """What LFM2 and LFM2-MoE read alike: the widths, GQA heads (Lfm2Attention: getattr(config, "head_dim",
+    hidden_size // num_attention_heads)) and the SiLU-gated MLP's activation."""
     o: dict = {}
-    n = o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o["num_decoder_layers"] = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o["emb_dim"] = r.int("hidden_size", d("hidden_size"), minimum=1)
     o["vocab_size"] = r.int("vocab_size", d("vocab_size"), minimum=1)
     heads = o["num_query_heads"] = r.int("num_attention_heads", d("num_attention_heads"), minimum=1)
     kv = r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1, none_ok=True)
     o["num_kv_heads"] = heads if kv is None else kv
-    parts.gqa(r, d, o)  # Lfm2Attention: getattr(config, "head_dim", hidden_size // num_attention_heads)
-    r.ignore("hidden_act", "not read: Lfm2MLP's activation is SiLU")
+    parts.gqa(r, d, o)
+    r.ignore("hidden_act", "not read: the MLP's activation is SiLU")
     o["mlp_activations"] = ("silu", "linear")  # w2(silu(w1 x) * w3 x)
-    o["mlp_dim"] = mlp_width(r, d)
-    letters, key = _layers(r, n)
-    pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
+    return o
+
+
+def short_conv(r: Reader, d, o: dict, pattern: str) -> None:
+    """The short conv's width (conv_L_cache) where a layer has one; its bias changes no FLOPs."""
     if "V" in pattern:
         o["short_conv_kernel"] = r.int("conv_L_cache", d("conv_L_cache"), minimum=1)
     else:
         r.ignore("conv_L_cache", "unused: no short-conv layers")
     r.ignore("conv_bias", NO_EFFECT)
-    r.ignore("tie_embedding", NO_EFFECT + " (Lfm2Config's older name for tie_word_embeddings)")
+    r.ignore("tie_embedding", NO_EFFECT + " (the config class's older name for tie_word_embeddings)")
+
+
+def _read(r: Reader, d) -> dict:
+    o = trunk(r, d)
+    o["mlp_dim"] = mlp_width(r, d)
+    letters, key = _layers(r, o["num_decoder_layers"])
+    pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
+    short_conv(r, d, o, pattern)
     return o
 
 
