@@ -160,6 +160,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["global_num_kv_heads"] = _maybe(draw, draw(st.sampled_from(_divisors(H))))
         kw["share_kv_projections"] = draw(st.booleans())
         kw["attention_output_gate"] = draw(st.booleans())
+        kw["attention_head_gate"] = draw(st.booleans())  # LFM3's scalar gate per head
         if not kw["share_kv_projections"]:  # values of their own width (MiMo-V2-Flash)
             kw["value_head_dim"] = _maybe(draw, w["value_head_dim"])
     if atype == "mla":
@@ -423,7 +424,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
-    "short_conv_kernel",
+    "short_conv_kernel", "attention_head_gate",
 }
 
 

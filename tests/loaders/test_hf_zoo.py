@@ -44,6 +44,7 @@ KNOBS |= {"qwen3_5_text": EAGER_KNOBS["qwen3_5"], "qwen3_5_moe_text": EAGER_KNOB
 KNOBS |= {
     # Lfm2ShortConv's torch path: a conv1d padded by K - 1 on both sides, sliced to the sequence
     "lfm2": dict(short_conv_impl="padded"), "lfm2_moe": dict(short_conv_impl="padded"),
+    "lfm3": dict(short_conv_impl="padded"),
     # Llama4TextExperts runs every expert on every token (the router's scores weigh the outputs)
     "llama4_text": dict(moe_impl="dense"), "llama4": dict(moe_impl="dense"),
     # its indexer scores every key, as DeepSeek-V3.2's

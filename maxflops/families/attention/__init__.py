@@ -97,12 +97,13 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
     if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
         n_kv = 0
     gate = c["attention_output_gate"] and c["gate_projections"]
-    p.out["qkv_proj"] = terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) * tokens
+    head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per query head
+    p.out["qkv_proj"] = (terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) + head_gate) * tokens
     norms = c["qkv_norms"]
     if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
         norms = "none" if kind.mixer == GLOBAL else "qk"
-    if hardware and (gate or norms != "none"):
-        p.unnamed["qkv_proj"] = renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv, hv) * tokens
+    if hardware and (gate or head_gate or norms != "none"):  # (the head gate's output is not saved)
+        p.unnamed["qkv_proj"] = (renamed_projections(norms, d, h, n_kv, hd, gate, shared_kv, hv) + head_gate) * tokens
     p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, hv, d_out) * tokens
     return h, hd, hv
 
@@ -210,6 +211,8 @@ SCHEMA = {
                                             "too (Gemma 4): one K/V projection instead of two."),
     "attention_output_gate": field_of(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
                                              "per-head output gate, doubling its width."),
+    "attention_head_gate": field_of(False, bool, "A scalar gate per query head (LFM3's g_proj): a projection D -> "
+                                           "num_query_heads whose sigmoid scales each head's output."),
     "q_lora_rank": field_of(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
                               "directly from D.", minimum=0),
     "kv_lora_rank": field_of(512, int, "MLA: compressed kv rank.", minimum=1),

@@ -210,11 +210,16 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         if not shared:
             params["wv"] = p("wv", (D, n_kv * hv))
         q, k, vv, gate = gqa_qkv(params, h, H, n_kv, hd, gated_q, hv)
+        if c["attention_head_gate"]:  # one scalar per query head, D -> H (LFM3's g_proj)
+            with jax.named_scope("qkv_proj"):
+                head_gate = dense(h, p("wg", (D, H)))[..., None]
         q_lat = h
     with jax.named_scope("core_attention"):
         o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
     if gate is not None:
         o = o * jax.nn.sigmoid(gate)
+    if kind.projection != "mla" and c["attention_head_gate"]:
+        o = o * jax.nn.sigmoid(head_gate)
     if kind.projection == "mla" and c["mla_absorbed"]:
         out = mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"])
     else:

@@ -63,7 +63,6 @@ NEEDS = {
     "nemotron-nas": "per-layer widths (DeciLM's block_configs: layers without attention, or FFNs of their own width)",
     "minimax_m3": "Lightning-Indexer block-sparse attention (its sparse_attention_config)",
     "kimi_k3": "latent MoE (experts behind a D -> latent projection) and Kimi K3's attention residual blocks",
-    'lfm3': "a per-head scalar output gate on its attention (g_proj D -> heads; its short convs are LFM2's)",
     'inkling_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',
