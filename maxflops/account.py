@@ -385,10 +385,12 @@ def _price_step(c, plan, seqs, decode: bool, steps: int) -> tuple:
 
 def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
-    fwd = price_forward(kind, c, seqs, decode).out
+    p = price_forward(kind, c, seqs, decode)
+    fwd = p.out
     if c["mode"] == "train":
         if warmup(c) or not INDEXER_COMPONENTS.isdisjoint(fwd):
-            return {k: v * train_factor(k, c) * steps for k, v in fwd.items()}
+            # (model pricing's grad_extra: the DSA indexer's scores under a loss over the selected pairs only)
+            return {k: (v * train_factor(k, c) + p.grad_extra.get(k, 0)) * steps for k, v in fwd.items()}
         steps *= 3  # every other component: forward and two backward matmuls (train_factor)
     return {k: v * steps for k, v in fwd.items()} if steps != 1 else fwd
 

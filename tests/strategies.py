@@ -192,6 +192,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["index_topk_freq"] = draw(st.integers(1, 4))
         kw["index_skip_offset"] = draw(st.integers(0, 6))
         kw["indexer_loss_scaling_factor"] = draw(st.sampled_from([0.0, 0.5, 1.0]))
+        kw["indexer_loss_pairs"] = draw(st.sampled_from(["all", "selected"]))  # the sparse loss (Megatron's)
         kw["indexer_stage"] = draw(st.sampled_from(SCHEMA["indexer_stage"].choices))
     # --- FFN ---------------------------------------------------------------------------------------------
     kw["mlp_activations"] = draw(st.sampled_from([("silu", "linear"), ("gelu",), ("relu",), ("gelu", "linear")]))
@@ -409,7 +410,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "global_num_kv_heads", "share_kv_projections", "attention_output_gate", "o_groups", "num_kv_shared_layers",
     "double_wide_kv_shared_mlp", "sliding_window_size", "chunk_attn_window_size", "csa_compress_ratio",
     "hca_compress_ratio", "index_n_heads", "index_topk", "index_topk_freq", "index_skip_offset",
-    "indexer_loss_scaling_factor", "indexer_stage", "mlp_activations", "num_experts", "num_experts_per_tok",
+    "indexer_loss_scaling_factor", "indexer_loss_pairs", "indexer_stage", "mlp_activations", "num_experts", "num_experts_per_tok",
     "shared_experts", "shared_expert_gate", "first_num_dense_layers", "interleave_moe_layer_step", "engram_layers",
     "engram_num_heads", "engram_max_ngram_size", "engram_kernel_size", "mhc_expansion_rate", "mhc_hyper_head",
     "vision_layers", "vision_patches", "vision_extra_tokens", "vision_encoder_stages", "vision_projector",

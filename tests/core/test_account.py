@@ -285,3 +285,25 @@ def test_report_groups_hybrid_mtp_layers_by_module():
     cfg = maxflops.load_config("nemotron-3-super-120b-a12b", mtp_num_layers=2)
     text = text_report(maxflops.count(cfg), cfg)
     assert "mtp 1.1,2.1 " in text and "mtp 1.2,2.2 " in text and "latent MoE FFN" in text
+
+
+def test_a_sparse_indexer_loss_backpropagates_the_selected_pairs_only():
+    """indexer_loss_pairs='selected' (Megatron's dsa_indexer_use_sparse_loss): the scores' forward covers every causal
+    pair (to select), their backward and the loss's target only the top-k pairs, counted here by enumeration."""
+    L, K, n, hd, H = 37, 5, 3, 7, 4
+    kw = dict(num_decoder_layers=2, attention_type="mla", attention_layer_pattern="G", emb_dim=48, vocab_size=50,
+              num_query_heads=H, num_kv_heads=H, q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=6,
+              qk_rope_head_dim=4, v_head_dim=6, use_sparse_indexer=True, index_topk=K, index_n_heads=n,
+              index_head_dim=hd, mode="train", max_target_length=L, indexer_loss_scaling_factor=0.01,
+              indexer_kl_flops=True)
+    every = sum(i + 1 for i in range(L))  # the causal pairs the indexer scores
+    selected = sum(min(i + 1, K) for i in range(L))  # the top-k pairs each query keeps
+    dense = maxflops.count(maxflops.model_config(**kw))
+    sparse = maxflops.count(maxflops.model_config(**kw, indexer_loss_pairs="selected"))
+    per_pair = 2 * n * hd + 2 * n  # q.k per indexer head and the weighted sum over heads
+    assert dense.components["indexer_score"] - sparse.components["indexer_score"] == \
+        2 * per_pair * (every - selected) * 2  # two backward matmuls' worth, in both layers
+    assert dense.components["indexer_kl"] - sparse.components["indexer_kl"] == 2 * H * (6 + 4) * (every - selected) * 2
+    assert sparse.hardware_flops == maxflops.count(maxflops.model_config(**kw)).hardware_flops  # programs: unchanged
+    assert {k: v for k, v in dense.components.items() if not k.startswith("indexer_")} == \
+        {k: v for k, v in sparse.components.items() if not k.startswith("indexer_")}

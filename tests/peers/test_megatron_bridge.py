@@ -43,6 +43,8 @@ def config(name, case, **kw):
     kw = dict(max_target_length=m["seq_length"], per_device_batch_size=case["batch"], **kw)
     if m.get("dsa_indexer_loss_coeff"):
         kw["indexer_loss_scaling_factor"] = m["dsa_indexer_loss_coeff"]
+    if m.get("dsa_indexer_use_sparse_loss"):
+        kw["indexer_loss_pairs"] = "selected"
     if m.get("experimental_attention_variant") == "dsv4_hybrid":
         kw["mtp_num_layers"] = m["mtp_num_layers"] or 0
     if "/" in (m.get("hybrid_layer_pattern") or ""):  # MTP depths: the pattern after '/', once per depth

@@ -13,6 +13,8 @@ The indexer is shared with the compressed family's CSA layers (``indexer_score``
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from ... import masks, terms
 from ...sequences import priced_tokens
 from ...components import ATTENTION_KIND, WEIGHT, Component
@@ -135,8 +137,15 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     if kind.computes_index and c["indexer_flops"]:
         idx_tokens, scored = indexer_run(kind, seqs, c, decode)
         _indexer(p, c, idx_tokens, scored, hardware=False)
-        if c["indexer_kl_flops"] and c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
-            p.out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * scored  # the loss's target, forward only
+        loss = c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0
+        target = scored  # the pairs the loss reads: every scored pair, or the selected top-k
+        if loss and c["indexer_loss_pairs"] == "selected" and c["indexer_train_factor"] in (0, 3):
+            # Megatron's sparse indexer loss: the scores' backward (two per forward) over the selected pairs only
+            target = pairs(kind.span, seqs, c, decode)
+            p.grad_extra["indexer_score"] = 2 * (target - scored) * Fraction(p.out["indexer_score"], scored) \
+                if scored else 0
+        if c["indexer_kl_flops"] and loss:
+            p.out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * target  # the loss's target, forward only
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -200,6 +209,15 @@ SCHEMA = {
                                                   "every pair the indexer scores (a loss over the selected top-k "
                                                   "pairs only, Megatron's dsa_indexer_use_sparse_loss, is not "
                                                   "modelled).", minimum=0),
+    "indexer_loss_pairs": field_of("all", str, "Model FLOPs, training with the indexer's KL loss: the pairs it is "
+                                                "taken over. 'all' (the dense loss): every pair the indexer scores. "
+                                                "'selected' (Megatron's dsa_indexer_use_sparse_loss, which "
+                                                "Megatron-Bridge's GLM-5 recipe sets): the selected top-k pairs only: "
+                                                "the scores' backward and the loss's target cover those (the scores' "
+                                                "forward still covers every pair, to select them). Hardware FLOPs: "
+                                                "the programs maxflops models run the scores' backward densely "
+                                                "whatever the loss reads, and are unchanged.",
+                                    choices=("all", "selected")),
     "indexer_kl_flops": field_of(False, bool, "Model FLOPs, training with the indexer's KL loss: count the loss's target, "
                                         "the main attention's scores over the indexer's pairs, forward only "
                                         "(Megatron-Bridge's teacher term; hardware FLOPs always count it as "
