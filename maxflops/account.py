@@ -188,7 +188,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         if c["mtp_norm_flops"]:
             p.out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
-            p.out["logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
+            p.out["logits"] = terms.logits(d, _vocab(c, hardware), c["head_dense"]) * tokens
 
 
 def _dispatch_groups(c, seqs, decode: bool):
@@ -406,7 +406,7 @@ def _head(c, tokens, hardware: bool = False) -> dict:
 
 
 def _head_raw(c, tokens, hardware: bool = False) -> dict:
-    head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware)) * tokens}
+    head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware), c["head_dense"]) * tokens}
     if _has_hyper_head(c, hardware):
         head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens
     if c["per_layer_input_dim"]:

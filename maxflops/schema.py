@@ -73,6 +73,8 @@ SCHEMA: dict[str, Field] = {
                                          "(an expected count: the component is rounded to the FLOP)."),
     "moe_mlp_dim": field_of(2048, int, "Hidden width of each routed expert (and of each shared one unless "
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
+    "head_dense": field_of(False, bool, "A D -> D projection (with its activation and norm) before the output head "
+                                        "(ModernBERT's prediction head): part of the head, priced in 'logits'."),
     "moe_latent_size": field_of(0, int, "Latent MoE (Nemotron-3 Super and Ultra): the routed experts work in a space "
                                    "of this width, behind one projection D -> latent and one latent -> D per token "
                                    "(the router and the shared experts stay at D); 0: none.", minimum=0),

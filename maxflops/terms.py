@@ -303,9 +303,9 @@ def gdp_chunked(heads: int, head_dim: int, state: int, householder: int, chunk: 
                     + token * (2 * c * n * p + m * (2 * c * c * n + 2 * c * c * p)))
 
 
-def logits(d: int, vocab: int) -> int:
-    """Output head D -> V."""
-    return 2 * d * vocab
+def logits(d: int, vocab: int, dense: bool = False) -> int:
+    """Output head D -> V, and ``dense``: a D -> D projection before it (ModernBERT's prediction head)."""
+    return 2 * d * vocab + (2 * d * d if dense else 0)
 
 
 def mtp_eh(d: int) -> int:

@@ -93,7 +93,7 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
             out[name] += value * rows
     d = hw["emb_dim"]
     outside = {"logits": terms.logits(d, terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"],
-                                                              hw["tensor_parallel_size"])) // 2}
+                                                              hw["tensor_parallel_size"]), hw["head_dense"]) // 2}
     if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
         outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d) // 2
     if hw["per_layer_input_dim"]:

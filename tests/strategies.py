@@ -130,6 +130,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["num_decoder_layers"], kw["mtp_num_layers"] = n, n_mtp
     kw["emb_dim"] = w["emb_dim"]
     kw["vocab_size"] = draw(st.integers(61, 300))
+    kw["head_dense"] = draw(st.booleans())  # ModernBERT's prediction head before the output head
 
     # --- attention ---------------------------------------------------------------------------------------
     atype = attention_type or draw(st.sampled_from(SCHEMA["attention_type"].choices))
@@ -425,7 +426,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
-    "short_conv_kernel", "attention_head_gate",
+    "short_conv_kernel", "attention_head_gate", "head_dense",
 }
 
 

@@ -222,6 +222,8 @@ class Decoder(nn.Module):
         D, V = c["emb_dim"], c["vocab_size"]
         emb = self.param("embedding", _init(1.0), (V, D))
         head = self.param("head", _init(), (D, V))
+        if c["head_dense"]:  # ModernBERT's prediction head: D -> D, its activation and norm, before the head
+            head = (self.param("head_dense", _init(), (D, D)), head)
         B, L = tokens.shape
         x = jnp.take(emb, tokens, axis=0)
         G = c["mhc_expansion_rate"]
@@ -265,6 +267,8 @@ class Decoder(nn.Module):
 
 def _head(w, x):
     with jax.named_scope("logits"):
+        if isinstance(w, tuple):  # (the prediction head's D -> D, the head)
+            x, w = _rms(jax.nn.gelu(K.dense(_rms(x), w[0]))), w[1]
         return K.dense(_rms(x), w)
 
 

@@ -54,8 +54,8 @@ KNOBS = [
     ("glm5", dict(dsa_impl="gather_k", attention_impl="dense")),
     ("qwen3-next-80b-a3b", dict(remat_policy="full", flash_backward_recompute=True)),
     ("llama3.1-8b", dict(causal=False, attention_impl="blocked")),
-    # a scalar gate per query head (LFM3)
-    ("llama3.1-8b", dict(attention_head_gate=True)),
+    # a scalar gate per query head (LFM3); ModernBERT's prediction head before the output head
+    ("llama3.1-8b", dict(attention_head_gate=True, head_dense=True)),
     ("qwen3-next-80b-a3b", dict(attention_head_gate=True, remat_policy="full")),
     # DeepSeek-V4: the dense forms MaxText's dot_product and transformers' eager run; the tiles; the indexer's loss;
     # weighted sums as a multiply and a sum; remat with flash's recompute

@@ -80,7 +80,6 @@ NEEDS = {
     'cpmant': 'a relative position bias and prompt tokens',
     'mllama': 'cross-attention layers among self-attention (image tokens as a stated input)',
     'mllama_text_model': 'cross-attention layers among self-attention (image tokens as a stated input)',
-    'modernbert-decoder': 'a D -> D head projection before the logits',
     'gemma3n': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'gemma3n_text': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
