@@ -62,7 +62,7 @@ NOT_DECODER = {
 NEEDS = {
     "nemotron-nas": "per-layer widths (DeciLM's block_configs: layers without attention, or FFNs of their own width)",
     "minimax_m3": "Lightning-Indexer block-sparse attention (its sparse_attention_config)",
-    "kimi_k3": "latent MoE (experts behind a D -> latent projection) and Kimi K3's attention residual blocks",
+    "kimi_k3": "Kimi K3's attention residual blocks (its latent MoE is a form maxflops has: moe_latent_size)",
     'inkling_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',
