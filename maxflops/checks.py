@@ -251,6 +251,12 @@ READ_WHEN: dict = {
     "dead_compressor": (lambda c: any(x in _letters(c) for x in "SH"), "no layer is compressed ('S' / 'H')"),
     **{k: (lambda c: c["use_sparse_indexer"] or "S" in _letters(c),
            "the model runs no indexer (use_sparse_indexer is false and no layer is 'S')") for k in _INDEX_KEYS},
+    "indexer_loss_pairs": (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla"
+                           and c["indexer_loss_scaling_factor"] > 0 and c["mode"] == "train",
+                           "it shapes the DSA indexer's KL loss in training (MLA with use_sparse_indexer and "
+                           "indexer_loss_scaling_factor > 0)"),
+    **{k: (lambda c: "V" in _letters(c), "no layer is a short conv ('V' in attention_layer_pattern)")
+       for k in ("short_conv_kernel", "short_conv_impl")},
 }
 
 

@@ -286,7 +286,9 @@ def test_a_nemotron_h_file_with_sliding_window_counts_as_transformers_runs_it(tm
 INERT = [("sliding_window_size", 1024, "no layer of attention_layer_pattern"),
          ("chunk_attn_window_size", 512, "no layer is chunked"),
          ("shared_experts", 1, "no routed experts"), ("moe_mlp_dim", 2048, "no routed experts"),
-         ("kv_lora_rank", 256, "attention_type is not 'mla'"), ("index_topk", 64, "runs no indexer")]
+         ("kv_lora_rank", 256, "attention_type is not 'mla'"), ("index_topk", 64, "runs no indexer"),
+         ("moe_latent_size", 1024, "no routed experts"), ("short_conv_kernel", 4, "no layer is a short conv"),
+         ("indexer_loss_pairs", "selected", "the DSA indexer's KL loss")]
 
 
 @pytest.mark.parametrize("key,value,why", INERT, ids=[k for k, _, _ in INERT])
