@@ -416,13 +416,20 @@ def test_one_mutant_is_killed():
 
 
 def test_the_eager_table_is_the_fixture():
-    """The README's table of transformers' eager models: each forward figure is the fixture's (and so maxflops')."""
+    """The README's table of transformers' eager models: each forward and training figure is the fixture's (and so
+    maxflops')."""
     cases = json.loads((FIXTURES / "hf_eager" / "cases.json").read_text())["cases"]
     text = _pages().split("## Proof against transformers' eager models", 1)[1]
-    rows = dict(re.findall(r"^\| ([a-z0-9_]+) \| ([\d,]+)", text.split("## Proof against XLA", 1)[0], re.M))
+    table = text.split("## Proof against XLA", 1)[0]
+    rows = {name: (forward, train, rest) for name, forward, train, rest in
+            re.findall(r"^\| ([a-z0-9_]+) \| ([\d,]+)[^|]* \| ([\d,]+)(.*)$", table, re.M)}
     assert set(rows) == set(cases)
-    for name, forward in rows.items():
+    for name, (forward, train, rest) in rows.items():
         assert int(forward.replace(",", "")) == cases[name]["total_flops"], name
+        # the training step: torch's, less its depthwise conv's ops where the row says "+ the conv"
+        ops = cases[name]["train_ops"]
+        conv = ops.get("aten.convolution", 0) + ops.get("aten.convolution_backward", 0) if "+ the conv" in rest else 0
+        assert int(train.replace(",", "")) == cases[name]["train_flops"] - conv, name
 
 
 def test_timings_are_written_in_one_place():

@@ -13,8 +13,6 @@ The indexer is shared with the compressed family's CSA layers (``indexer_score``
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from ... import masks, terms
 from ...sequences import priced_tokens
 from ...components import ATTENTION_KIND, WEIGHT, Component
@@ -111,20 +109,23 @@ def hardware_indexer_run(p: Priced, kind, c, seqs, decode, kl_per_pair):
     return idx_tokens, scored
 
 
-def indexer_score(p: Priced, c, n: int, hd: int, scored, hardware: bool) -> None:
+def indexer_score(p: Priced, c, n: int, hd: int, scored, hardware: bool) -> int:
     """The indexer's scoring over ``scored`` pairs: q.k per head, and the weighted sum over heads where it is counted
     (model FLOPs: indexer_head_reduction; hardware: weighted_sum_impl='einsum'). The head weighting's gradient
-    with respect to the scores is an outer product (the 'single' part)."""
+    with respect to the scores is an outer product (the 'single' part). Returns the FLOPs per scored pair."""
     reduction = c["indexer_head_reduction"] and not (hardware and c["weighted_sum_impl"] == "elementwise")
-    p.out["indexer_score"] = terms.indexer_per_pair(n, hd, reduction) * scored
+    per_pair = terms.indexer_per_pair(n, hd, reduction)
+    p.out["indexer_score"] = per_pair * scored
     if reduction:
         p.single["indexer_score"] = 2 * n * scored
+    return per_pair
 
 
-def _indexer(p: Priced, c, idx_tokens, scored, hardware: bool) -> None:
+def _indexer(p: Priced, c, idx_tokens, scored, hardware: bool) -> int:
+    """The indexer's projections and scoring; returns the scoring's FLOPs per pair."""
     n, hd_i = c["index_n_heads"], c["index_head_dim"]
     p.out["indexer_proj"] = terms.indexer_proj(c["emb_dim"], c["q_lora_rank"], n, hd_i) * idx_tokens
-    indexer_score(p, c, n, hd_i, scored, hardware)
+    return indexer_score(p, c, n, hd_i, scored, hardware)
 
 
 # --- a layer ----------------------------------------------------------------------------------------------------
@@ -136,14 +137,14 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     attention.core(p, h, d_qk, d_v, pairs(kind.span, seqs, c, decode))
     if kind.computes_index and c["indexer_flops"]:
         idx_tokens, scored = indexer_run(kind, seqs, c, decode)
-        _indexer(p, c, idx_tokens, scored, hardware=False)
+        per_pair = _indexer(p, c, idx_tokens, scored, hardware=False)
         loss = c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0
         target = scored  # the pairs the loss reads: every scored pair, or the selected top-k
         if loss and c["indexer_loss_pairs"] == "selected" and c["indexer_train_factor"] in (0, 3):
-            # Megatron's sparse indexer loss: the scores' backward (two per forward) over the selected pairs only
+            # Megatron's sparse indexer loss: the scores' backward (two per forward, in the 3x rule) over the
+            # selected pairs only: the rest of it is taken back
             target = pairs(kind.span, seqs, c, decode)
-            p.grad_extra["indexer_score"] = 2 * (target - scored) * Fraction(p.out["indexer_score"], scored) \
-                if scored else 0
+            p.grad_extra["indexer_score"] = 2 * per_pair * (target - scored)
         if c["indexer_kl_flops"] and loss:
             p.out["indexer_kl"] = terms.attention_per_pair(h, d_qk, 0) * target  # the loss's target, forward only
 
@@ -205,10 +206,8 @@ SCHEMA = {
                                     "max(l - max(offset, 1), 0) % freq == 0; other layers reuse it.",
                             minimum=0),
     "indexer_loss_scaling_factor": field_of(0.0, float, "Weight of the indexer's KL loss; 0 means the indexer "
-                                                  "gets no gradient (counted forward only). The loss is taken over "
-                                                  "every pair the indexer scores (a loss over the selected top-k "
-                                                  "pairs only, Megatron's dsa_indexer_use_sparse_loss, is not "
-                                                  "modelled).", minimum=0),
+                                                  "gets no gradient (counted forward only). The pairs the loss is "
+                                                  "taken over: indexer_loss_pairs.", minimum=0),
     "indexer_loss_pairs": field_of("all", str, "Model FLOPs, training with the indexer's KL loss: the pairs it is "
                                                 "taken over. 'all' (the dense loss): every pair the indexer scores. "
                                                 "'selected' (Megatron's dsa_indexer_use_sparse_loss, which "

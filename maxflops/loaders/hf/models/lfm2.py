@@ -32,13 +32,11 @@ def mlp_width(r: Reader, d) -> int:
             r.ignore(key, "unused: block_auto_adjust_ff_dim is false")
         return width
     width = int(2 * width / 3)
-    multiplier = r.float("block_ffn_dim_multiplier", d("block_ffn_dim_multiplier")) \
-        if r.raw("block_ffn_dim_multiplier", d("block_ffn_dim_multiplier"), none_ok=True, record=False) is not None \
-        else None
-    if multiplier is None:
+    if r.raw("block_ffn_dim_multiplier", d("block_ffn_dim_multiplier"), none_ok=True, record=False) is None:
         r.ignore("block_ffn_dim_multiplier", NO_EFFECT + " (null: no multiplier, no rounding)")
         r.ignore("block_multiple_of", "unused: block_ffn_dim_multiplier is null")
         return width
+    multiplier = r.float("block_ffn_dim_multiplier", d("block_ffn_dim_multiplier"))
     step = r.int("block_multiple_of", d("block_multiple_of"), minimum=1)
     width = int(multiplier * width)
     return step * ((width + step - 1) // step)
@@ -55,6 +53,10 @@ def _layers(r: Reader, n: int):
     if not isinstance(idxs, list) or any(type(i) is not int or not 0 <= i < n for i in idxs):
         raise r.fail("full_attn_idxs", f"expected a list of layer indices in 0..{n - 1}", idxs)
     return ["G" if i in idxs else "V" for i in range(n)], "full_attn_idxs"
+
+
+# Lfm2Config and Lfm2MoeConfig pop it into tie_word_embeddings
+TIE_EMBEDDING = NO_EFFECT + " (the config class's older name for tie_word_embeddings)"
 
 
 def trunk(r: Reader, d) -> dict:
@@ -80,7 +82,6 @@ def short_conv(r: Reader, d, o: dict, pattern: str) -> None:
     else:
         r.ignore("conv_L_cache", "unused: no short-conv layers")
     r.ignore("conv_bias", NO_EFFECT)
-    r.ignore("tie_embedding", NO_EFFECT + " (the config class's older name for tie_word_embeddings)")
 
 
 def _read(r: Reader, d) -> dict:
@@ -89,6 +90,7 @@ def _read(r: Reader, d) -> dict:
     letters, key = _layers(r, o["num_decoder_layers"])
     pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
     short_conv(r, d, o, pattern)
+    r.ignore("tie_embedding", TIE_EMBEDDING)
     return o
 
 

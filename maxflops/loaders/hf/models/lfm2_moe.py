@@ -8,7 +8,7 @@ from __future__ import annotations
 from ....reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
-from .lfm2 import short_conv, trunk
+from .lfm2 import TIE_EMBEDDING, short_conv, trunk
 
 # Lfm2MoeConfig
 DEFAULTS = {
@@ -43,6 +43,7 @@ def _read(r: Reader, d) -> dict:
         r.ignore("intermediate_size", "unused: every layer is MoE (num_dense_layers 0)")
     for key in ("use_expert_bias", "routed_scaling_factor", "norm_topk_prob", "output_router_logits"):
         r.ignore(key, NO_EFFECT)
+    r.ignore("tie_embedding", TIE_EMBEDDING)
     return o
 
 
