@@ -40,8 +40,8 @@ def post_init(model_type: str, name: str, get):
         return get("hidden_size") // get("num_attention_heads")
     if name == "num_key_value_heads":
         return get("num_attention_heads")
-    if model_type == "gemma4_text" and name == "per_layer_config":
-        # Gemma4TextConfig.__post_init__: the full layers get head_dim = the global_head_dim kwarg (512), and
+    if model_type in ("gemma4_text", "gemma4_unified_text") and name == "per_layer_config":
+        # Gemma4TextConfig.__post_init__ (and Gemma4UnifiedTextConfig's): the full layers get head_dim = the global_head_dim kwarg (512), and
         # num_key_value_heads = the num_global_key_value_heads kwarg only with attention_k_eq_v (neither is a field)
         types = get("layer_types") or ["sliding_attention" if (i + 1) % 6 else "full_attention"
                                        for i in range(get("num_hidden_layers"))]

@@ -61,7 +61,7 @@ KNOBS = {
     # Qwen3-VL's wrappers on text alone: the vision tower is listed by the loader and not run
     "qwen3_vl": {}, "qwen3_vl_moe": {},
     "mimo_v2_flash": {},  # its sinks are a softmax column, no matmul
-    "gemma4": {}, "gemma4_moe": {},
+    "gemma4": {}, "gemma4_moe": {}, "gemma4_unified": {},
     # LongCat-Flash's zero-computation experts: the share of the top-k slots its router sent to them in this run
     # (the fixture records the slots that went to real experts; routing is data, so it is a stated knob)
     # Zamba2: the Mamba-2 torch path (chunked SSD, padded conv) and its shared blocks' full masked square
@@ -300,6 +300,8 @@ PRESENT_ELSEWHERE = {
     "deepseek_v2": "qk_head_dim: the MLA reader shared with deepseek_v32 and deepseek_v3 (cases above)",
     "glm_moe_dsa": "qk_head_dim: the same MLA reader; head_dim is a field its __post_init__ replaces",
     "gemma4_text": "per_layer_config: read when present (the gemma4 cases load the file as transformers saves it)",
+    "gemma4_unified_text": "per_layer_config: read when present (the gemma4_unified case loads the file as "
+                           "transformers saves it)",
     "cohere2_moe": "rope_parameters: kept when present, but no FLOPs effect (Cohere2MoeRotaryEmbedding multiplies the "
                    "position ids by inv_freq elementwise; a linear rope_parameters of theta 5000 counts as the "
                    "default's); a key no type's loader reads",

@@ -43,6 +43,7 @@ REFUSED: dict[str, frozenset] = {
     'gemma2': frozenset(['head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
     'gemma3_text': frozenset(['head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
     'gemma4_text': frozenset(['attention_k_eq_v', 'enable_moe_block', 'head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'num_kv_shared_layers', 'sliding_window', 'vocab_size']),
+    'gemma4_unified_text': frozenset(['attention_k_eq_v', 'head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'num_kv_shared_layers', 'sliding_window', 'vocab_size']),
     'glm': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
     'glm4': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
     'glm4_moe': frozenset(['first_k_dense_replace', 'hidden_act', 'hidden_size', 'intermediate_size', 'moe_intermediate_size', 'n_routed_experts', 'n_shared_experts', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),

@@ -90,8 +90,6 @@ NEEDS = {
     'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
     'dots3_note': 'per-layer widths',
     'dots3_note_text': 'per-layer widths',
-    'gemma4_unified': 'per-layer widths',
-    'gemma4_unified_text': 'per-layer widths',
     'dory': 'looped depth (a block run n_recurrent_loops times)',
     'hrm_text': 'looped depth (H and L stacks iterated H_cycles x L_cycles)',
 }

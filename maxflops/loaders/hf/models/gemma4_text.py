@@ -18,7 +18,12 @@ DEFAULTS = {
 }
 
 def _read(r: Reader, d) -> dict:
-    """Gemma4TextConfig, as modeling_gemma4 builds the model: layer_types (absent: five sliding to one full; the last
+    return read_gemma4(r, d, unified=False)
+
+
+def read_gemma4(r: Reader, d, unified: bool) -> dict:
+    """Gemma4TextConfig (``unified``: Gemma4UnifiedTextConfig, whose model has neither per-layer embeddings nor the
+    MoE block, and reads none of their keys), as modeling_gemma4 builds the model: layer_types (absent: five sliding to one full; the last
     layer full whatever it says); the sliding layers' head_dim and num_key_value_heads; the full layers' own head
     width and KV heads (per_layer_config, as transformers saves them, else the kwargs global_head_dim, default 512,
     and num_global_key_value_heads, used with attention_k_eq_v), one projection as both K and V on the full layers
@@ -99,10 +104,18 @@ def _read(r: Reader, d) -> dict:
             o["global_num_kv_heads"] = g_kv
         o["share_kv_projections"] = k_eq_v
     # per-layer embeddings, KV sharing
-    ple = r.int("hidden_size_per_layer_input", d("hidden_size_per_layer_input"), minimum=0, none_ok=True)
+    if unified:
+        for k in ("hidden_size_per_layer_input", "vocab_size_per_layer_input", "enable_moe_block", "num_experts",
+                  "top_k_experts", "moe_intermediate_size", "expert_intermediate_size"):
+            r.raw(k, None, none_ok=True, record=False)
+            r.ignore(k, "not read: Gemma4UnifiedTextConfig has no such field and its model builds neither per-layer "
+                        "embeddings nor an MoE block")
+    ple = 0 if unified else r.int("hidden_size_per_layer_input", d("hidden_size_per_layer_input"), minimum=0,
+                                  none_ok=True)
     if ple:
         o["per_layer_input_dim"] = ple
-    r.ignore("vocab_size_per_layer_input", NO_EFFECT + " (a lookup table)")
+    if not unified:
+        r.ignore("vocab_size_per_layer_input", NO_EFFECT + " (a lookup table)")
     shared = r.int("num_kv_shared_layers", d("num_kv_shared_layers"), minimum=0)
     if shared:
         o["num_kv_shared_layers"] = shared
@@ -111,6 +124,8 @@ def _read(r: Reader, d) -> dict:
         r.ignore("use_double_wide_mlp", "unused: no KV-shared layers")
     # FFN
     o["mlp_dim"] = r.int("intermediate_size", d("intermediate_size"), minimum=1)
+    if unified:
+        return o
     if r.bool("enable_moe_block", d("enable_moe_block")):
         o["num_experts"] = r.int("num_experts", minimum=1)
         o["num_experts_per_tok"] = r.int("top_k_experts", minimum=1)
