@@ -11,7 +11,7 @@ from . import masks, stepform, terms
 from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
-from .plan import NO_FFN, NO_MIXER, LayerKind
+from .plan import NO_FFN, NO_MIXER, LayerKind, layer_view
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
                        recomputed, train_factor, warmup)
@@ -40,6 +40,7 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     its family (``maxflops.families``: ``price`` / ``price_hardware``); the FFN and the extras here.
     """
     p = Priced()
+    c = layer_view(c, kind)  # a layer of its own widths (layer_widths)
     tokens = seqs.count if decode else priced_tokens(seqs, c)[0]
     if kind.mixer != NO_MIXER:
         family = family_of(kind)

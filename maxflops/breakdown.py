@@ -22,6 +22,7 @@ class LayerRow:
     components: Mapping[str, int]
     hardware_components: Mapping[str, int] = dataclasses.field(default_factory=dict)
     parallel: str = ""  # the mixer beside the first one (parallel_layer_pattern), or ""
+    widths: Mapping[str, int] = dataclasses.field(default_factory=dict)  # its own widths (layer_widths), if any
 
     @property
     def hardware_flops(self) -> int:
@@ -41,7 +42,7 @@ class LayerRow:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "group": self.group, "mixer": self.mixer, "parallel": self.parallel, "ffn": self.ffn,
-                "computes_index": self.computes_index,
+                "computes_index": self.computes_index, "widths": dict(self.widths),
                 "total": self.total, "learnable_weight": self.learnable_weight, "attention": self.attention,
                 "components": dict(self.components), "hardware_flops": self.hardware_flops,
                 "hardware_components": dict(self.hardware_components)}
@@ -93,7 +94,8 @@ class Breakdown:
         hw_frozen = [types.MappingProxyType(p) for p in hw_priced]
         rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
                          plan.kinds[i].computes_index, frozen[i], hw_frozen[j],
-                         plan.kinds[i].parallel.mixer if plan.kinds[i].parallel is not None else "")
+                         plan.kinds[i].parallel.mixer if plan.kinds[i].parallel is not None else "",
+                         types.MappingProxyType(dict(plan.kinds[i].widths)))
                 for (name, i), (_, j) in zip(plan.rows, hw_plan.rows)]
         rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head),
                              types.MappingProxyType(hw_head)))

@@ -11,6 +11,35 @@ from .conventions import bridge_refusal
 from .families import FAMILIES, LETTERS
 
 
+def _check_layer_widths(c, err) -> None:
+    """Each layer_widths rule parses and names decoder layers; every layer's own heads divide as the config's must;
+    its own head width or KV heads on a 'G' layer of a config that gives those layers global_head_dim /
+    global_num_kv_heads would be overridden by them, so that is refused."""
+    from .plan import layer_widths
+
+    try:
+        per_layer = layer_widths(c)
+    except ValueError as e:
+        err("layer_widths", str(e))
+    pattern = c["attention_layer_pattern"]
+    for layer, own in enumerate(per_layer):
+        if not own:
+            continue
+        if c["attention_type"] == "mla" and own.keys() & {"num_kv_heads", "head_dim"}:
+            err("layer_widths", f"layer {layer}: {sorted(own.keys() & {'num_kv_heads', 'head_dim'})[0]} of its own "
+                                "changes nothing with attention_type='mla' (MLA's widths are its own keys)")
+        q, kv = own.get("num_query_heads", c["num_query_heads"]), own.get("num_kv_heads", c["num_kv_heads"])
+        if q % kv and c["attention_type"] != "mla":
+            err("layer_widths", f"layer {layer}: {kv} KV heads do not divide its {q} query heads")
+        for key, over in (("head_dim", "global_head_dim"), ("num_kv_heads", "global_num_kv_heads")):
+            if key in own and c[over] and pattern[layer % len(pattern)] == "G":
+                err("layer_widths", f"layer {layer}: its own {key} on a 'G' layer, whose {key} is {over}="
+                                    f"{c[over]}; give the global layers' widths one way")
+    if c["convention"] != "exact":
+        err("convention", f"{c['convention']!r} has no rule for layers of their own widths (layer_widths="
+                          f"{list(c['layer_widths'])!r}); use 'exact'")
+
+
 def check_relations(c: Mapping[str, Any]) -> None:
     """Checks that involve more than one key."""
 
@@ -30,6 +59,8 @@ def check_relations(c: Mapping[str, Any]) -> None:
     if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:
         err("global_num_kv_heads", f"{c['global_num_kv_heads']} does not divide num_query_heads="
                                    f"{c['num_query_heads']}")
+    if c["layer_widths"]:
+        _check_layer_widths(c, err)
     if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
         err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
                                    + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))

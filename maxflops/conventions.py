@@ -128,7 +128,7 @@ def convention_defined(c, convention: str | None = None) -> bool:
     convention = convention or c["convention"]
     if convention == "megatron_bridge" and bridge_refusal(c):
         return False
-    if c["zero_experts"] and convention != "exact":  # no peer prices zero-computation experts
+    if (c["zero_experts"] or c["layer_widths"]) and convention != "exact":  # no peer prices these
         return False
     letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
     return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)

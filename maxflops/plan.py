@@ -14,6 +14,8 @@ Patterns handled here and nowhere else:
 - a second mixer beside the first in a layer (``parallel_layer_pattern``: Falcon-H1's attention and Mamba-2);
 - layer shapes: a '-' mixer letter is a layer without a mixer (``NO_MIXER``), a '-' FFN letter one without an FFN
   (Nemotron-H's separate Mamba, attention, MLP and MoE layers);
+- per-layer widths: ``layer_widths`` rules give layers their own heads, head width or FFN widths
+  (``LayerKind.widths``, read through ``layer_view``);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
   ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the layers
@@ -35,6 +37,7 @@ from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW  # noqa: E4
 from .families.compressed import COMPRESSED, CSA, HCA  # noqa: E402,F401
 from .families.dsa import DSA, computes_index  # noqa: E402,F401
 from .families.gdn import GDN  # noqa: E402,F401
+from .weights import layer_spans  # noqa: E402
 
 
 NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
@@ -60,6 +63,7 @@ class LayerKind:
     pipelined: bool = False  # in a pipeline of pipeline_stages > 1 (pipeline_layers): runs its bubble iterations too
     parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
     mtp_inner: bool = False  # an MTP module's layer after its first (mtp_ffn_layer_pattern): no eh projection or head
+    widths: tuple = ()  # ((key, value), ...) sorted: the layer's own widths where they differ (layer_widths)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +75,43 @@ class Plan:
     def kind_rows(self):
         """(name, LayerKind) per row."""
         return tuple((name, self.kinds[i]) for name, i in self.rows)
+
+
+# The keys a layer may have its own value of (layer_widths): widths each layer's pricing reads from its config view
+WIDTH_KEYS = ("num_query_heads", "num_kv_heads", "head_dim", "mlp_dim", "moe_mlp_dim")
+
+
+def parse_width_rule(rule) -> tuple:
+    """(key, layer spans, value) of one layer_widths rule; ValueError names what is wrong."""
+    target, eq, value = rule.partition("=") if isinstance(rule, str) else ("", "", "")
+    key, at, layers = target.strip().partition("@")
+    if not (eq and at):
+        raise ValueError(f"{rule!r} is not '<key>@<layers>=<value>' (e.g. 'mlp_dim@0-2+5=4096')")
+    if key not in WIDTH_KEYS:
+        raise ValueError(f"{rule!r}: {key!r} is not one of {', '.join(map(repr, WIDTH_KEYS))}")
+    if not value.strip().isdigit() or int(value) < 1:
+        raise ValueError(f"{rule!r}: {value.strip()!r} is not a positive integer")
+    return key, layer_spans(layers), int(value)
+
+
+def layer_widths(c: Mapping[str, Any]) -> list:
+    """Each decoder layer's own widths ({key: value}), from the ``layer_widths`` rules in order (a later rule over an
+    earlier one)."""
+    n = c["num_decoder_layers"]
+    out = [{} for _ in range(n)]
+    for rule in c["layer_widths"]:
+        key, spans, value = parse_width_rule(rule)
+        for lo, hi in spans:
+            if hi >= n:
+                raise ValueError(f"{rule!r}: layer {hi} is past the last decoder layer ({n - 1})")
+            for layer in range(lo, hi + 1):
+                out[layer][key] = value
+    return out
+
+
+def layer_view(c, kind: "LayerKind"):
+    """The config as one layer of this kind reads it: its own widths over the config's."""
+    return {**c, **dict(kind.widths)} if kind.widths else c
 
 
 def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
@@ -103,6 +144,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     cse = frozenset(c["warmup_cse_layers"])
     piped = frozenset(c["pipeline_layers"] or range(n)) if c["pipeline_stages"] > 1 else frozenset()
     ffn_pattern = c["ffn_layer_pattern"]
+    widths = layer_widths(c) if c["layer_widths"] else [{}] * n
     for layer in range(n):
         letter = pattern[layer % len(pattern)]
         mixer, span, index, ratio, projection = _mixer(letter, layer + 1, c)
@@ -120,6 +162,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
                                                  ratio=ratio, parallel=side,
+                                                 widths=tuple(sorted(widths[layer].items())),
                                                  no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))

@@ -38,7 +38,8 @@ def _layer_groups(b: Breakdown):
     """Rows with identical structure and FLOPs -> (label, row, n), in order of first appearance."""
     groups: dict = {}
     for row in b.layers:
-        key = (row.group, row.mixer, row.ffn, row.computes_index, tuple(row.components.items()))
+        key = (row.group, row.mixer, row.ffn, row.computes_index, tuple(row.widths.items()),
+               tuple(row.components.items()))
         groups.setdefault(key, []).append(row)
     out = []
     for rows in groups.values():
@@ -64,7 +65,8 @@ def _describe(row) -> str:
     if row.parallel:
         mixer += " + " + MIXER_FAMILY[row.parallel].mixers[row.parallel]
     latent = "latent " if "moe_latent_proj" in row.components else ""  # experts behind a D -> latent projection
-    return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}"
+    own = f" ({', '.join(f'{k} {v}' for k, v in row.widths.items())})" if row.widths else ""  # layer_widths
+    return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}{own}"
 
 
 def text_report(b: Breakdown, config=None, traffic=None) -> str:
@@ -102,9 +104,11 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
         lines.append(f"{label:<{w}}  {_fmt_flops(v):>14}  {100 * v / b.total:5.1f}%  {v / tok / 1e9:13.3f}{hw_col}")
     lines.append("")
     lines.append("layers:")
-    for label, row, n in _layer_groups(b):
+    groups = [(label, row, n, _describe(row)) for label, row, n in _layer_groups(b)]
+    dw = max([37] + [len(d) for *_, d in groups])
+    for label, row, n, described in groups:
         each = "" if n == 1 else f"  ({n} x {row.total / 1e12:,.3f})"
-        lines.append(f"  {label:<34} {_describe(row):<37} {n * row.total / 1e12:>12,.3f} TFLOPs{each}")
+        lines.append(f"  {label:<34} {described:<{dw}} {n * row.total / 1e12:>12,.3f} TFLOPs{each}")
     lines.append("")
     lines.append(f"Total TFLOPs per device per step: {b.total / 1e12:,.3f}  "
                  f"({b.per_token / 1e9:,.3f} GFLOPs/token)")

@@ -117,6 +117,12 @@ SCHEMA: dict[str, Field] = {
                                          "ffn_layer_pattern, the same length): Megatron-LM's hybrid pattern after "
                                          "'/', NemotronH's mtp_layers_block_type. The eh projection opens each module "
                                          "and its output head closes it."),
+    # --- per-layer widths (Llama-Nemotron's block_configs, per-layer head counts) ------------------------------
+    "layer_widths": field_of((), tuple, "Layers of their own widths: rules '<key>@<layers>=<value>' applied in order "
+                                        "(keys num_query_heads, num_kv_heads, head_dim, mlp_dim, moe_mlp_dim; "
+                                        "layers 0-based decoder layers, '3' or '0-2' joined by '+'), e.g. "
+                                        "'mlp_dim@0-2+5=4096'. A layer no rule names has the config's widths; "
+                                        "MTP modules always do."),
     # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
     "num_kv_shared_layers": field_of(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
                                        "no K/V projections of their own (they still attend).", minimum=0),

@@ -32,7 +32,7 @@ from . import masks, terms
 from .account import ffn_width, price_forward
 from .config import CONVENTIONS
 from .families import family_of
-from .plan import NO_FFN, NO_MIXER, LayerKind
+from .plan import NO_FFN, NO_MIXER, LayerKind, layer_view
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
@@ -113,6 +113,7 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
 
     one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
     fwd = price_forward(kind, c, one, decode=True, hardware=True).out
+    c = layer_view(c, kind)  # a layer of its own widths (layer_widths)
     elements = {k: v // 2 for k, v in fwd.items() if k in WEIGHT_MATMULS}
     if "moe_routed" in fwd:
         E, k = c["num_experts"], c["num_experts_per_tok"]

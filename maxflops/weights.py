@@ -41,7 +41,8 @@ def _number(text: str) -> Fraction:
     return value
 
 
-def _layers(text: str) -> tuple:
+def layer_spans(text: str) -> tuple:
+    """((first, last), ...) of a layer list: 0-based numbers, 3 or 0-2 (inclusive), joined by '+'."""
     spans = []
     for part in text.split("+"):
         lo, sep, hi = part.strip().partition("-")
@@ -64,7 +65,7 @@ def parse_rule(rule: str) -> tuple:
     group, at, layers = target.strip().partition("@")
     if group != "*" and group not in GROUPS:
         raise ValueError(f"{rule!r}: {group!r} is not one of {', '.join(map(repr, (*GROUPS, '*')))}")
-    return group, _layers(layers) if at else None, _number(value)
+    return group, layer_spans(layers) if at else None, _number(value)
 
 
 def parse_rules(rules) -> tuple:
@@ -84,4 +85,4 @@ def bytes_of(parsed: tuple, default, component: str, layer: int | None) -> Fract
     return out
 
 
-__all__ = ["GROUPS", "parse_rules", "bytes_of"]
+__all__ = ["GROUPS", "parse_rules", "bytes_of", "layer_spans"]

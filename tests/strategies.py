@@ -220,6 +220,19 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["engram_head_dim"] = w["engram_head_dim"]
         kw["engram_max_ngram_size"] = draw(st.integers(2, 4))
         kw["engram_kernel_size"] = draw(st.integers(1, 4))
+    if convention == "exact" and draw(st.integers(0, 3)) == 0:  # layers of their own widths (Llama-Nemotron)
+        rules = []
+        for layer in sorted(draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=3))):
+            key = draw(st.sampled_from(["mlp_dim", "moe_mlp_dim", "num_query_heads", "num_kv_heads", "head_dim"]))
+            q = kw.get("num_query_heads", SCHEMA["num_query_heads"].default)
+            kv = kw.get("num_kv_heads", SCHEMA["num_kv_heads"].default)
+            if key in ("num_kv_heads", "head_dim") and (kw.get("global_num_kv_heads") or kw.get("global_head_dim")
+                                                         or kw.get("attention_type") == "mla"):
+                key = "mlp_dim"  # (a 'G' layer's own widths are those keys' there; MLA reads neither)
+            value = {"num_query_heads": kv * draw(st.integers(1, 3)), "num_kv_heads": draw(st.sampled_from(
+                _divisors(q)))}.get(key) or draw(st.integers(1, 24))
+            rules.append(f"{key}@{layer}={value}")
+        kw["layer_widths"] = tuple(rules)
     kw["mhc_expansion_rate"] = draw(st.sampled_from([1, 1, 2, 3]))
     kw["mhc_hyper_head"] = kw["mhc_expansion_rate"] > 1 and draw(st.booleans())
     # --- vision ------------------------------------------------------------------------------------------
@@ -426,7 +439,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
-    "short_conv_kernel", "attention_head_gate", "head_dense",
+    "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths",
 }
 
 

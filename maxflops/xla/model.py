@@ -81,8 +81,43 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     if c["mtp_num_layers"] and not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "own":
         out["mtp_layer_pattern"] = c["attention_layer_pattern"][(n - 1) % len(c["attention_layer_pattern"])]
     out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)
+    if c["layer_widths"]:
+        out.update(_reduce_layer_widths(c, out))
     out.update(overrides)
     return resolve(out)
+
+
+def _reduce_layer_widths(c, out) -> dict:
+    """Layers of their own widths, reduced: each distinct layer (its mixer letter, FFN, parallel mixer and widths) kept
+    up to twice, in order, as per-layer patterns; each width reduced as the config's are (heads by the attention
+    family's rule, applied to the layer's own heads), FFN widths to distinct small ones in the order of their
+    values."""
+    from ..families.attention.proof import reduce as reduce_heads
+
+    plan = build_plan(c)
+    pattern, parallel = c["attention_layer_pattern"], c["parallel_layer_pattern"]
+    letters = {"dense": "F", "moe": "E", NO_FFN: "-"}
+    shapes = [(pattern[i % len(pattern)], letters[kind.ffn], parallel[i % len(parallel)] if parallel else "",
+               kind.widths) for i, (_, kind) in enumerate(k for k in plan.kind_rows() if not k[1].mtp)]
+    kept = [shape for shape in dict.fromkeys(shapes) for _ in range(min(shapes.count(shape), 2))]
+    ranks = {key: sorted({dict(w)[key] for *_, w in kept if key in dict(w)}) for key in ("mlp_dim", "moe_mlp_dim",
+                                                                                        "head_dim")}
+    base = {"mlp_dim": (out["mlp_dim"], 24, 8), "moe_mlp_dim": (out["moe_mlp_dim"], 8, 4),
+            "head_dim": (out["head_dim"], 10, 2)}
+    rules = []
+    for i, (*_, widths) in enumerate(kept):
+        own = dict(widths)
+        if "num_query_heads" in own or "num_kv_heads" in own:
+            heads = reduce_heads({**c, **own})
+            own.update(num_query_heads=heads["num_query_heads"], num_kv_heads=heads["num_kv_heads"])
+        for key, (same, first, step) in base.items():
+            if key in own:
+                own[key] = same if own[key] == c[key] else first + step * ranks[key].index(own[key])
+        rules += [f"{key}@{i}={value}" for key, value in sorted(own.items()) if value != out[key]]
+    return dict(num_decoder_layers=len(kept), attention_layer_pattern="".join(m for m, *_ in kept),
+                ffn_layer_pattern="".join(f for _, f, *_ in kept),
+                parallel_layer_pattern="".join(q for _, _, q, _ in kept) if parallel else "",
+                first_num_dense_layers=0, interleave_moe_layer_step=1, layer_widths=tuple(rules))
 
 
 # --- parameters --------------------------------------------------------------------------------------------------
@@ -102,6 +137,7 @@ class Layer(nn.Module):
     def __call__(self, carry, _=None):
         x, top_idx, aux = carry
         c = dict(self.cfg)
+        c.update(self.kind.widths)  # a layer of its own widths (layer_widths)
         # the longest sequence of the step (packed documents run one by one: the longest of them), for a layer whose
         # work is read only when some sequence is long enough (a compressor that forms no block)
         c["step_longest_sequence"] = max(self.segments) if self.segments else x.shape[1]

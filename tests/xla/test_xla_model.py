@@ -182,3 +182,25 @@ def test_compressors_that_form_no_block_equal_xla(dead, mode, length):
     scoped = xla.by_scope(SCOPES, innermost=True)
     assert {k: v for k, v in scoped.items() if v} == {k: v for k, v in by_component(b).items() if v}
     assert ("compressor" in scoped and scoped["compressor"] > 0) == (length >= 3 or dead == "forward")
+
+
+# layers of their own widths (layer_widths): FFN widths, KV heads, query heads and head widths per layer, beside
+# windows, MoE layers with their own expert width, a layer without a mixer; reduced to distinct small widths
+WIDTHS = dict(num_decoder_layers=7, emb_dim=64, mlp_dim=96, num_query_heads=8, num_kv_heads=2, head_dim=16,
+              vocab_size=500, attention_layer_pattern="GGL-GGL", sliding_window_size=9, num_experts=4,
+              num_experts_per_tok=2, moe_mlp_dim=32, ffn_layer_pattern="FEFFEFF",
+              layer_widths=("mlp_dim@0+3=200", "num_kv_heads@1=8", "moe_mlp_dim@4=48", "head_dim@2=24",
+                            "num_query_heads@5=4", "num_kv_heads@5=1", "mlp_dim@6=40"))
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(attention_impl="blocked"))],
+                         ids=["prefill", "train", "remat", "blocked"])
+def test_layers_of_their_own_widths_equal_xla(mode, knobs):
+    c, model, params, tokens = M.build(maxflops.model_config(**WIDTHS), abstract=True, mode=mode, **knobs)
+    assert len(c["layer_widths"]) >= 6  # the reduction keeps the layers' widths apart
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    plain = maxflops.count(c, layer_widths=())
+    assert plain.hardware_flops != b.hardware_flops
