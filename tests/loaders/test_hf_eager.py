@@ -61,7 +61,7 @@ KNOBS = {
     # Qwen3-VL's wrappers on text alone: the vision tower is listed by the loader and not run
     "qwen3_vl": {}, "qwen3_vl_moe": {},
     "mimo_v2_flash": {},  # its sinks are a softmax column, no matmul
-    "gemma4": {}, "gemma4_moe": {}, "gemma4_unified": {},
+    "gemma4": {}, "gemma4_moe": {}, "gemma4_unified": {}, "laguna": {},
     # LongCat-Flash's zero-computation experts: the share of the top-k slots its router sent to them in this run
     # (the fixture records the slots that went to real experts; routing is data, so it is a stated knob)
     # Zamba2: the Mamba-2 torch path (chunked SSD, padded conv) and its shared blocks' full masked square

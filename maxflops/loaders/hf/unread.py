@@ -74,7 +74,6 @@ NEEDS = {
     'zamba': "Zamba 1's Mamba-1 layers with a shared attention block over [hidden, embeddings]",
     'diffllama': 'differential attention (two softmax maps per head)',
     'jetmoe': 'a mixture of attention heads (routed q/o experts)',
-    'laguna': 'per-layer head counts and a per-head scalar gate',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'cpmant': 'a relative position bias and prompt tokens',
