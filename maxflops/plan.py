@@ -94,6 +94,25 @@ def parse_width_rule(rule) -> tuple:
     return key, layer_spans(layers), int(value)
 
 
+def width_rules(key: str, own: Mapping[int, int]) -> tuple:
+    """layer_widths rules giving each layer of ``own`` (0-based layer -> value) its ``key``: one rule per value, its
+    layers as runs ('mlp_dim@0+6-7+43=14336'), in order of each value's first layer."""
+    by_value: dict = {}
+    for layer in sorted(own):
+        by_value.setdefault(own[layer], []).append(layer)
+    rules = []
+    for value, layers in by_value.items():
+        runs = []
+        for layer in layers:
+            if runs and runs[-1][1] == layer - 1:
+                runs[-1][1] = layer
+            else:
+                runs.append([layer, layer])
+        spans = "+".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+        rules.append(f"{key}@{spans}={value}")
+    return tuple(rules)
+
+
 def layer_widths(c: Mapping[str, Any]) -> list:
     """Each decoder layer's own widths ({key: value}), from the ``layer_widths`` rules in order (a later rule over an
     earlier one)."""

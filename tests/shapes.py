@@ -143,11 +143,17 @@ def flops(weights):
 def golden_train(c, tokens=T):
     """Train-step FLOPs of one sequence of T tokens: 3x forward for everything but the indexer, which gets no
     gradient with indexer_loss_scaling_factor == 0 (1x)."""
+    from maxflops.plan import layer_widths
+
     pattern, N = c["attention_layer_pattern"], c["num_decoder_layers"]
     learn = attn = 0
     layers = []
     side_pattern = c["parallel_layer_pattern"]
+    own = layer_widths(c) if c["layer_widths"] else [{}] * N
+    views = []  # each entry's config: a decoder layer's own widths (layer_widths); MTP modules the config's
+    config = c
     for l in range(N):
+        views.append({**config, **own[l]})
         letter = pattern[l % len(pattern)]
         moe = ffn_of(c, l)
         # GLM-5.2 index reuse written out as its published schedule: layers 1, 2, 3, then every 4th.
@@ -156,6 +162,7 @@ def golden_train(c, tokens=T):
         layers.append((letter, moe, own_index))
         if side_pattern and side_pattern[l % len(side_pattern)] != "-":  # a mixer beside it: its own weights
             layers.insert(len(layers) - 1, (side_pattern[l % len(side_pattern)], None, True))
+            views.append(views[-1])
     if c["mtp_ffn_layer_pattern"]:  # a hybrid's MTP modules: each its own layers (Megatron's pattern after '/')
         shapes = {"E": "moe", "F": "dense", "-": None}
         for _ in range(c["mtp_num_layers"]):
@@ -163,7 +170,8 @@ def golden_train(c, tokens=T):
                        for i, (m, f) in enumerate(zip(c["mtp_layer_pattern"], c["mtp_ffn_layer_pattern"]))]
     else:  # each module a copy of the last layer
         layers += [(layers[-1][0], layers[-1][1], True, "mtp")] * c["mtp_num_layers"]
-    for entry in layers:
+    views += [config] * (len(layers) - len(views))
+    for entry, c in zip(layers, views):
         letter, ffn, own_index = entry[:3]
         learn += 3 * flops(layer_weights(c, letter, ffn == "moe", own_index, ffn=ffn is not None)) * tokens
         if len(entry) == 4:  # an MTP module: its eh projection and its own head
@@ -215,6 +223,7 @@ def golden_train(c, tokens=T):
                 learn += 1 * flops(indexer_weights(c)) * tokens
                 n, hd = c["index_n_heads"], c["index_head_dim"]
                 attn += 1 * (2 * n * hd + 2 * n) * (tokens * (tokens + 1) // 2)
+    c = config
     learn += 3 * flops([("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
     if c["mhc_hyper_head"]:  # hc_head_fn [G, G*D] (the weighted sum of the streams is elementwise)
         G_hc, D = c["mhc_expansion_rate"], c["emb_dim"]
@@ -226,9 +235,14 @@ def parameter_count(c, tied: bool, indexer: bool = True) -> int:
     """Every weight of a validated config's decoder layers and head (no MTP modules), from the weight shapes: the
     matrices one token multiplies, the conv kernels and the state-space parameters no matmul counts; embeddings
     once more unless ``tied``; the indexers' weights unless ``indexer`` is False."""
+    from maxflops.plan import layer_widths
+
     pattern = c["attention_layer_pattern"]
     total = 0
+    own = layer_widths(c) if c["layer_widths"] else [{}] * c["num_decoder_layers"]
+    config = c
     for l in range(c["num_decoder_layers"]):
+        c = {**config, **own[l]}  # the layer's own widths (layer_widths)
         ffn = ffn_of(c, l)
         letter = pattern[l % len(pattern)]
         total += sum(math.prod(s) for _, s in layer_weights(c, letter, ffn == "moe", True, active=False,
@@ -248,6 +262,7 @@ def parameter_count(c, tied: bool, indexer: bool = True) -> int:
                 * c["mamba_conv_kernel"]
         if c["use_sparse_indexer"] and letter in "GS" and indexer:
             total += sum(math.prod(s) for _, s in indexer_weights(c))
+    c = config
     total += c["vocab_size"] * c["emb_dim"] * (1 if tied else 2)
     if c["mhc_hyper_head"]:
         total += c["mhc_expansion_rate"] ** 2 * c["emb_dim"]  # hc_head_fn

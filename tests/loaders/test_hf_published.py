@@ -104,3 +104,36 @@ def test_the_significant_figures():
     assert significant("744") == pytest.approx(0.5 / 744 + 2e-5)
     assert significant("7.27") == pytest.approx(0.005 / 7.27 + 2e-5)
     assert significant("52") == pytest.approx(0.5 / 52 + 2e-5)
+
+
+@needs_corpus
+def test_llama_nemotron_super_counts_its_blocks_as_deci_builds_them():
+    """Llama-3.3-Nemotron-Super-49B (nemotron-nas, DeciLM's remote code): its 80 blocks, read straight from the file
+    here as DeciLM builds them (an attention block of num_attention_heads // n_heads_in_group KV heads unless no_op;
+    a gated MLP of ffn_mult -> int(2 * ffn_mult * hidden / 3) raised to a multiple of 256 unless no_op), give its
+    weights (49.87B: the name's 49B) and, times 6 per token, the training step's weight FLOPs."""
+    data = json.loads((HF_REAL / "llama-3_3-nemotron-super-49b-v1" / "config.json").read_text())
+    D, H, V = data["hidden_size"], data["num_attention_heads"], data["vocab_size"]
+    hd = D // H
+    weights = 2 * V * D  # the embedding and an untied head
+    layer_matmuls = []
+    for block in data["block_configs"]:
+        w = 0
+        if not block["attention"]["no_op"]:
+            kv = H // block["attention"]["n_heads_in_group"]
+            w += 2 * D * H * hd + 2 * D * kv * hd
+        if not block["ffn"]["no_op"]:
+            width = int(2 * block["ffn"]["ffn_mult"] * D / 3)
+            width += -width % 256
+            w += 3 * D * width
+        layer_matmuls.append(w)
+        weights += w
+    assert len(layer_matmuls) == data["num_hidden_layers"] == 80
+    cfg = maxflops.load_config(str(HF_REAL / "llama-3_3-nemotron-super-49b-v1" / "config.json"))
+    assert parameter_count(validate(cfg), _tied("llama-3_3-nemotron-super-49b-v1", "nemotron-nas")) == weights
+    assert weights == 49_866_080_256
+    b = maxflops.count(cfg)
+    assert b.learnable_weight == 6 * b.tokens * (sum(layer_matmuls) + V * D)
+    assert [r.widths.get("mlp_dim", cfg.mlp_dim) if r.ffn != "none" else 0 for r in b.layers[:-1]] == [
+        (lambda w: w + -w % 256)(int(2 * blk["ffn"]["ffn_mult"] * D / 3)) if not blk["ffn"]["no_op"] else 0
+        for blk in data["block_configs"]]

@@ -607,3 +607,43 @@ def test_an_unknown_key_is_not_offered_itself_as_the_fix(tmp_path):
     with pytest.raises(ValueError, match="'mamba_d_head' = 64") as e:
         loaders.load_hf_config(tmp_path / "config.json")
     assert "did you mean 'mamba_d_head'" not in str(e.value)
+
+
+def _nas(tmp_path, blocks, **top):
+    data = dict(model_type="nemotron-nas", architectures=["DeciLMForCausalLM"], hidden_size=96, num_attention_heads=8,
+                num_hidden_layers=len(blocks), vocab_size=300, hidden_act="silu", intermediate_size=None,
+                num_key_value_heads=None, block_configs=blocks, **top)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _block(group=2, mult=1.0, attn=None, ffn=None):
+    return {"attention": {"n_heads_in_group": group, "no_op": group is None, "replace_with_linear": False,
+                          **(attn or {})},
+            "ffn": {"ffn_mult": mult, "no_op": mult is None, **(ffn or {})}}
+
+
+def test_llama_nemotron_blocks_are_the_layers_widths(tmp_path):
+    """DeciLM's block_configs: the most common KV heads and FFN width are the config's, the others layer_widths;
+    a no-op attention or FFN a '-' letter; ffn_mult 1.0 of 96 is int(64) -> 256, 2.5 -> 160 -> 256, 5.25 -> 336 -> 512."""
+    blocks = [_block(2, 5.25), _block(None, 1.0), _block(4, 2.5), _block(2, None), _block(2, 5.25)]
+    cfg = maxflops.load_config(str(_nas(tmp_path, blocks)))
+    assert (cfg.num_kv_heads, cfg.mlp_dim, cfg.attention_layer_pattern, cfg.ffn_layer_pattern) == (4, 512, "G-GGG",
+                                                                                                  "FFF-F")
+    assert cfg.layer_widths == ("num_kv_heads@2=2", "mlp_dim@1-2=256")
+
+
+@pytest.mark.parametrize("block, match", [
+    (_block(attn={"replace_with_linear": True}), r"layer 0: attention.replace_with_linear=True is not modelled"),
+    (_block(attn={"window_length": 128}), r"layer 0: attention.window_length=128 is not modelled"),
+    (_block(ffn={"sparsify": ["x"]}), r"layer 0: ffn.sparsify=\['x'\] is not modelled"),
+    (_block(3), r"layer 0: attention.n_heads_in_group=3 does not divide num_attention_heads=8"),
+    (_block(None, None), r"layer 0: neither attention nor an FFN"),
+    (_block(ffn={"hidden_act": "relu"}), r"layer 0: ffn.hidden_act='relu'"),
+    (_block(mult=-1), r"layer 0: ffn.ffn_mult=-1 is not a positive number"),
+])
+def test_llama_nemotron_blocks_maxflops_does_not_model_are_refused_in_one_line(tmp_path, block, match):
+    with pytest.raises(ValueError, match=r"key 'block_configs'.*" + match) as e:
+        maxflops.load_config(str(_nas(tmp_path, [block, _block()])))
+    assert "\n" not in str(e.value)

@@ -7,6 +7,7 @@ moe_intermediate_size, top num_experts_per_tok, beside one shared MLP of shared_
 
 from __future__ import annotations
 
+from ....plan import width_rules
 from ....reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
@@ -45,7 +46,7 @@ def _heads(r: Reader, d, o: dict, pattern: str) -> None:
         heads = r.list("num_attention_heads_per_layer", int)
         if len(heads) != n or any(type(x) is not int or x < 1 for x in heads):
             raise r.fail("num_attention_heads_per_layer", f"expected {n} positive head counts, one per layer")
-        rules = [f"num_query_heads@{i}={x}" for i, x in enumerate(heads) if x != h]
+        rules = width_rules("num_query_heads", {i: x for i, x in enumerate(heads) if x != h})
         if rules:
             o["layer_widths"] = tuple(rules)
     gating = r.raw("gating", d("gating"))
