@@ -31,6 +31,9 @@ def _check_layer_widths(c, err) -> None:
         q, kv = own.get("num_query_heads", c["num_query_heads"]), own.get("num_kv_heads", c["num_kv_heads"])
         if q % kv and c["attention_type"] != "mla":
             err("layer_widths", f"layer {layer}: {kv} KV heads do not divide its {q} query heads")
+        if c["attention_differential"] and (q % 2 or kv % 2):
+            err("layer_widths", f"layer {layer}: {q} query heads and {kv} KV heads with attention_differential: "
+                                "both must be even")
         for key, over in (("head_dim", "global_head_dim"), ("num_kv_heads", "global_num_kv_heads")):
             if key in own and c[over] and pattern[layer % len(pattern)] == "G":
                 err("layer_widths", f"layer {layer}: its own {key} on a 'G' layer, whose {key} is {over}="
@@ -288,6 +291,9 @@ READ_WHEN: dict = {
                            "indexer_loss_scaling_factor > 0)"),
     **{k: (lambda c: "V" in _letters(c), "no layer is a short conv ('V' in attention_layer_pattern)")
        for k in ("short_conv_kernel", "short_conv_impl")},
+    "differential_impl": (lambda c: c["attention_differential"] and any(x in _letters(c) for x in "GLC"),
+                          "no attention layer is differential (attention_differential is false, or no 'G', 'L' or "
+                          "'C' layer)"),
 }
 
 

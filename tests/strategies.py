@@ -43,7 +43,7 @@ HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_sc
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
                     "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
-                    "short_conv_impl")
+                    "short_conv_impl", "differential_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -61,7 +61,7 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
          "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
          "gdp_impl": "recurrent", "gdp_conv_impl": "valid", "short_conv_impl": "valid",
-         "warmup_dead_last_layer": False, "pipeline_stages": 1,
+         "differential_impl": "doubled_values", "warmup_dead_last_layer": False, "pipeline_stages": 1,
          "dead_compressor": "forward"}  # (a compressor that forms no block: test_properties.dead_compressors)
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
@@ -164,6 +164,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["attention_head_gate"] = draw(st.booleans())  # LFM3's scalar gate per head
         if not kw["share_kv_projections"]:  # values of their own width (MiMo-V2-Flash)
             kw["value_head_dim"] = _maybe(draw, w["value_head_dim"])
+        even = H % 2 == 0 and kw["num_kv_heads"] % 2 == 0
+        if convention == "exact" and even and draw(st.integers(0, 3)) == 0:  # DiffLlama's differential attention
+            kw.update(attention_differential=True, global_head_dim=0, global_num_kv_heads=0,
+                      share_kv_projections=False, value_head_dim=0)
     if atype == "mla":
         kw["kv_lora_rank"] = w["kv_lora_rank"]
         kw["qk_nope_head_dim"] = draw(st.sampled_from([0, w["qk_nope_head_dim"]]))
@@ -226,6 +230,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             key = draw(st.sampled_from(["mlp_dim", "moe_mlp_dim", "num_query_heads", "num_kv_heads", "head_dim"]))
             q = kw.get("num_query_heads", SCHEMA["num_query_heads"].default)
             kv = kw.get("num_kv_heads", SCHEMA["num_kv_heads"].default)
+            if key in ("num_kv_heads", "num_query_heads") and kw.get("attention_differential"):
+                key = "mlp_dim"  # (heads in pairs: kept even by the config's own)
             if key in ("num_kv_heads", "head_dim") and (kw.get("global_num_kv_heads") or kw.get("global_head_dim")
                                                          or kw.get("attention_type") == "mla"):
                 key = "mlp_dim"  # (a 'G' layer's own widths are those keys' there; MLA reads neither)
@@ -439,7 +445,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
-    "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths",
+    "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
 }
 
 

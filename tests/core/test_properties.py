@@ -773,14 +773,16 @@ RELATIONS = [
 # A mutation that sets attention_type (num_decoder_layers) also resets what that type refuses (what depends on the
 # layer count), so that it breaks only its own relation.
 _COMPRESSED_OK = {"causal": True, "global_head_dim": 0, "global_num_kv_heads": 0, "share_kv_projections": False,
-                  "num_kv_shared_layers": 0, "attention_output_gate": False, "mtp_layer_pattern": ""}
+                  "num_kv_shared_layers": 0, "attention_output_gate": False, "mtp_layer_pattern": "",
+                  "attention_differential": False, "attention_head_gate": False, "layer_widths": ()}
 _MLA_OK = {"o_groups": 0, "o_lora_rank": 0, "attention_layer_pattern": "G", "mtp_layer_pattern": "",
-           "attention_output_gate": False}
+           "attention_output_gate": False, "attention_differential": False, "attention_head_gate": False,
+           "layer_widths": ()}
 _GLOBAL_OK = {"o_groups": 0, "o_lora_rank": 0, "attention_layer_pattern": "G", "mtp_layer_pattern": "",
               "use_sparse_indexer": False}
 _TYPE_OK = {"compressed": _COMPRESSED_OK, "mla": _MLA_OK, "global": _GLOBAL_OK}
 _LAYERS_OK = {"num_kv_shared_layers": 0, "engram_layers": (), "remat_skip_layers": 0, "remat_block_layers": 1,
-              "warmup_cse_layers": (), "pipeline_layers": ()}
+              "warmup_cse_layers": (), "pipeline_layers": (), "layer_widths": ()}
 
 
 @budget(2)

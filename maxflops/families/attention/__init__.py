@@ -127,11 +127,17 @@ def core(p: Priced, h: int, d_qk: int, d_v: int, attended) -> None:
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     h, d_qk, d_v = project(p, kind, c, tokens, hardware=False)
+    if c["attention_differential"]:  # each map weighs values twice as wide (the two value halves side by side)
+        d_v *= 2
     core(p, h, d_qk, d_v, pairs(kind.mixer, kind.span, seqs, c, decode))
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     h, d_qk, d_v = project(p, kind, c, tokens, hardware=True)
+    if c["attention_differential"]:
+        d_v *= 2
+        if c["differential_impl"] == "two_calls":  # one attention per value half: QK^T computed twice
+            d_qk *= 2
     core(p, h, d_qk, d_v, impl_pairs(kind.mixer, kind.span, seqs, c, decode))
 
 
@@ -178,6 +184,20 @@ def check(c, letters: str, err) -> None:
     if c["value_head_dim"] and c["attention_type"] != "global":
         err("value_head_dim", f"{c['value_head_dim']} is a GQA width; attention_type={c['attention_type']!r} has "
                               "its own (MLA: v_head_dim)")
+    if c["attention_differential"]:
+        for key, bad in (("attention_type", c["attention_type"] != "global"), ("value_head_dim", c["value_head_dim"]),
+                         ("share_kv_projections", c["share_kv_projections"]),
+                         ("global_head_dim", c["global_head_dim"]), ("global_num_kv_heads", c["global_num_kv_heads"])):
+            if bad:
+                err(key, f"{c[key]!r} with attention_differential: differential attention is modelled on plain GQA "
+                         "(DiffLlama's) only")
+        if c["convention"] != "exact":
+            err("convention", f"{c['convention']!r} has no rule for differential attention (attention_differential); "
+                              "use 'exact'")
+        if c["num_kv_heads"] % 2 or c["num_query_heads"] % 2:
+            err("num_kv_heads", f"{c['num_kv_heads']} KV heads and {c['num_query_heads']} query heads with "
+                                "attention_differential: both must be even (the values split in two halves of KV "
+                                "heads, the outputs combine heads in pairs)")
     if c["attention_type"] == "mla" and c["num_kv_shared_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} is not modelled with attention_type='mla' (KV-shared "
                                     "layers reuse an earlier layer's keys and values: Gemma 4's GQA)")
@@ -213,6 +233,16 @@ SCHEMA = {
                                              "per-head output gate, doubling its width."),
     "attention_head_gate": field_of(False, bool, "A scalar gate per query head (LFM3's g_proj): a projection D -> "
                                            "num_query_heads whose sigmoid scales each head's output."),
+    "attention_differential": field_of(False, bool, "Differential attention (DiffLlama, the Differential "
+                                              "Transformer): the KV heads' values split in two halves whose "
+                                              "outputs sit side by side, each query head's map weighing values "
+                                              "2*head_dim wide, heads then subtracted in pairs: PV costs twice a "
+                                              "plain head's (QK^T and the projections are plain)."),
+    "differential_impl": field_of("doubled_values", str, "Hardware differential attention: 'doubled_values' (one "
+                                                  "attention call over the two value halves side by side) or "
+                                                  "'two_calls' (one call per half, QK^T computed twice: "
+                                                  "transformers' DiffLlama).", choices=("doubled_values",
+                                                                                        "two_calls")),
     "q_lora_rank": field_of(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
                               "directly from D.", minimum=0),
     "kv_lora_rank": field_of(512, int, "MLA: compressed kv rank.", minimum=1),

@@ -179,6 +179,23 @@ def softmax_core(c, kind, p, h, q, k, v, q_lat, top_idx, aux):
     return o, top_idx, aux
 
 
+def differential_core(c, kind, p, h, q, k, v, q_lat, top_idx, aux, core):
+    """Differential attention (DiffLlama): the values' two halves of KV heads, each repeated to every KV head, side
+    by side (one call over values 2*d wide) or one call each (``differential_impl='two_calls'``); the outputs of
+    heads i and i + H/2 subtracted (a learned scalar: elementwise). Returns [B, L, H/2, 2d] as H heads of d."""
+    n_kv = v.shape[2]
+    v1, v2 = (jnp.concatenate([half, half], axis=2) for half in (v[:, :, :n_kv // 2], v[:, :, n_kv // 2:]))
+    if c["differential_impl"] == "two_calls":
+        o1, top_idx, aux = core(c, kind, p, h, q, k, v1, q_lat, top_idx, aux)
+        o2, top_idx, aux = core(c, kind, p, h, q, k, v2, q_lat, top_idx, aux)
+        o = jnp.concatenate([o1, o2], -1)
+    else:
+        o, top_idx, aux = core(c, kind, p, h, q, k, jnp.concatenate([v1, v2], -1), q_lat, top_idx, aux)
+    H = o.shape[2]
+    first, second = o[:, :, :H // 2], o[:, :, H // 2:]
+    return first - 0.5 * second, top_idx, aux
+
+
 def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
     """GQA or MLA projections, ``core`` (its q, k, v -> output; the DSA family passes its own), the output gate and
     projection. ``p(name, shape)`` makes a parameter once. Returns (output, top_idx, aux)."""
@@ -215,7 +232,10 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
                 head_gate = dense(h, p("wg", (D, H)))[..., None]
         q_lat = h
     with jax.named_scope("core_attention"):
-        o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
+        if c["attention_differential"]:
+            o, top_idx, aux = differential_core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux, core)
+        else:
+            o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
     if gate is not None:
         o = o * jax.nn.sigmoid(gate)
     if kind.projection != "mla" and c["attention_head_gate"]:
