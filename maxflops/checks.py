@@ -31,6 +31,9 @@ def _check_layer_widths(c, err) -> None:
         q, kv = own.get("num_query_heads", c["num_query_heads"]), own.get("num_kv_heads", c["num_kv_heads"])
         if q % kv and c["attention_type"] != "mla":
             err("layer_widths", f"layer {layer}: {kv} KV heads do not divide its {q} query heads")
+        if c["attention_router_experts"] and q // kv > c["attention_router_experts"]:
+            err("layer_widths", f"layer {layer}: its {q} query heads over {kv} KV heads use {q // kv} of the "
+                                f"attention_router_experts={c['attention_router_experts']} experts, more than there are")
         if c["attention_differential"] and (q % 2 or kv % 2):
             err("layer_widths", f"layer {layer}: {q} query heads and {kv} KV heads with attention_differential: "
                                 "both must be even")
@@ -291,6 +294,8 @@ READ_WHEN: dict = {
                            "indexer_loss_scaling_factor > 0)"),
     **{k: (lambda c: "V" in _letters(c), "no layer is a short conv ('V' in attention_layer_pattern)")
        for k in ("short_conv_kernel", "short_conv_impl")},
+    "attention_router_experts": (lambda c: c["attention_type"] == "global" and any(x in _letters(c) for x in "GLC"),
+                                 "no GQA attention layer ('G', 'L' or 'C' with attention_type='global')"),
     "differential_impl": (lambda c: c["attention_differential"] and any(x in _letters(c) for x in "GLC"),
                           "no attention layer is differential (attention_differential is false, or no 'G', 'L' or "
                           "'C' layer)"),

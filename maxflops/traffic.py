@@ -6,7 +6,8 @@ written once (``decode_traffic``):
 - ``weights``: every weight the step multiplies by, read once for the whole batch (``weight_bytes`` each): the
   projections, the FFN, the output head; for routed experts, the experts the batch reaches, taken as
   min(num_experts, new tokens x num_experts_per_tok) (an upper bound: the tokens pick distinct experts), or all
-  of them where ``moe_impl`` runs every expert; plus the embedding rows of the new tokens;
+  of them where ``moe_impl`` runs every expert; a mixture of attention heads' q and output experts likewise; plus
+  the embedding rows of the new tokens;
 - ``kv_read``: the cache entries each new token attends, its own included (kernels write it first): keys and values
   of GQA heads, MLA's latent (kv_lora + rope), DSA's top-k latent entries, DeepSeek-V4's window entries and
   compressed blocks (``kv_cache_bytes`` each);
@@ -120,6 +121,13 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2
         elements["moe_routed"] = terms.mlp(c["moe_latent_size"] or ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+    if c["attention_router_experts"] and kind.mixer != NO_MIXER and kind.projection == "gqa":
+        # a mixture of attention heads: the q and output projections of the experts the batch reaches (top-k each)
+        E, k = c["attention_router_experts"], c["num_query_heads"] // c["num_kv_heads"]
+        per_expert = c["emb_dim"] * c["num_kv_heads"] * c["head_dim"]
+        more = masks._minimum(seqs.count * k, E) - k
+        elements["qkv_proj"] += more * per_expert
+        elements["out_proj"] += more * per_expert
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
         elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2

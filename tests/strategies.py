@@ -164,6 +164,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["attention_head_gate"] = draw(st.booleans())  # LFM3's scalar gate per head
         if not kw["share_kv_projections"]:  # values of their own width (MiMo-V2-Flash)
             kw["value_head_dim"] = _maybe(draw, w["value_head_dim"])
+        if convention == "exact" and draw(st.integers(0, 4)) == 0:  # JetMoE's mixture of attention heads
+            kw["attention_router_experts"] = H // kw["num_kv_heads"] + draw(st.integers(0, 3))
         even = H % 2 == 0 and kw["num_kv_heads"] % 2 == 0
         if convention == "exact" and even and draw(st.integers(0, 3)) == 0:  # DiffLlama's differential attention
             kw.update(attention_differential=True, global_head_dim=0, global_num_kv_heads=0,
@@ -230,7 +232,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             key = draw(st.sampled_from(["mlp_dim", "moe_mlp_dim", "num_query_heads", "num_kv_heads", "head_dim"]))
             q = kw.get("num_query_heads", SCHEMA["num_query_heads"].default)
             kv = kw.get("num_kv_heads", SCHEMA["num_kv_heads"].default)
-            if key in ("num_kv_heads", "num_query_heads") and kw.get("attention_differential"):
+            if key in ("num_kv_heads", "num_query_heads") and (kw.get("attention_differential")
+                                                                or kw.get("attention_router_experts")):
                 key = "mlp_dim"  # (heads in pairs: kept even by the config's own)
             if key in ("num_kv_heads", "head_dim") and (kw.get("global_num_kv_heads") or kw.get("global_head_dim")
                                                          or kw.get("attention_type") == "mla"):
@@ -446,6 +449,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
+    "attention_router_experts",
 }
 
 

@@ -297,6 +297,9 @@ PRESENT_ELSEWHERE = {
     "modernbert-decoder": "sliding_window: ModernBertDecoderConfig.__post_init__ always sets it to local_attention // 2, "
                           "so a present one is never read (the zoo's saved file carries both; the loader reads "
                           "local_attention)",
+    "jetmoe": "num_attention_heads: JetMoeConfig.__post_init__ always sets it to num_key_value_heads x "
+              "num_experts_per_tok, so a present one is never read (the zoo's saved file carries it; the loader "
+              "applies the rule)",
     "deepseek_v2": "qk_head_dim: the MLA reader shared with deepseek_v32 and deepseek_v3 (cases above)",
     "glm_moe_dsa": "qk_head_dim: the same MLA reader; head_dim is a field its __post_init__ replaces",
     "gemma4_text": "per_layer_config: read when present (the gemma4 cases load the file as transformers saves it)",

@@ -98,6 +98,7 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         n_kv = 0
     gate = c["attention_output_gate"] and c["gate_projections"]
     head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per query head
+    head_gate += 2 * d * c["attention_router_experts"]  # a mixture of attention heads' router D -> its experts
     p.out["qkv_proj"] = (terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) + head_gate) * tokens
     norms = c["qkv_norms"]
     if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
@@ -184,6 +185,18 @@ def check(c, letters: str, err) -> None:
     if c["value_head_dim"] and c["attention_type"] != "global":
         err("value_head_dim", f"{c['value_head_dim']} is a GQA width; attention_type={c['attention_type']!r} has "
                               "its own (MLA: v_head_dim)")
+    if c["attention_router_experts"]:
+        k = c["num_query_heads"] // c["num_kv_heads"]  # each expert's heads are num_kv_heads
+        if c["attention_type"] != "global":
+            err("attention_router_experts", f"{c['attention_router_experts']}: a mixture of attention heads is "
+                                            f"modelled on GQA, not attention_type={c['attention_type']!r}")
+        if k > c["attention_router_experts"]:
+            err("attention_router_experts", f"{c['attention_router_experts']} experts: each token uses num_query_heads"
+                                            f" / num_kv_heads = {k} of them (each expert has num_kv_heads query "
+                                            "heads), more than there are")
+        if c["convention"] != "exact":
+            err("convention", f"{c['convention']!r} has no rule for a mixture of attention heads "
+                              "(attention_router_experts); use 'exact'")
     if c["attention_differential"]:
         for key, bad in (("attention_type", c["attention_type"] != "global"), ("value_head_dim", c["value_head_dim"]),
                          ("share_kv_projections", c["share_kv_projections"]),
@@ -233,6 +246,12 @@ SCHEMA = {
                                              "per-head output gate, doubling its width."),
     "attention_head_gate": field_of(False, bool, "A scalar gate per query head (LFM3's g_proj): a projection D -> "
                                            "num_query_heads whose sigmoid scales each head's output."),
+    "attention_router_experts": field_of(0, int, "A mixture of attention heads (JetMoE's MoA): a router D -> this "
+                                                "many experts before each attention layer; each expert projects "
+                                                "num_kv_heads query heads in and their output out, each token using "
+                                                "its top num_query_heads / num_kv_heads experts (the same FLOPs as "
+                                                "GQA of num_query_heads heads, plus this router). 0: none.",
+                                         minimum=0),
     "attention_differential": field_of(False, bool, "Differential attention (DiffLlama, the Differential "
                                               "Transformer): the KV heads' values split in two halves whose "
                                               "outputs sit side by side, each query head's map weighing values "

@@ -230,6 +230,10 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         if c["attention_head_gate"]:  # one scalar per query head, D -> H (LFM3's g_proj)
             with jax.named_scope("qkv_proj"):
                 head_gate = dense(h, p("wg", (D, H)))[..., None]
+        if c["attention_router_experts"]:  # a mixture of attention heads' router (JetMoE): its scores scale the
+            with jax.named_scope("qkv_proj"):  # experts' outputs (elementwise)
+                routed = jax.nn.sigmoid(dense(h, p("w_router", (D, c["attention_router_experts"])))).mean(-1)
+            q = q * routed[..., None, None]
         q_lat = h
     with jax.named_scope("core_attention"):
         if c["attention_differential"]:

@@ -71,7 +71,6 @@ NEEDS = {
     'xlstm': 'mLSTM with exponential gating',
     'bailing_hybrid': 'GLA-style delta attention with a forget gate, beside MLA and MoE',
     'zamba': "Zamba 1's Mamba-1 layers with a shared attention block over [hidden, embeddings]",
-    'jetmoe': 'a mixture of attention heads (routed q/o experts)',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'cpmant': 'a relative position bias and prompt tokens',
