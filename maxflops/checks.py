@@ -153,10 +153,12 @@ def check_relations(c: Mapping[str, Any]) -> None:
     if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
         err("remat_block_layers", f"{c['remat_block_layers']} exceeds the {n - c['remat_skip_layers']} rematerialized "
                                   f"layers (num_decoder_layers={n}, remat_skip_layers={c['remat_skip_layers']})")
-    for key in ("attention_output_gate", "attention_head_gate"):
-        if c[key] and c["attention_type"] != "global":
-            err(key, f"True: the output gate is a feature of 'global' attention, not of "
-                     f"attention_type={c['attention_type']!r}")
+    if c["attention_output_gate"] and c["attention_type"] != "global":
+        err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
+                                     f"attention_type={c['attention_type']!r}")
+    if c["attention_head_gate"] and c["attention_type"] not in ("global", "mla"):
+        err("attention_head_gate", f"True: a gate per head is modelled on GQA and MLA, not attention_type="
+                                   f"{c['attention_type']!r}")
     if c["mode"] != "train" and c["convention"] != "exact":
         err("convention", f"{c['convention']!r} reproduces that project's training FLOPs function; its formulas "
                           f"do not define {c['mode']} (use convention='exact' for mode={c['mode']!r})")

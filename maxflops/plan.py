@@ -78,7 +78,8 @@ class Plan:
 
 
 # The keys a layer may have its own value of (layer_widths): widths each layer's pricing reads from its config view
-WIDTH_KEYS = ("num_query_heads", "num_kv_heads", "head_dim", "mlp_dim", "moe_mlp_dim")
+WIDTH_KEYS = ("num_query_heads", "num_kv_heads", "head_dim", "mlp_dim", "moe_mlp_dim", "q_lora_rank", "kv_lora_rank",
+              "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 
 def parse_width_rule(rule) -> tuple:

@@ -119,7 +119,9 @@ SCHEMA: dict[str, Field] = {
                                          "and its output head closes it."),
     # --- per-layer widths (Llama-Nemotron's block_configs, per-layer head counts) ------------------------------
     "layer_widths": field_of((), tuple, "Layers of their own widths: rules '<key>@<layers>=<value>' applied in order "
-                                        "(keys num_query_heads, num_kv_heads, head_dim, mlp_dim, moe_mlp_dim; "
+                                        "(keys num_query_heads, num_kv_heads, head_dim, mlp_dim, moe_mlp_dim, "
+                                        "and MLA's q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
+                                        "v_head_dim; "
                                         "layers 0-based decoder layers, '3' or '0-2' joined by '+'), e.g. "
                                         "'mlp_dim@0-2+5=4096'. A layer no rule names has the config's widths; "
                                         "MTP modules always do."),

@@ -171,6 +171,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw.update(attention_differential=True, global_head_dim=0, global_num_kv_heads=0,
                       share_kv_projections=False, value_head_dim=0)
     if atype == "mla":
+        kw["attention_head_gate"] = draw(st.booleans())  # Dots3's sigmoid gate per head
         kw["kv_lora_rank"] = w["kv_lora_rank"]
         kw["qk_nope_head_dim"] = draw(st.sampled_from([0, w["qk_nope_head_dim"]]))
         kw["qk_rope_head_dim"] = draw(st.sampled_from([0, w["qk_rope_head_dim"]]))
@@ -229,7 +230,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # layers of their own widths (Llama-Nemotron)
         rules = []
         for layer in sorted(draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=3))):
-            key = draw(st.sampled_from(["mlp_dim", "moe_mlp_dim", "num_query_heads", "num_kv_heads", "head_dim"]))
+            mla = kw.get("attention_type") == "mla"
+            key = draw(st.sampled_from(["mlp_dim", "moe_mlp_dim", "num_query_heads", "num_kv_heads", "head_dim"]
+                                       + (["kv_lora_rank", "qk_nope_head_dim", "v_head_dim"] if mla else [])))
             q = kw.get("num_query_heads", SCHEMA["num_query_heads"].default)
             kv = kw.get("num_kv_heads", SCHEMA["num_kv_heads"].default)
             if key in ("num_kv_heads", "num_query_heads") and (kw.get("attention_differential")

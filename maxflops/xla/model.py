@@ -100,10 +100,11 @@ def _reduce_layer_widths(c, out) -> dict:
     shapes = [(pattern[i % len(pattern)], letters[kind.ffn], parallel[i % len(parallel)] if parallel else "",
                kind.widths) for i, (_, kind) in enumerate(k for k in plan.kind_rows() if not k[1].mtp)]
     kept = [shape for shape in dict.fromkeys(shapes) for _ in range(min(shapes.count(shape), 2))]
-    ranks = {key: sorted({dict(w)[key] for *_, w in kept if key in dict(w)}) for key in ("mlp_dim", "moe_mlp_dim",
-                                                                                        "head_dim")}
     base = {"mlp_dim": (out["mlp_dim"], 24, 8), "moe_mlp_dim": (out["moe_mlp_dim"], 8, 4),
-            "head_dim": (out["head_dim"], 10, 2)}
+            "head_dim": (out["head_dim"], 10, 2), "q_lora_rank": (out["q_lora_rank"], 18, 2),
+            "kv_lora_rank": (out["kv_lora_rank"], 14, 2), "qk_nope_head_dim": (out["qk_nope_head_dim"], 8, 2),
+            "qk_rope_head_dim": (out["qk_rope_head_dim"], 6, 2), "v_head_dim": (out["v_head_dim"], 8, 2)}
+    ranks = {key: sorted({dict(w)[key] for *_, w in kept if key in dict(w)}) for key in base}
     rules = []
     for i, (*_, widths) in enumerate(kept):
         own = dict(widths)

@@ -47,6 +47,12 @@ def post_init(model_type: str, name: str, get):
                                        for i in range(get("num_hidden_layers"))]
         return {str(i): {"head_dim": 512} for i, t in enumerate(types[:-1] + ["full_attention"])
                 if t == "full_attention"}
+    if model_type == "dots3_note_text" and name == "per_layer_config":
+        # Dots3NoteTextConfig.__post_init__: each sliding layer gets the swa_* kwargs' widths (qk_rope_head_dim:
+        # head_dim - qk_nope_head_dim); the layers as its layer_types say
+        swa = dict(num_attention_heads=64, num_key_value_heads=64, q_lora_rank=1024, kv_lora_rank=1024, head_dim=256,
+                   qk_nope_head_dim=192, v_head_dim=128, qk_rope_head_dim=64)
+        return {str(i): dict(swa) for i, t in enumerate(get("layer_types")) if t == "sliding_attention"}
     if model_type == "olmo_hybrid" and name in ("linear_num_key_heads", "linear_num_value_heads"):
         return get("num_attention_heads")  # OlmoHybridConfig.__post_init__
     if model_type == "olmo_hybrid" and name == "linear_key_head_dim":

@@ -62,6 +62,7 @@ KNOBS = {
     "qwen3_vl": {}, "qwen3_vl_moe": {},
     "mimo_v2_flash": {},  # its sinks are a softmax column, no matmul
     "gemma4": {}, "gemma4_moe": {}, "gemma4_unified": {}, "laguna": {},
+    "dots3_note": dict(dsa_impl="dense"),  # its eager indexer scores every key (DeepSeek-V3.2's)
     # LongCat-Flash's zero-computation experts: the share of the top-k slots its router sent to them in this run
     # (the fixture records the slots that went to real experts; routing is data, so it is a stated knob)
     # Zamba2: the Mamba-2 torch path (chunked SSD, padded conv) and its shared blocks' full masked square
@@ -297,6 +298,8 @@ PRESENT_ELSEWHERE = {
     "modernbert-decoder": "sliding_window: ModernBertDecoderConfig.__post_init__ always sets it to local_attention // 2, "
                           "so a present one is never read (the zoo's saved file carries both; the loader reads "
                           "local_attention)",
+    "dots3_note_text": "per_layer_config: read when present (the dots3_note case loads the file as transformers saves "
+                       "it, with its sliding layers' own widths)",
     "jetmoe": "num_attention_heads: JetMoeConfig.__post_init__ always sets it to num_key_value_heads x "
               "num_experts_per_tok, so a present one is never read (the zoo's saved file carries it; the loader "
               "applies the rule)",

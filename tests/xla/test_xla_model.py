@@ -204,3 +204,25 @@ def test_layers_of_their_own_widths_equal_xla(mode, knobs):
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
     plain = maxflops.count(c, layer_widths=())
     assert plain.hardware_flops != b.hardware_flops
+
+
+# MLA layers of their own widths (Dots 3 Note's windowed layers: heads, q and kv latents, nope / rope / v widths) beside
+# DSA-indexed ones, every layer with a sigmoid gate per head, MoE after a dense layer
+MLA_WIDTHS = dict(num_decoder_layers=4, emb_dim=64, mlp_dim=96, num_query_heads=8, num_kv_heads=8, vocab_size=500,
+                  attention_type="mla", q_lora_rank=32, kv_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                  v_head_dim=16, use_sparse_indexer=True, index_n_heads=2, index_head_dim=8, index_topk=4,
+                  attention_layer_pattern="GGLL", sliding_window_size=5, attention_head_gate=True, num_experts=4,
+                  num_experts_per_tok=2, moe_mlp_dim=32, shared_experts=1, first_num_dense_layers=1,
+                  layer_widths=("num_query_heads@2-3=4", "q_lora_rank@2-3=20", "kv_lora_rank@2-3=28",
+                                "qk_nope_head_dim@2-3=12", "v_head_dim@2-3=8", "qk_rope_head_dim@2-3=4"))
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(mla_absorbed=True))],
+                         ids=["prefill", "train", "remat", "absorbed"])
+def test_mla_layers_of_their_own_widths_with_head_gates_equal_xla(mode, knobs):
+    c, model, params, tokens = M.build(maxflops.model_config(**MLA_WIDTHS), abstract=True, mode=mode, **knobs)
+    assert {r.partition("@")[0] for r in c["layer_widths"]} >= {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim"}
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

@@ -77,14 +77,18 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
     if kind.projection == "mla":
         q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                           c["qk_rope_head_dim"], c["v_head_dim"])
+        head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per head (Dots3's g_proj)
         if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
-            p.out["qkv_proj"] = terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) * tokens
+            p.out["qkv_proj"] = (terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) + head_gate) * tokens
+            if head_gate:  # (its output is not saved)
+                p.unnamed["qkv_proj"] = head_gate * tokens
             p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
             p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens  # wo (after the W_uv expand)
             return h, kv_lora + rope, kv_lora
-        p.out["qkv_proj"] = terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"]) * tokens
+        p.out["qkv_proj"] = (terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"])
+                             + head_gate) * tokens
         if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
-            p.unnamed["qkv_proj"] = 2 * d * (q_lora + kv_lora + rope) * tokens
+            p.unnamed["qkv_proj"] = (2 * d * (q_lora + kv_lora + rope) + head_gate) * tokens
             # the DSA warm-up, q/k/v saved: the indexer reads the q latent; the kv latent only feeds saved k and v
             p.warmup_unnamed["qkv_proj"] = 2 * d * q_lora * tokens
         p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens

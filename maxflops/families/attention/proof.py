@@ -215,6 +215,9 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
             q, k, vv, q_lat = mla_absorbed_qkv(params, h, H, ql, kl, nope, rope)
         else:
             q, k, vv, q_lat = mla_qkv(params, h, H, ql, kl, nope, rope, v)
+        if c["attention_head_gate"]:  # one scalar per head, D -> H (Dots3's g_proj)
+            with jax.named_scope("qkv_proj"):
+                head_gate = dense(h, p("wg", (D, H)))[..., None]
     else:
         hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
         if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4, MiMo)
@@ -242,7 +245,7 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
             o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
     if gate is not None:
         o = o * jax.nn.sigmoid(gate)
-    if kind.projection != "mla" and c["attention_head_gate"]:
+    if c["attention_head_gate"]:
         o = o * jax.nn.sigmoid(head_gate)
     if kind.projection == "mla" and c["mla_absorbed"]:
         out = mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"])
