@@ -46,6 +46,25 @@ def _check_layer_widths(c, err) -> None:
                           f"{list(c['layer_widths'])!r}); use 'exact'")
 
 
+def _check_layer_loops(c, err) -> None:
+    """Each layer_loops rule parses, its blocks apart and within the decoder; what numbers rows by layer (remat
+    units, the pipeline, the DSA warm-up's unrolled layers) is not modelled with loops, and no peer has a rule."""
+    from .plan import layer_order
+
+    try:
+        layer_order(c)
+    except ValueError as e:
+        err("layer_loops", str(e))
+    for key, ok in (("remat_block_layers", c["remat_block_layers"] == 1), ("pipeline_stages", c["pipeline_stages"] == 1),
+                    ("warmup_cse_layers", not c["warmup_cse_layers"]),
+                    ("warmup_dead_last_layer", not c["warmup_dead_last_layer"])):
+        if not ok:
+            err(key, f"{c[key]!r} with layer_loops: not modelled (looped passes are not numbered by layer)")
+    if c["convention"] != "exact":
+        err("convention", f"{c['convention']!r} has no rule for looped depth (layer_loops="
+                          f"{list(c['layer_loops'])!r}); use 'exact'")
+
+
 def check_relations(c: Mapping[str, Any]) -> None:
     """Checks that involve more than one key."""
 
@@ -67,6 +86,8 @@ def check_relations(c: Mapping[str, Any]) -> None:
                                    f"{c['num_query_heads']}")
     if c["layer_widths"]:
         _check_layer_widths(c, err)
+    if c["layer_loops"]:
+        _check_layer_loops(c, err)
     if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
         err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
                                    + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))

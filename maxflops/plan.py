@@ -16,6 +16,8 @@ Patterns handled here and nowhere else:
   (Nemotron-H's separate Mamba, attention, MLP and MoE layers);
 - per-layer widths: ``layer_widths`` rules give layers their own heads, head width or FFN widths
   (``LayerKind.widths``, read through ``layer_view``);
+- looped depth: ``layer_loops`` rules run a block of layers several passes in a row (rows 'layer l.p', each pass
+  priced as the layer: its weights are shared, its work is not);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
   ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the layers
@@ -71,6 +73,7 @@ class Plan:
     kinds: tuple  # the distinct LayerKinds, in order of first appearance
     multiplicity: tuple  # how many rows have each kind
     rows: tuple  # ((name, index into kinds), ...) in execution order
+    passes: tuple = ()  # per row, its pass of a looped block (layer_loops): 1 for every other row; () without loops
 
     def kind_rows(self):
         """(name, LayerKind) per row."""
@@ -129,6 +132,32 @@ def layer_widths(c: Mapping[str, Any]) -> list:
     return out
 
 
+def parse_loop_rule(rule) -> tuple:
+    """(first layer, last layer, passes) of one layer_loops rule 'a-b*k' (or 'a*k'); ValueError names what is wrong."""
+    block, star, times = rule.partition("*") if isinstance(rule, str) else ("", "", "")
+    spans = layer_spans(block) if star else ()
+    if not star or len(spans) != 1 or not times.strip().isdigit() or int(times) < 1:
+        raise ValueError(f"{rule!r} is not '<first>-<last>*<passes>' (e.g. '8-27*2': layers 8 to 27 run twice)")
+    return spans[0][0], spans[0][1], int(times)
+
+
+def layer_order(c: Mapping[str, Any]) -> list:
+    """[(layer, pass)] in execution order: each looped block (layer_loops) run its passes in a row, pass 1 first."""
+    n = c["num_decoder_layers"]
+    blocks = sorted(parse_loop_rule(r) for r in c["layer_loops"])
+    for (a, b, _), (a2, _, _) in zip(blocks, blocks[1:]):
+        if a2 <= b:
+            raise ValueError(f"blocks {a}-{b} and one from {a2} overlap")
+    if blocks and blocks[-1][1] >= n:
+        raise ValueError(f"layer {blocks[-1][1]} is past the last decoder layer ({n - 1})")
+    order, layer = [], 0
+    for a, b, k in blocks:
+        order += [(l, 1) for l in range(layer, a)]
+        order += [(l, p) for p in range(1, k + 1) for l in range(a, b + 1)]
+        layer = b + 1
+    return order + [(l, 1) for l in range(layer, n)]
+
+
 def layer_view(c, kind: "LayerKind"):
     """The config as one layer of this kind reads it: its own widths over the config's."""
     return {**c, **dict(kind.widths)} if kind.widths else c
@@ -165,7 +194,11 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     piped = frozenset(c["pipeline_layers"] or range(n)) if c["pipeline_stages"] > 1 else frozenset()
     ffn_pattern = c["ffn_layer_pattern"]
     widths = layer_widths(c) if c["layer_widths"] else [{}] * n
-    for layer in range(n):
+    order = layer_order(c) if c["layer_loops"] else [(layer, 1) for layer in range(n)]
+    looped = {layer for layer, p in order if p > 1}
+    passes = []
+    for layer, p in order:
+        passes.append(p)
         letter = pattern[layer % len(pattern)]
         mixer, span, index, ratio, projection = _mixer(letter, layer + 1, c)
         parallel = c["parallel_layer_pattern"]
@@ -179,7 +212,8 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                 ffn = "moe"
         else:
             ffn = "moe" if is_moe_layer(layer, c) else "dense"
-        rows.append((f"layer {layer}", LayerKind(mixer, span, projection, index, ffn, False,
+        rows.append((f"layer {layer}.{p}" if layer in looped else f"layer {layer}",
+                     LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
                                                  ratio=ratio, parallel=side,
                                                  widths=tuple(sorted(widths[layer].items())),
@@ -212,4 +246,6 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     multiplicity = [0] * len(kinds)
     for _, kind in rows:
         multiplicity[index[kind]] += 1
-    return Plan(kinds, tuple(multiplicity), tuple((name, index[kind]) for name, kind in rows))
+    passes += [1] * (len(rows) - len(passes))  # (the MTP modules)
+    return Plan(kinds, tuple(multiplicity), tuple((name, index[kind]) for name, kind in rows),
+                tuple(passes) if looped else ())

@@ -46,6 +46,11 @@ def _layer_groups(b: Breakdown):
         row = rows[0]
         if row.group == "head":
             label = "head"
+        elif row.group == "decoder" and any("." in r.name for r in rows):  # passes of looped layers ('l.p')
+            layers = sorted({int(r.name.split()[-1].split(".")[0]) for r in rows})
+            label = f"layer {_ranges([str(layer) for layer in layers])}"
+            if len(rows) > len(layers):
+                label += f" +{len(rows) - len(layers)} passes"
         else:
             label = f"{row.group.replace('decoder', 'layer')} {_ranges([r.name.split()[-1] for r in rows])}"
         out.append((label, row, len(rows)))

@@ -125,6 +125,9 @@ SCHEMA: dict[str, Field] = {
                                         "layers 0-based decoder layers, '3' or '0-2' joined by '+'), e.g. "
                                         "'mlp_dim@0-2+5=4096'. A layer no rule names has the config's widths; "
                                         "MTP modules always do."),
+    "layer_loops": field_of((), tuple, "Looped depth: rules '<first>-<last>*<passes>' (0-based decoder layers), each "
+                                       "block of layers run that many passes in a row, its weights shared and its "
+                                       "work repeated (Dory's recurrent section), e.g. '8-27*2'. Rows 'layer l.p'."),
     # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
     "num_kv_shared_layers": field_of(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
                                        "no K/V projections of their own (they still attend).", minimum=0),

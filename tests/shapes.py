@@ -143,7 +143,7 @@ def flops(weights):
 def golden_train(c, tokens=T):
     """Train-step FLOPs of one sequence of T tokens: 3x forward for everything but the indexer, which gets no
     gradient with indexer_loss_scaling_factor == 0 (1x)."""
-    from maxflops.plan import layer_widths
+    from maxflops.plan import layer_order, layer_widths
 
     pattern, N = c["attention_layer_pattern"], c["num_decoder_layers"]
     learn = attn = 0
@@ -152,7 +152,8 @@ def golden_train(c, tokens=T):
     own = layer_widths(c) if c["layer_widths"] else [{}] * N
     views = []  # each entry's config: a decoder layer's own widths (layer_widths); MTP modules the config's
     config = c
-    for l in range(N):
+    # each pass of a looped block runs its layers again (layer_loops)
+    for l, _ in (layer_order(c) if c["layer_loops"] else [(l, 1) for l in range(N)]):
         views.append({**config, **own[l]})
         letter = pattern[l % len(pattern)]
         moe = ffn_of(c, l)

@@ -410,6 +410,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["convention_quirks"] = (f"{conv}:{key}={value}",)
     if draw(st.integers(0, 5)) == 0:
         kw["not_priced"] = ("model: a part left out",)
+    if kw.get("convention", convention) == "exact" and kw.get("remat_block_layers", 1) == 1 and \
+            kw.get("pipeline_stages", 1) == 1 and not kw.get("warmup_cse_layers") and \
+            not kw.get("warmup_dead_last_layer") and draw(st.integers(0, 4)) == 0:  # looped depth (Dory)
+        a = draw(st.integers(0, n - 1))
+        kw["layer_loops"] = (f"{a}-{draw(st.integers(a, n - 1))}*{draw(st.integers(1, 3))}",)
     return kw
 
 
@@ -452,7 +457,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
-    "attention_router_experts",
+    "attention_router_experts", "layer_loops",
 }
 
 

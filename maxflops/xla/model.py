@@ -59,6 +59,14 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     if c["num_experts"] > 1:
         e = min(c["num_experts"], 8)
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
+    if c["layer_loops"]:  # looped depth: the layers kept as they are (their rules name them), the widths reduced
+        if c["num_decoder_layers"] > 16:
+            raise ValueError(f"layer_loops: a looped model of {c['num_decoder_layers']} layers is not reduced here; "
+                             "give a shallower one")
+        if c["layer_widths"]:
+            raise ValueError("layer_loops: a looped model with layer_widths is not reduced here")
+        out.update(overrides)
+        return resolve(out)
     pattern = c["attention_layer_pattern"]
     n = c["num_decoder_layers"]
     ffn, parallel = c["ffn_layer_pattern"], c["parallel_layer_pattern"]

@@ -782,7 +782,7 @@ _GLOBAL_OK = {"o_groups": 0, "o_lora_rank": 0, "attention_layer_pattern": "G", "
               "use_sparse_indexer": False}
 _TYPE_OK = {"compressed": _COMPRESSED_OK, "mla": _MLA_OK, "global": _GLOBAL_OK}
 _LAYERS_OK = {"num_kv_shared_layers": 0, "engram_layers": (), "remat_skip_layers": 0, "remat_block_layers": 1,
-              "warmup_cse_layers": (), "pipeline_layers": (), "layer_widths": ()}
+              "warmup_cse_layers": (), "pipeline_layers": (), "layer_widths": (), "layer_loops": ()}
 
 
 @budget(2)

@@ -84,7 +84,6 @@ NEEDS = {
     'minimax_m3_vl_text': "Lightning-Indexer block-sparse layers beside MiniMax-M2's MoE",
     'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
     'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
-    'dory': 'looped depth (a block run n_recurrent_loops times)',
     'hrm_text': 'looped depth (H and L stacks iterated H_cycles x L_cycles)',
 }
 

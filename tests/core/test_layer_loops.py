@@ -1,0 +1,60 @@
+"""Looped depth (``layer_loops``: Dory's recurrent section run several passes): a looped model counts as the same
+layers unrolled, pass after pass, in every mode, component by component, model and hardware; decode reads a looped
+layer's weights once and each pass's own cache; the Flax model with loops equals XLA (tests/xla); Dory equals torch
+on transformers' eager model (the zoo)."""
+
+from __future__ import annotations
+
+import pytest
+
+import maxflops
+from maxflops.plan import layer_order
+
+BASE = dict(emb_dim=48, mlp_dim=80, num_query_heads=6, num_kv_heads=2, head_dim=8, vocab_size=300,
+            max_target_length=36, per_device_batch_size=2, sliding_window_size=7)
+# (layers, pattern, loops) -> the unrolled pattern: layers 0, 1, 2, 1, 2, 1, 2, 3 / 0, 0, 1, 2, 3, 2, 3
+CASES = [(4, "LGLG", ("1-2*3",), "LGLGLGLG"), (4, "GLLG", ("0*2", "2-3*2"), "GGLLGLG"), (3, "LLG", ("0-2*1",), "LLG")]
+MODES = {"train": {}, "prefill": {"mode": "prefill"}, "decode": {"mode": "decode", "decode_kv_length": 20},
+         "remat": {"remat_policy": "full"}}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("n,pattern,loops,unrolled", CASES)
+def test_a_looped_model_counts_as_its_layers_unrolled(n, pattern, loops, unrolled, mode):
+    looped = maxflops.count(maxflops.model_config(**BASE, num_decoder_layers=n, attention_layer_pattern=pattern,
+                                                  layer_loops=loops, **MODES[mode]))
+    flat = maxflops.count(maxflops.model_config(**BASE, num_decoder_layers=len(unrolled),
+                                                attention_layer_pattern=unrolled, **MODES[mode]))
+    assert dict(looped.components) == dict(flat.components)
+    assert dict(looped.hardware_components) == dict(flat.hardware_components)
+    assert [dict(r.components) for r in looped.layers] == [dict(r.components) for r in flat.layers]
+
+
+def test_rows_are_named_by_layer_and_pass():
+    c = maxflops.model_config(**BASE, num_decoder_layers=4, attention_layer_pattern="LGLG", layer_loops=("1-2*2",))
+    assert [r.name for r in maxflops.count(c).layers] == ["layer 0", "layer 1.1", "layer 2.1", "layer 1.2",
+                                                          "layer 2.2", "layer 3", "head"]
+    assert layer_order(c) == [(0, 1), (1, 1), (2, 1), (1, 2), (2, 2), (3, 1)]
+
+
+def test_decode_reads_a_looped_layers_weights_once_and_each_passs_cache():
+    kw = dict({k: v for k, v in BASE.items() if k != "sliding_window_size"}, mode="decode", decode_kv_length=50,
+              num_decoder_layers=4, attention_layer_pattern="GGGG")
+    looped = maxflops.decode_traffic(maxflops.model_config(**kw, layer_loops=("1-2*3",))).components
+    plain = maxflops.decode_traffic(maxflops.model_config(**kw)).components
+    flat = maxflops.decode_traffic(maxflops.model_config(**{**kw, "num_decoder_layers": 8})).components
+    assert looped["weights"] == plain["weights"]  # the same four layers' weights
+    assert looped["kv_read"] == flat["kv_read"] and looped["kv_write"] == flat["kv_write"]  # eight passes' caches
+
+
+@pytest.mark.parametrize("loops, extra, key, match", [
+    (("1-5*2",), {}, "layer_loops", r"layer 5 is past the last decoder layer \(3\)"),
+    (("0-1*2", "1-2*2"), {}, "layer_loops", r"blocks 0-1 and one from 1 overlap"),
+    (("1-2",), {}, "layer_loops", r"'1-2' is not '<first>-<last>\*<passes>'"),
+    (("1-2*0",), {}, "layer_loops", r"is not '<first>-<last>\*<passes>'"),
+    (("1-2*2",), dict(remat_block_layers=2), "remat_block_layers", r"not modelled"),
+    (("1-2*2",), dict(convention="maxtext"), "convention", r"'maxtext' has no rule for looped depth"),
+])
+def test_bad_loops_are_one_line_naming_the_key(loops, extra, key, match):
+    with pytest.raises(ValueError, match=f"config key '{key}': .*" + match):
+        maxflops.model_config(**BASE, num_decoder_layers=4, layer_loops=loops, **extra)
