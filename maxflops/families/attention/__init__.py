@@ -264,7 +264,9 @@ SCHEMA = {
     "differential_impl": field_of("doubled_values", str, "Hardware differential attention: 'doubled_values' (one "
                                                   "attention call over the two value halves side by side) or "
                                                   "'two_calls' (one call per half, QK^T computed twice: "
-                                                  "transformers' DiffLlama).", choices=("doubled_values",
+                                                  "transformers' DiffLlama, or two flash kernels; XLA's optimizer "
+                                                  "merges the two identical QK^T of plain jitted attention, which "
+                                                  "then runs 'doubled_values').", choices=("doubled_values",
                                                                                         "two_calls")),
     "q_lora_rank": field_of(0, int, "MLA and compressed attention: q down-projection rank; 0 means q is projected "
                               "directly from D.", minimum=0),

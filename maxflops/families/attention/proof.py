@@ -405,6 +405,41 @@ def bench_cases(ctx) -> list:
     cases.append(mla_case(False))
     cases.append(mla_case(True))
 
+    # Differential attention (DiffLlama): the two value halves side by side under each map, or one call per half.
+    def differential_case(impl):
+        hkv = max(2, Hkv - Hkv % 2)  # (the values split in two halves of KV heads)
+        h = hkv * max(1, H // hkv)
+        h += h % 2
+
+        def run(mesh):
+            c = {"attention_differential": True, "differential_impl": impl}
+
+            def core(c_, kind, p_, x, q, k, v, q_lat, top, aux):  # the tiled causal kernel over one value width
+                return attention(q, k, v, GLOBAL, 0, "blocked", p["blk"], p["blk"]), top, aux
+
+            def fn(q, k, v):
+                return differential_core(c, None, None, None, q, k, v, None, None, None, core)[0]
+
+            return jax.jit(fn), [arr(B, L, h, d), arr(B, L, hkv, d), arr(B, L, hkv, d)], 1
+
+        def analytic():
+            b = engine(**{**attn_cfg, "num_query_heads": h, "num_kv_heads": hkv}, attention_differential=True,
+                       differential_impl=impl, attention_impl="blocked", attention_block_q=p["blk"],
+                       attention_block_kv=p["blk"])
+            return component(b, "core_attention")
+
+        # XLA's optimizer merges the two calls' identical QK^T (measured: the optimized module counts the two-call
+        # form as the one-call form), so that form is held on the module the program issues
+        two = impl == "two_calls"
+        return Case(f"differential attention ({impl}, reference kernel)",
+                    f"B={B} L={L} H={h}/{hkv} d={d} tile {p['blk']}", run, analytic,
+                    module="lowered" if two else "optimized",
+                    why="XLA's optimizer computes the two calls' identical QK^T once; a program of two flash kernels "
+                        "(custom calls) or torch's eager model computes it twice" if two else "")
+
+    cases.append(differential_case("doubled_values"))
+    cases.append(differential_case("two_calls"))
+
     # tokamax's attention, each implementation it offers on this backend.
     for impl in TOKAMAX_ATTENTION.get(ctx.backend, ()):
         for window in (0, p["W"]):
