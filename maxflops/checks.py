@@ -325,12 +325,43 @@ READ_WHEN: dict = {
 }
 
 
+def inert_widths(c: Mapping[str, Any]) -> list:
+    """The layer_widths rules that change nothing, each with why: a dense FFN width on a layer without one, an expert
+    width on a layer without experts, an attention width on a layer without a mixer."""
+    from .plan import is_moe_layer, parse_width_rule
+
+    pattern, ffn, n = c["attention_layer_pattern"], c["ffn_layer_pattern"], c["num_decoder_layers"]
+
+    def ffn_of(layer):
+        if ffn:
+            return {"F": "dense", "E": "moe", "-": "none"}[ffn[layer % len(ffn)]]
+        return "moe" if is_moe_layer(layer, c) else "dense"
+
+    out = []
+    for rule in c["layer_widths"]:
+        key, spans, _ = parse_width_rule(rule)
+        layers = [l for lo, hi in spans for l in range(lo, min(hi, n - 1) + 1)]
+        if key == "mlp_dim":
+            idle, why = [l for l in layers if ffn_of(l) != "dense"], "no dense FFN"
+        elif key == "moe_mlp_dim":
+            idle, why = [l for l in layers if ffn_of(l) != "moe"], "no routed experts"
+        else:
+            idle, why = [l for l in layers if pattern[l % len(pattern)] == NO_MIXER_LETTER], "no mixer"
+        if idle and len(idle) == len(layers):
+            out.append((rule, f"layer{'s' if len(idle) > 1 else ''} {', '.join(map(str, idle))}: {why}"))
+    return out
+
+
 def say_inert(c: Mapping[str, Any], keys) -> None:
     """Warn (InertKeyWarning) for each of ``keys``, set explicitly, that the resolved config ``c`` does not read."""
+    import warnings
+
     for key in keys:
         rule = READ_WHEN.get(key)
         if rule is not None and not rule[0](c):
-            import warnings
-
             warnings.warn(f"config key {key!r} = {c[key]!r} changes nothing here: {rule[1]}", InertKeyWarning,
                           stacklevel=4)
+        if key == "layer_widths" and c["layer_widths"]:
+            for entry, why in inert_widths(c):
+                warnings.warn(f"config key 'layer_widths' rule {entry!r} changes nothing here: {why}",
+                              InertKeyWarning, stacklevel=4)

@@ -148,3 +148,17 @@ def test_every_input_path_reads_the_rules_the_same_way(tmp_path):
     p = subprocess.run([sys.executable, "-m", "maxflops", "--config.layer_widths=mlp_dim@999=1"], capture_output=True,
                        text=True, cwd=ROOT)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "'layer_widths'" in p.stderr, p.stderr
+
+
+def test_a_rule_that_changes_nothing_is_said():
+    moe = dict(BASE, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=32, first_num_dense_layers=2)
+    with pytest.warns(maxflops.InertKeyWarning, match=r"rule 'mlp_dim@3-4=50' changes nothing here: layers 3, 4: "
+                                                      r"no dense FFN"):
+        maxflops.model_config(**moe, layer_widths=("mlp_dim@3-4=50",))
+    with pytest.warns(maxflops.InertKeyWarning, match=r"rule 'moe_mlp_dim@0=50' changes nothing here: layer 0: no "
+                                                      r"routed experts"):
+        maxflops.model_config(**moe, layer_widths=("moe_mlp_dim@0=50",))
+    with pytest.warns(maxflops.InertKeyWarning, match=r"rule 'num_kv_heads@1=1' changes nothing here: layer 1: no "
+                                                      r"mixer"):
+        maxflops.model_config(**dict(BASE, attention_layer_pattern="G-", ffn_layer_pattern="FF"),
+                              layer_widths=("num_kv_heads@1=1",))
