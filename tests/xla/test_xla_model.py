@@ -241,3 +241,18 @@ def test_looped_layers_equal_xla(mode, knobs):
     b = maxflops.count(c)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("name", ["glm5", "deepseek3.2-671b"])
+@pytest.mark.parametrize("knobs", [{}, dict(remat_policy="full")], ids=["plain", "remat"])
+def test_the_sparse_indexer_loss_equals_xla(name, knobs):
+    """indexer_loss_pairs='selected' (Megatron's sparse indexer loss): the Flax model's KL target over the selected
+    pairs' gathered keys, the scores' backward dense; hardware equal to XLA, and below the dense loss's."""
+    cfg = maxflops.load_config(name, indexer_loss_scaling_factor=0.1, indexer_loss_pairs="selected")
+    c, model, params, tokens = M.build(cfg, abstract=True, mode="train", **knobs)
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, "train", abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    dense = maxflops.count(c, indexer_loss_pairs="all")
+    assert b.hardware_components["indexer_kl"] < dense.hardware_components["indexer_kl"]
+    assert b.hardware_components["indexer_score"] == dense.hardware_components["indexer_score"]

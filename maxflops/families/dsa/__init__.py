@@ -105,7 +105,10 @@ def hardware_indexer_run(p: Priced, kind, c, seqs, decode, kl_per_pair):
     else:
         scored = attention.impl_pairs(GLOBAL, 0, run, c, decode)
     if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
-        p.out["indexer_kl"] = kl_per_pair * scored
+        if c["indexer_loss_pairs"] == "selected":  # the sparse loss's target: the selected pairs' keys, gathered
+            p.out["indexer_kl"] = kl_per_pair * (0 if run is None else run.exact_pairs(DSA, kind.span))
+        else:
+            p.out["indexer_kl"] = kl_per_pair * scored
     return idx_tokens, scored
 
 
@@ -214,8 +217,9 @@ SCHEMA = {
                                                 "Megatron-Bridge's GLM-5 recipe sets): the selected top-k pairs only: "
                                                 "the scores' backward and the loss's target cover those (the scores' "
                                                 "forward still covers every pair, to select them). Hardware FLOPs: "
-                                                "the programs maxflops models run the scores' backward densely "
-                                                "whatever the loss reads, and are unchanged.",
+                                                "the target over the selected pairs (their keys gathered); the "
+                                                "scores' backward stays dense (the loss gathers the scores, and a "
+                                                "gather's gradient is a scatter into all of them).",
                                     choices=("all", "selected")),
     "indexer_kl_flops": field_of(False, bool, "Model FLOPs, training with the indexer's KL loss: count the loss's target, "
                                         "the main attention's scores over the indexer's pairs, forward only "

@@ -97,7 +97,33 @@ def indexer_kl_loss(q, k, index_scores, impl="ideal", block_q=1, block_kv=1):
     return -(target * jax.nn.log_softmax(index_scores, -1)).sum() / (B * L)
 
 
-KERNELS = (indexer_scores, topk_indices, dsa_attention, indexer_kl_loss)
+def indexer_kl_loss_selected(q, k, index_scores, top_idx, K):
+    """The sparse indexer loss (Megatron's dsa_indexer_use_sparse_loss): the KL over each query's selected keys only.
+    The target is the main attention's QK^T (detached; summed over heads) over the selected pairs, the keys gathered
+    at the top-k (queries 0..K-2: their i+1 visible keys); the indexer's scores are gathered there too (a gather:
+    its backward scatters into the scores, whose matmuls then run their backward as the dense loss's do). Matmuls:
+    2*H*dqk per selected pair, sum_i min(i+1, K)."""
+    B, L, H, dqk = q.shape
+    hkv = k.shape[2]
+    K = min(K, L)
+    qg = jax.lax.stop_gradient(q).reshape(B, L, hkv, H // hkv, dqk)
+    k = jax.lax.stop_gradient(k)
+    first = min(K - 1, L)
+    total = 0.0
+    with jax.named_scope("indexer_kl"):
+        for i in range(first):
+            t = jax.nn.softmax(jnp.einsum("bkgd,bskd->bs", qg[:, i], k[:, : i + 1]), -1)
+            total = total - (t * jax.nn.log_softmax(index_scores[:, i, : i + 1], -1)).sum()
+        if first < L:
+            idx = top_idx[:, first:, :K]  # [B, L', K]
+            kg = jnp.take_along_axis(k[:, None], idx[:, :, :, None, None], axis=2)  # [B, L', K, Hkv, d]
+            t = jax.nn.softmax(jnp.einsum("blkgd,blskd->bls", qg[:, first:], kg), -1)
+            sel = jnp.take_along_axis(index_scores[:, first:], idx, axis=2)
+            total = total - (t * jax.nn.log_softmax(sel, -1)).sum()
+    return total / (B * L)
+
+
+KERNELS = (indexer_scores, topk_indices, dsa_attention, indexer_kl_loss, indexer_kl_loss_selected)
 
 
 # --- the Flax layer ----------------------------------------------------------------------------------------------
@@ -114,7 +140,11 @@ def dsa_core(c, kind, p, h, q, k, v, q_lat, top_idx, aux):
         scores = indexer_scores(idx_params, h, q_lat, n, hdi, impl, bq, bkv)
         top_idx = topk_indices(scores, kind.span)
         if c["indexer_loss_scaling_factor"] > 0:
-            aux = aux + c["indexer_loss_scaling_factor"] * indexer_kl_loss(q, k, scores, impl, bq, bkv)
+            if c["indexer_loss_pairs"] == "selected":  # the sparse loss: over the selected pairs only
+                loss = indexer_kl_loss_selected(q, k, scores, top_idx, kind.span)
+            else:
+                loss = indexer_kl_loss(q, k, scores, impl, bq, bkv)
+            aux = aux + c["indexer_loss_scaling_factor"] * loss
     o = dsa_attention(q, k, v, top_idx, kind.span, c["dsa_impl"], c["flash_backward_recompute"])
     return o, top_idx, aux
 
