@@ -58,3 +58,24 @@ def test_decode_reads_a_looped_layers_weights_once_and_each_passs_cache():
 def test_bad_loops_are_one_line_naming_the_key(loops, extra, key, match):
     with pytest.raises(ValueError, match=f"config key '{key}': .*" + match):
         maxflops.model_config(**BASE, num_decoder_layers=4, layer_loops=loops, **extra)
+
+
+def test_every_input_path_reads_the_loops_the_same_way(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from repo import ROOT
+
+    keys = dict(BASE, num_decoder_layers=4, attention_layer_pattern="LGLG")
+    want = maxflops.count(maxflops.model_config(**keys, layer_loops=("1-2*3",)))
+    assert maxflops.count(keys, layer_loops=["1-2*3"]).total == want.total
+    body = ", ".join(f"{k}={v!r}" for k, v in {**keys, "layer_loops": ("1-2*3",)}.items())
+    (tmp_path / "cfg.py").write_text(f"import maxflops\n\n\ndef get_config():\n    return maxflops.model_config({body})\n")
+    assert maxflops.count(maxflops.load_config(str(tmp_path / "cfg.py"))).total == want.total
+    (tmp_path / "empty.py").write_text("import maxflops\n\n\ndef get_config():\n    return maxflops.model_config()\n")
+    flags = [f"--config={tmp_path / 'empty.py'}", *(f"--config.{k}={v}" for k, v in keys.items()),
+             "--config.layer_loops=1-2*3"]
+    p = subprocess.run([sys.executable, "-m", "maxflops", "--json", *flags], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["total"] == want.total
