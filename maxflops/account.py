@@ -324,6 +324,10 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     c, plan = resolve_key(key)
     mode = c["mode"]
     decode = mode == "decode"
+    prompt = c["prompt_tokens"]  # run ahead of every sequence by the layers, not the head
+    if segment_lengths is not None and prompt:
+        raise ValueError(f"config key 'prompt_tokens': {prompt} with segment_lengths: packed documents with prompt "
+                         "tokens ahead of each sequence are not modelled")
     if segment_lengths is not None:
         seqs = Packed(as_lengths(segment_lengths, c))
     elif decode:
@@ -332,8 +336,9 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         seqs = Uniform(c["max_target_length"], batch(c))
     steps = c["gradient_accumulation_steps"] if mode == "train" else 1
     train = mode == "train"
+    run = Uniform(seqs.length + prompt, seqs.count) if prompt else seqs  # what the layers run
 
-    priced = [_rounded(_model_raw(kind, c, seqs, decode, steps)) for kind in plan.kinds]
+    priced = [_rounded(_model_raw(kind, c, run, decode, steps)) for kind in plan.kinds]
     tokens = seqs.count if decode else seqs.tokens
     head = _head(c, (tokens if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
     if c["vision_layers"]:
@@ -372,6 +377,8 @@ def _hardware_parts(c, seqs, tokens, packed: bool, steps: int) -> tuple:
             hw_tokens = rows if decode else hw_seqs.tokens
     hw_head = _head(hw, hw_tokens * head_passes(hw, steps), hardware=True)
     hw_head.update(_vision(hw, mode, steps))
+    if hw["prompt_tokens"]:  # the layers run the prompt tokens ahead of every sequence
+        hw_seqs = Uniform(hw_seqs.length + hw["prompt_tokens"], hw_seqs.count)
     return hw_plan, [price_hardware(kind, hw, hw_seqs, decode, steps) for kind in hw_plan.kinds], hw_head
 
 

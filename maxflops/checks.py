@@ -88,6 +88,13 @@ def check_relations(c: Mapping[str, Any]) -> None:
         _check_layer_widths(c, err)
     if c["layer_loops"]:
         _check_layer_loops(c, err)
+    if c["prompt_tokens"]:
+        for key, ok in (("convention", c["convention"] == "exact"), ("mtp_num_layers", not c["mtp_num_layers"]),
+                        ("batch_shards", not c["batch_shards"]), ("vision_layers", not c["vision_layers"])):
+            if not ok:
+                err(key, f"{c[key]!r} with prompt_tokens={c['prompt_tokens']}: not modelled (a convention: no peer "
+                         "has a rule)" if key == "convention" else f"{c[key]!r} with prompt_tokens="
+                                                                  f"{c['prompt_tokens']}: not modelled")
     if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
         err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
                                    + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))

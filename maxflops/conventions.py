@@ -129,7 +129,7 @@ def convention_defined(c, convention: str | None = None) -> bool:
     if convention == "megatron_bridge" and bridge_refusal(c):
         return False
     if (c["zero_experts"] or c["layer_widths"] or c["layer_loops"] or c["attention_differential"]
-            or c["attention_router_experts"]) and convention != "exact":
+            or c["attention_router_experts"] or c["prompt_tokens"]) and convention != "exact":
         return False  # no peer prices these
     letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
     return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)

@@ -126,7 +126,7 @@ def sweep_grid(config, lengths: Sequence[int], batches: Sequence, hardware: bool
                 for b in batches)
     total, hw_total, tokens = [], [] if hardware else None, []
     for i, L in enumerate(lengths):
-        if decode or not whole:  # not linear in the batch: every point counted
+        if decode or not whole or c0["prompt_tokens"]:  # not linear in the batch (or prompt tokens): every point
             row = [count(config, **{**overrides, key: L, "per_device_batch_size": b}) for b in batches]
             total.append([r.total for r in row])
             if hardware:

@@ -125,6 +125,9 @@ SCHEMA: dict[str, Field] = {
                                         "layers 0-based decoder layers, '3' or '0-2' joined by '+'), e.g. "
                                         "'mlp_dim@0-2+5=4096'. A layer no rule names has the config's widths; "
                                         "MTP modules always do."),
+    "prompt_tokens": field_of(0, int, "Tokens the model runs ahead of every sequence (CPM-Ant's prompt_length): "
+                                      "each sequence's layers see these and its own tokens (decode: its cache holds "
+                                      "them too), the output head its own tokens only.", minimum=0),
     "layer_loops": field_of((), tuple, "Looped depth: rules '<first>-<last>*<passes>' (0-based decoder layers), each "
                                        "block of layers run that many passes in a row, its weights shared and its "
                                        "work repeated (Dory's recurrent section), e.g. '8-27*2'. Rows 'layer l.p'."),

@@ -333,6 +333,8 @@ def step_count(key, price_step, hardware_parts):
     traced); ``hardware_parts(c, seqs, tokens, packed, steps)`` the hardware side, built on first use."""
     base, typed = key
     c, plan = resolve_key((base, ()))
+    if c["prompt_tokens"]:  # (the layers' length is not the step's: priced the ordinary way)
+        return None
     mode = c["mode"]
     decode = mode == "decode"
     length_key = "decode_kv_length" if decode else "max_target_length"

@@ -74,7 +74,7 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
     hw = hardware_view(c)
     plan = plan_of(hw)
     seqs = Packed(as_lengths(segment_lengths, hw)) if segment_lengths is not None else \
-        Uniform(hw["decode_kv_length"], batch(hw))
+        Uniform(hw["decode_kv_length"] + hw["prompt_tokens"], batch(hw))  # (the cache holds the prompt tokens)
     out = dict.fromkeys(("weights", "kv_read", "kv_write", "index_read", "index_write", "state"), 0)
     rules = parse_rules(hw["weight_bytes_rules"])
     wb = hw["weight_bytes"]

@@ -75,6 +75,8 @@ WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", 
 # Keys the strategy never draws, with the reason (the rest are all drawn; see COVERED).
 NOT_DRAWN = {
     "convention_knobs_from": "set by the library (resolve overwrites it with 'convention'); internal",
+    "prompt_tokens": "refused with packed documents, which the properties draw: held by tests/core/test_prompt_tokens.py "
+                     "to the same model counted at L + P (its layers) and L (its head)",
 }
 
 

@@ -271,6 +271,10 @@ class Decoder(nn.Module):
             head = (self.param("head_dense", _init(), (D, D)), head)
         B, L = tokens.shape
         x = jnp.take(emb, tokens, axis=0)
+        P = c["prompt_tokens"]
+        if P:  # prompt tokens ahead of every sequence (CPM-Ant): the layers run them, the head does not
+            x = jnp.concatenate([jnp.broadcast_to(self.param("prompt", _init(1.0), (P, D)), (B, P, D)), x], axis=1)
+            L += P
         G = c["mhc_expansion_rate"]
         if G > 1:
             if c["mtp_num_layers"] and c["mode"] == "train":
@@ -286,6 +290,8 @@ class Decoder(nn.Module):
                 scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
                 carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, None)
         x, top, aux = carry
+        if P:
+            x, L = x[:, P:], L - P
         if G > 1:  # collapse the streams: the hyper head's weights (a projection), or a plain sum
             if c["mhc_hyper_head"]:
                 with jax.named_scope("mhc_head"):

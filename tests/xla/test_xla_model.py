@@ -256,3 +256,17 @@ def test_the_sparse_indexer_loss_equals_xla(name, knobs):
     dense = maxflops.count(c, indexer_loss_pairs="all")
     assert b.hardware_components["indexer_kl"] < dense.hardware_components["indexer_kl"]
     assert b.hardware_components["indexer_score"] == dense.hardware_components["indexer_score"]
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full"))],
+                         ids=["prefill", "train", "remat"])
+def test_prompt_tokens_equal_xla(mode, knobs):
+    """prompt_tokens (CPM-Ant): the Flax model runs a learned prompt ahead of every sequence through the layers and
+    drops it before the head; XLA equal to the engine."""
+    cfg = maxflops.model_config(num_decoder_layers=2, emb_dim=40, num_query_heads=4, num_kv_heads=4, head_dim=10,
+                                mlp_dim=26, vocab_size=70, mlp_activations=("gelu", "linear"), causal=False,
+                                prompt_tokens=5)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

@@ -21,6 +21,7 @@ REFUSED: dict[str, frozenset] = {
     'cohere2': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'sliding_window', 'vocab_size']),
     'cohere2_moe': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_experts', 'num_experts_per_tok', 'num_hidden_layers', 'num_shared_experts', 'sliding_window', 'vocab_size']),
     'cohere_compass_text': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'sliding_window', 'vocab_size']),
+    'cpmant': frozenset(['dim_ff', 'dim_head', 'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'prompt_length', 'vocab_size']),
     'ctrl': frozenset(['dff', 'n_embd', 'n_head', 'n_layer', 'vocab_size']),
     'cwm': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
     'dbrx': frozenset(['d_model', 'n_heads', 'n_layers', 'vocab_size']),

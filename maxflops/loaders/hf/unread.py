@@ -73,7 +73,6 @@ NEEDS = {
     'zamba': "Zamba 1's Mamba-1 layers with a shared attention block over [hidden, embeddings]",
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
-    'cpmant': 'a relative position bias and prompt tokens',
     'mllama': 'cross-attention layers among self-attention (image tokens as a stated input)',
     'mllama_text_model': 'cross-attention layers among self-attention (image tokens as a stated input)',
     'gemma3n': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
