@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Mapping
 
-from .conventions import bridge_refusal
+from .conventions import EXACT_ONLY, bridge_refusal
 from .families import FAMILIES, LETTERS
 
 
@@ -41,14 +41,11 @@ def _check_layer_widths(c, err) -> None:
             if key in own and c[over] and pattern[layer % len(pattern)] == "G":
                 err("layer_widths", f"layer {layer}: its own {key} on a 'G' layer, whose {key} is {over}="
                                     f"{c[over]}; give the global layers' widths one way")
-    if c["convention"] != "exact":
-        err("convention", f"{c['convention']!r} has no rule for layers of their own widths (layer_widths="
-                          f"{list(c['layer_widths'])!r}); use 'exact'")
 
 
 def _check_layer_loops(c, err) -> None:
     """Each layer_loops rule parses, its blocks apart and within the decoder; what numbers rows by layer (remat
-    units, the pipeline, the DSA warm-up's unrolled layers) is not modelled with loops, and no peer has a rule."""
+    units, the pipeline, the DSA warm-up's unrolled layers) is not modelled with loops."""
     from .plan import layer_order
 
     try:
@@ -60,9 +57,6 @@ def _check_layer_loops(c, err) -> None:
                     ("warmup_dead_last_layer", not c["warmup_dead_last_layer"])):
         if not ok:
             err(key, f"{c[key]!r} with layer_loops: not modelled (looped passes are not numbered by layer)")
-    if c["convention"] != "exact":
-        err("convention", f"{c['convention']!r} has no rule for looped depth (layer_loops="
-                          f"{list(c['layer_loops'])!r}); use 'exact'")
 
 
 def check_relations(c: Mapping[str, Any]) -> None:
@@ -88,13 +82,14 @@ def check_relations(c: Mapping[str, Any]) -> None:
         _check_layer_widths(c, err)
     if c["layer_loops"]:
         _check_layer_loops(c, err)
+    for key, what in EXACT_ONLY.items():
+        if c[key] and c["convention"] != "exact":
+            shown = list(c[key]) if isinstance(c[key], tuple) else c[key]
+            err("convention", f"{c['convention']!r} has no rule for {what} ({key}={shown!r}); use 'exact'")
     if c["prompt_tokens"]:
-        for key, ok in (("convention", c["convention"] == "exact"), ("mtp_num_layers", not c["mtp_num_layers"]),
-                        ("batch_shards", not c["batch_shards"]), ("vision_layers", not c["vision_layers"])):
-            if not ok:
-                err(key, f"{c[key]!r} with prompt_tokens={c['prompt_tokens']}: not modelled (a convention: no peer "
-                         "has a rule)" if key == "convention" else f"{c[key]!r} with prompt_tokens="
-                                                                  f"{c['prompt_tokens']}: not modelled")
+        for key in ("mtp_num_layers", "batch_shards", "vision_layers"):
+            if c[key]:
+                err(key, f"{c[key]!r} with prompt_tokens={c['prompt_tokens']}: not modelled")
     if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
         err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
                                    + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))
@@ -105,9 +100,6 @@ def check_relations(c: Mapping[str, Any]) -> None:
             err("zero_expert_share", f"{c['zero_expert_share']!r}: a share of the slots in [0, 1], or -1 (uniform)")
         if c["moe_impl"] == "capacity":
             err("moe_impl", "'capacity' with zero_experts: a dispatch with identity experts is not modelled")
-        if c["convention"] != "exact":
-            err("convention", f"{c['convention']!r} has no rule for zero-computation experts (zero_experts="
-                              f"{c['zero_experts']}); use 'exact'")
     if bool(c["num_devices"]) != bool(c["batch_shards"]):
         err("batch_shards" if c["num_devices"] else "num_devices", "give num_devices and batch_shards together (got "
             f"num_devices={c['num_devices']}, batch_shards={c['batch_shards']})")
@@ -335,23 +327,17 @@ READ_WHEN: dict = {
 def inert_widths(c: Mapping[str, Any]) -> list:
     """The layer_widths rules that change nothing, each with why: a dense FFN width on a layer without one, an expert
     width on a layer without experts, an attention width on a layer without a mixer."""
-    from .plan import is_moe_layer, parse_width_rule
+    from .plan import ffn_kind, parse_width_rule
 
-    pattern, ffn, n = c["attention_layer_pattern"], c["ffn_layer_pattern"], c["num_decoder_layers"]
-
-    def ffn_of(layer):
-        if ffn:
-            return {"F": "dense", "E": "moe", "-": "none"}[ffn[layer % len(ffn)]]
-        return "moe" if is_moe_layer(layer, c) else "dense"
-
+    pattern, n = c["attention_layer_pattern"], c["num_decoder_layers"]
     out = []
     for rule in c["layer_widths"]:
         key, spans, _ = parse_width_rule(rule)
         layers = [l for lo, hi in spans for l in range(lo, min(hi, n - 1) + 1)]
         if key == "mlp_dim":
-            idle, why = [l for l in layers if ffn_of(l) != "dense"], "no dense FFN"
+            idle, why = [l for l in layers if ffn_kind(l, c) != "dense"], "no dense FFN"
         elif key == "moe_mlp_dim":
-            idle, why = [l for l in layers if ffn_of(l) != "moe"], "no routed experts"
+            idle, why = [l for l in layers if ffn_kind(l, c) != "moe"], "no routed experts"
         else:
             idle, why = [l for l in layers if pattern[l % len(pattern)] == NO_MIXER_LETTER], "no mixer"
         if idle and len(idle) == len(layers):

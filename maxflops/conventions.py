@@ -128,11 +128,18 @@ def convention_defined(c, convention: str | None = None) -> bool:
     convention = convention or c["convention"]
     if convention == "megatron_bridge" and bridge_refusal(c):
         return False
-    if (c["zero_experts"] or c["layer_widths"] or c["layer_loops"] or c["attention_differential"]
-            or c["attention_router_experts"] or c["prompt_tokens"]) and convention != "exact":
-        return False  # no peer prices these
+    if convention != "exact" and any(c[key] for key in EXACT_ONLY):  # no peer prices these
+        return False
     letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
     return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)
+
+
+# Features no peer's function has a rule for (key -> what it is): a config with one is refused under any convention
+# but 'exact' (checks.check_relations) and no convention is defined for it (convention_defined)
+EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layers of their own widths",
+              "layer_loops": "looped depth", "prompt_tokens": "prompt tokens ahead of every sequence",
+              "attention_differential": "differential attention",
+              "attention_router_experts": "a mixture of attention heads"}
 
 
 def bridge_refusal(c) -> tuple | None:

@@ -45,6 +45,7 @@ from .weights import layer_spans  # noqa: E402
 NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
 NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern)
 _FFN = {"F": "dense", "E": "moe", "-": NO_FFN}
+FFN_LETTER = {kind: letter for letter, kind in _FFN.items()}  # a layer's FFN kind -> its ffn_layer_pattern letter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +66,7 @@ class LayerKind:
     pipelined: bool = False  # in a pipeline of pipeline_stages > 1 (pipeline_layers): runs its bubble iterations too
     parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
     mtp_inner: bool = False  # an MTP module's layer after its first (mtp_ffn_layer_pattern): no eh projection or head
-    widths: tuple = ()  # ((key, value), ...) sorted: the layer's own widths where they differ (layer_widths)
+    widths: tuple = ()  # ((key, value), ...) sorted: the widths layer_widths gives this layer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +173,16 @@ def is_moe_layer(layer: int, c: Mapping[str, Any]) -> bool:
             and (layer + 1) % c["interleave_moe_layer_step"] == 0)
 
 
+def ffn_kind(layer: int, c: Mapping[str, Any]) -> str:
+    """Decoder layer ``layer``'s FFN: its ffn_layer_pattern letter (a dense one counted as MoE under ffn_all_moe, a
+    reporting convention), else the dense prefix and the MoE interleaving."""
+    pattern = c["ffn_layer_pattern"]
+    if pattern:
+        ffn = _FFN[pattern[layer % len(pattern)]]
+        return "moe" if ffn == "dense" and c["ffn_all_moe"] and c["num_experts"] > 1 else ffn
+    return "moe" if is_moe_layer(layer, c) else "dense"
+
+
 def _mixer(letter: str, layer_number: int, c) -> tuple:
     """(mixer, span, computes_index, ratio, projection) of a pattern letter ('-': no mixer) at a 1-based layer."""
     if letter == "-":
@@ -192,7 +203,6 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     skip, block = c["remat_skip_layers"], c["remat_block_layers"]
     cse = frozenset(c["warmup_cse_layers"])
     piped = frozenset(c["pipeline_layers"] or range(n)) if c["pipeline_stages"] > 1 else frozenset()
-    ffn_pattern = c["ffn_layer_pattern"]
     widths = layer_widths(c) if c["layer_widths"] else [{}] * n
     order = layer_order(c) if c["layer_loops"] else [(layer, 1) for layer in range(n)]
     looped = {layer for layer, p in order if p > 1}
@@ -206,12 +216,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
         if parallel and parallel[layer % len(parallel)] != "-":
             p_mixer, p_span, p_index, p_ratio = mixer_of(parallel[layer % len(parallel)], layer + 1, c)
             side = LayerKind(p_mixer, p_span, projection_of(p_mixer, c), p_index, NO_FFN, False, ratio=p_ratio)
-        if ffn_pattern:  # each layer's own (ffn_all_moe, a reporting convention: its dense FFNs counted as MoE)
-            ffn = _FFN[ffn_pattern[layer % len(ffn_pattern)]]
-            if ffn == "dense" and c["ffn_all_moe"] and c["num_experts"] > 1:
-                ffn = "moe"
-        else:
-            ffn = "moe" if is_moe_layer(layer, c) else "dense"
+        ffn = ffn_kind(layer, c)
         rows.append((f"layer {layer}.{p}" if layer in looped else f"layer {layer}",
                      LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,

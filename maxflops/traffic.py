@@ -84,18 +84,16 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
             sum(elements.values()) * wb
 
     per_kind = [_layer(kind, hw, seqs) for kind in plan.kinds]
-    # a looped layer's weights are read once for all its passes (its caches are each pass's own)
-    first = [p == 1 for p in plan.passes] if plan.passes else [True] * len(plan.rows)
+    # a looped layer's weights are read once for all its passes (its caches are each pass's own): the rows of a
+    # first pass, numbered as layers
+    once = [i for (_, i), p in zip(plan.rows, plan.passes or [1] * len(plan.rows)) if p == 1]
     if rules:  # layer by layer: a rule may name layers
-        layer = 0
-        for (_, i), once in zip(plan.rows, first):
-            if once:
-                out["weights"] += price(per_kind[i][0], layer)
-                layer += 1
-    for k, ((elements, cache), rows) in enumerate(zip(per_kind, plan.multiplicity)):
-        if not rules:
-            reads = sum(1 for (_, i), once in zip(plan.rows, first) if i == k and once) if plan.passes else rows
-            out["weights"] += price(elements, None) * reads
+        for layer, i in enumerate(once):
+            out["weights"] += price(per_kind[i][0], layer)
+    else:
+        for k, (elements, _) in enumerate(per_kind):
+            out["weights"] += price(elements, None) * once.count(k)
+    for (_, cache), rows in zip(per_kind, plan.multiplicity):
         for name, value in cache.items():
             out[name] += value * rows
     d = hw["emb_dim"]

@@ -31,7 +31,7 @@ import optax
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
-from ..plan import NO_FFN, NO_MIXER, build_plan
+from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, build_plan
 from ..proofkit import kernels as K
 from .registry import proof_of, proof_of_kind
 
@@ -104,8 +104,7 @@ def _reduce_layer_widths(c, out) -> dict:
 
     plan = build_plan(c)
     pattern, parallel = c["attention_layer_pattern"], c["parallel_layer_pattern"]
-    letters = {"dense": "F", "moe": "E", NO_FFN: "-"}
-    shapes = [(pattern[i % len(pattern)], letters[kind.ffn], parallel[i % len(parallel)] if parallel else "",
+    shapes = [(pattern[i % len(pattern)], FFN_LETTER[kind.ffn], parallel[i % len(parallel)] if parallel else "",
                kind.widths) for i, (_, kind) in enumerate(k for k in plan.kind_rows() if not k[1].mtp)]
     kept = [shape for shape in dict.fromkeys(shapes) for _ in range(min(shapes.count(shape), 2))]
     base = {"mlp_dim": (out["mlp_dim"], 24, 8), "moe_mlp_dim": (out["moe_mlp_dim"], 8, 4),

@@ -42,7 +42,7 @@ def test_forms_it_is_not_modelled_with_are_refused():
     cfg = maxflops.model_config(**BASE, prompt_tokens=5, max_target_length=8)
     with pytest.raises(ValueError, match=r"config key 'prompt_tokens': 5 with segment_lengths"):
         maxflops.count(cfg, segment_lengths=[3, 5])
-    with pytest.raises(ValueError, match=r"config key 'convention': 'maxtext' with prompt_tokens=5"):
+    with pytest.raises(ValueError, match=r"config key 'convention': 'maxtext' has no rule for prompt tokens ahead of every sequence \(prompt_tokens=5\)"):
         maxflops.model_config(**BASE, prompt_tokens=5, convention="maxtext")
     with pytest.raises(ValueError, match=r"config key 'mtp_num_layers': 1 with prompt_tokens=5"):
         maxflops.model_config(**BASE, prompt_tokens=5, mtp_num_layers=1)

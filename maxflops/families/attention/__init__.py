@@ -198,9 +198,6 @@ def check(c, letters: str, err) -> None:
             err("attention_router_experts", f"{c['attention_router_experts']} experts: each token uses num_query_heads"
                                             f" / num_kv_heads = {k} of them (each expert has num_kv_heads query "
                                             "heads), more than there are")
-        if c["convention"] != "exact":
-            err("convention", f"{c['convention']!r} has no rule for a mixture of attention heads "
-                              "(attention_router_experts); use 'exact'")
     if c["attention_differential"]:
         for key, bad in (("attention_type", c["attention_type"] != "global"), ("value_head_dim", c["value_head_dim"]),
                          ("share_kv_projections", c["share_kv_projections"]),
@@ -208,9 +205,6 @@ def check(c, letters: str, err) -> None:
             if bad:
                 err(key, f"{c[key]!r} with attention_differential: differential attention is modelled on plain GQA "
                          "(DiffLlama's) only")
-        if c["convention"] != "exact":
-            err("convention", f"{c['convention']!r} has no rule for differential attention (attention_differential); "
-                              "use 'exact'")
         if c["num_kv_heads"] % 2 or c["num_query_heads"] % 2:
             err("num_kv_heads", f"{c['num_kv_heads']} KV heads and {c['num_query_heads']} query heads with "
                                 "attention_differential: both must be even (the values split in two halves of KV "
