@@ -301,6 +301,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if "Z" in pattern:
         kw["zamba_mlp_dim"] = w["zamba_mlp_dim"]
         kw["zamba_adapter_rank"] = draw(st.integers(0, 4))
+        kw["zamba_head_dim"] = draw(st.sampled_from([0, 0, 3, 5]))  # 0: 2 emb_dim / heads
         kw["zamba_attention_adapters"] = kw["num_kv_heads"] == H and draw(st.booleans())
     if "N" in pattern:
         kw["lightning_num_heads"] = draw(st.integers(0, 3))
@@ -459,7 +460,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
-    "attention_router_experts", "layer_loops",
+    "attention_router_experts", "layer_loops", "zamba_head_dim",
 }
 
 

@@ -6,7 +6,7 @@ the registry.
     FAMILIES                    attention (G, L, C; GQA and MLA), dsa (top-k + indexer on MLA 'G' layers),
                                 compressed (DeepSeek-V4: S, H, and its window layers), mamba2 (Mamba-2 SSD: M), mamba1 (Mamba-1 selective scan: A), shortconv (LFM2's gated short conv: V),
                                 gdn (the gated delta net: D), gdp (the gated delta product: P), kda (Kimi delta attention: K), lightning (lightning
-                                attention: N), zamba (Zamba2's shared block: Z)
+                                attention: N), zamba (Zamba's shared block: Z)
     family_of(kind)             the family that prices a plan's LayerKind
     mixer_of(letter, n, c)      (mixer, span, computes_index, ratio) of a pattern letter at 1-based layer n
     LETTERS                     every pattern letter -> its family

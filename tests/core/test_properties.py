@@ -161,10 +161,15 @@ def check_signs(b, c, lengths=None):
 
 
 def layer_count(cfg):
-    """Decoder layers, MTP modules' layers (a hybrid's module runs len(mtp_layer_pattern) layers; training only),
-    and the head."""
+    """Decoder layers (a looped block's layers once per pass: rule 'first-last*passes'), MTP modules' layers (a
+    hybrid's module runs len(mtp_layer_pattern) layers; training only), and the head."""
     per_module = len(cfg.mtp_layer_pattern) if cfg.mtp_ffn_layer_pattern else 1
-    return cfg.num_decoder_layers + (cfg.mtp_num_layers * per_module if cfg.mode == "train" else 0) + 1
+    repeats = 0
+    for rule in cfg.layer_loops:
+        span, passes = rule.split("*")
+        first, _, last = span.partition("-")
+        repeats += (int(last or first) - int(first) + 1) * (int(passes) - 1)
+    return cfg.num_decoder_layers + repeats + (cfg.mtp_num_layers * per_module if cfg.mode == "train" else 0) + 1
 
 
 @budget()

@@ -270,3 +270,23 @@ def test_prompt_tokens_equal_xla(mode, knobs):
     b = maxflops.count(c)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full"))],
+                         ids=["prefill", "train", "remat"])
+def test_zamba_1_equals_xla(mode, knobs, tmp_path):
+    """Zamba (1) read from transformers' own saved config (the zoo's): shared blocks with GQA and a head width of its
+    own ('Z') before Mamba-1 mixers ('A'); the Flax model equal to XLA."""
+    import json
+    import pathlib
+
+    from maxflops.loaders import load_hf_config
+
+    case = json.loads((pathlib.Path(__file__).parents[1] / "fixtures/hf_zoo/cases.json").read_text())["cases"]["zamba"]
+    (tmp_path / "config.json").write_text(json.dumps(dict(case["config"], attention_head_dim=12)))
+    cfg = maxflops.model_config(**load_hf_config(tmp_path / "config.json").overrides, max_target_length=16)
+    assert cfg["attention_layer_pattern"] * 2 == "AZAAZA" and cfg["zamba_head_dim"] == 12 and cfg["num_kv_heads"] == 2
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

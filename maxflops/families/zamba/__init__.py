@@ -1,15 +1,16 @@
-"""Zamba2's shared transformer block, letter 'Z', mixer and projection "zamba": the block a Zamba2 hybrid layer runs
-before its Mamba-2 mixer, one set of weights reused at several depths (num_mem_blocks of them in turn) with a
-low-rank adapter of its own at each depth.
+"""Zamba's shared transformer block, letter 'Z', mixer and projection "zamba": the block a Zamba hybrid layer runs
+before its Mamba mixer, one set of weights reused at several depths. Zamba2 has num_mem_blocks of them in turn, each
+with a low-rank adapter of its own at each depth, and a Mamba-2 mixer after it; Zamba (1) has one block, no adapters
+(rank 0) and a Mamba-1 mixer after it.
 
-Per token, with D the hidden width, H heads and Hkv KV heads of width hd = 2 D / H, I the MLP width, r the adapters'
-rank:
+Per token, with D the hidden width, H heads and Hkv KV heads of width hd (``zamba_head_dim``; 0: 2 D / H), I the
+MLP width, r the adapters' rank:
 - attention over the concatenation of the layer's input and the original embedding (2 D wide): q 2D -> H hd, k and
   v 2D -> Hkv hd, with ``zamba_attention_adapters`` a 2D -> r -> H hd adapter added to each of q, k and v; causal
   pairs, 2 H (hd + hd) per pair; o_proj H hd -> D;
 - the MLP on D: gate and up D -> 2 I plus the D -> r -> 2 I adapter, down I -> D (gated);
 - the hybrid layer's own linear D -> D, whose output joins the Mamba mixer's input (the next layer of the plan:
-  a Zamba2 hybrid layer is 'Z' then 'M', each without an FFN of its own).
+  a Zamba2 hybrid layer is 'Z' then 'M', a Zamba one 'Z' then 'A', each without an FFN of its own).
 Hardware: the pairs as ``attention_impl`` computes them (maxflops.families.attention). Decode: the KV cache.
 """
 
@@ -24,14 +25,19 @@ from ..base import Family, Priced
 ZAMBA = "zamba"
 LETTER = "Z"
 
-COMPONENTS = (Component("block_linear", WEIGHT, 93, "a Zamba2 hybrid layer's linear D -> D after its shared block"),)
+COMPONENTS = (Component("block_linear", WEIGHT, 93, "a Zamba hybrid layer's linear D -> D after its shared block"),)
+
+
+def head_dim(D: int, H: int, given: int) -> int:
+    """The block's head width: ``zamba_head_dim``, or 2 D / H when it is 0 (the width the configs derive)."""
+    return given or 2 * D // H
 
 
 def widths(c):
     """(D, heads, KV heads, head width, MLP width, adapter rank)."""
     D = c["emb_dim"]
     H = c["num_query_heads"]
-    return D, H, c["num_kv_heads"], 2 * D // H, c["zamba_mlp_dim"], c["zamba_adapter_rank"]
+    return D, H, c["num_kv_heads"], head_dim(D, H, c["zamba_head_dim"]), c["zamba_mlp_dim"], c["zamba_adapter_rank"]
 
 
 def _project(p: Priced, c, tokens) -> tuple:
@@ -71,20 +77,22 @@ def mixer_of(letter: str, layer_number: int, c):
 def check(c, letters: str, err) -> None:
     if LETTER not in letters:
         return
-    if (2 * c["emb_dim"]) % c["num_query_heads"]:
+    if not c["zamba_head_dim"] and (2 * c["emb_dim"]) % c["num_query_heads"]:
         err("num_query_heads", f"{c['num_query_heads']} does not divide the shared block's attention width "
-                               f"2 x emb_dim = {2 * c['emb_dim']}")
+                               f"2 x emb_dim = {2 * c['emb_dim']} (or give zamba_head_dim)")
     if c["zamba_attention_adapters"] and c["num_kv_heads"] != c["num_query_heads"]:
         err("zamba_attention_adapters", f"adapters add 2 x emb_dim to keys and values: num_kv_heads="
                                         f"{c['num_kv_heads']} must equal num_query_heads={c['num_query_heads']}")
     if not c["causal"]:
-        err("causal", "Zamba2's shared block ('Z') attends causally")
+        err("causal", "Zamba's shared block ('Z') attends causally")
 
 
 # --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
-    "zamba_mlp_dim": field_of(0, int, "Zamba2's shared block: its gated MLP width (intermediate_size).", minimum=0),
+    "zamba_mlp_dim": field_of(0, int, "Zamba's shared block: its gated MLP width (intermediate_size).", minimum=0),
+    "zamba_head_dim": field_of(0, int, "Zamba's shared block: its head width (attention_head_dim); 0: 2 x emb_dim / "
+                                       "num_query_heads.", minimum=0),
     "zamba_adapter_rank": field_of(0, int, "Zamba2's shared block: the rank of its per-depth adapters (the MLP's always, "
                                      "q/k/v's with zamba_attention_adapters); 0: none.", minimum=0),
     "zamba_attention_adapters": field_of(False, bool, "Zamba2's shared block: per-depth adapters on q, k and v "
@@ -94,8 +102,8 @@ SCHEMA = {
 
 FAMILY = Family(
     name="zamba",
-    letters={LETTER: "Zamba2's shared transformer block (attention on [hidden, embedding], MLP, linear)"},
-    mixers={ZAMBA: "Zamba2 shared block"},
+    letters={LETTER: "Zamba's shared transformer block (attention on [hidden, embedding], MLP, linear)"},
+    mixers={ZAMBA: "Zamba shared block"},
     components=COMPONENTS,
     schema=SCHEMA,
     mixer_of=mixer_of,

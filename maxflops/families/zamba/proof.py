@@ -1,4 +1,4 @@
-"""Zamba2's shared block on the proof side: its reference kernel (attention over [hidden, embedding] with optional
+"""Zamba's shared block on the proof side: its reference kernel (attention over [hidden, embedding] with optional
 per-depth q/k/v adapters, the gated MLP with its adapter, the hybrid layer's linear), its Flax layer, its part of the
 reduced model and its bench case. Imports jax; the family's analytic module does not."""
 
@@ -11,12 +11,14 @@ from ...proofkit.case import Case, components, engine
 from ...proofkit.kernels import dense
 from ..attention import GLOBAL
 from ..attention.proof import attention
+from . import head_dim
 
 
 def zamba_block(p, x, emb, H, Hkv, adapters=False, impl="ideal", block_q=1, block_kv=1):
-    """The shared block at one depth: x [B, L, D] the layer's input, emb [B, L, D] the original embedding."""
+    """The shared block at one depth: x [B, L, D] the layer's input, emb [B, L, D] the original embedding (its head
+    width read off wq)."""
     B, L, D = x.shape
-    hd = 2 * D // H
+    hd = p["wq"].shape[1] // H
     xe = jnp.concatenate([x, emb], -1)
     with jax.named_scope("qkv_proj"):
         q, k, v = dense(xe, p["wq"]), dense(xe, p["wk"]), dense(xe, p["wv"])
@@ -40,9 +42,9 @@ def zamba_block(p, x, emb, H, Hkv, adapters=False, impl="ideal", block_q=1, bloc
 KERNELS = (zamba_block,)
 
 
-def params(p, D, H, Hkv, I, r, adapters):
-    """The block's parameters, each made by ``p(name, shape)``."""
-    hd = 2 * D // H
+def params(p, D, H, Hkv, I, r, adapters, hd=0):
+    """The block's parameters, each made by ``p(name, shape)``; hd 0: 2 D / H."""
+    hd = head_dim(D, H, hd)
     out = {"wq": p("wq", (2 * D, H * hd)), "wk": p("wk", (2 * D, Hkv * hd)), "wv": p("wv", (2 * D, Hkv * hd)),
            "wo": p("wo", (H * hd, D)), "gate_up": p("gate_up", (D, 2 * I)),
            "adapter": (p("adapter_a", (D, r)), p("adapter_b", (r, 2 * I))), "down": p("down", (I, D)),
@@ -57,15 +59,17 @@ def layer(c, kind, p, h, top_idx, aux):
     """The shared block, its embedding input stood in by the layer's input (the same widths: the same matmuls)."""
     D = h.shape[-1]
     prm = params(p, D, c["num_query_heads"], c["num_kv_heads"], c["zamba_mlp_dim"], c["zamba_adapter_rank"],
-                 c["zamba_attention_adapters"])
+                 c["zamba_attention_adapters"], c["zamba_head_dim"])
     out = zamba_block(prm, h, h, c["num_query_heads"], c["num_kv_heads"], c["zamba_attention_adapters"],
                       c["attention_impl"], c["attention_block_q"], c["attention_block_kv"])
     return out, top_idx, aux
 
 
 def reduce(c) -> dict:
-    """The reduced model's shared block: MLP 20 wide, adapters of rank 3 (on q/k/v as the model has them)."""
-    return dict(zamba_mlp_dim=20, zamba_adapter_rank=3 if c["zamba_adapter_rank"] else 0)
+    """The reduced model's shared block: MLP 20 wide, adapters of rank 3 (on q/k/v as the model has them), a head
+    width of its own 6 wide where the model gives one."""
+    return dict(zamba_mlp_dim=20, zamba_adapter_rank=3 if c["zamba_adapter_rank"] else 0,
+                zamba_head_dim=6 if c["zamba_head_dim"] else 0)
 
 
 MATVEC = ""  # its dots stay matrix-matrix under XLA's optimizer

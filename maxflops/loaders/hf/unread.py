@@ -70,7 +70,6 @@ NEEDS = {
     'rwkv': 'RWKV-4 time-mix and channel-mix',
     'xlstm': 'mLSTM with exponential gating',
     'bailing_hybrid': 'GLA-style delta attention with a forget gate, beside MLA and MoE',
-    'zamba': "Zamba 1's Mamba-1 layers with a shared attention block over [hidden, embeddings]",
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'mllama': 'cross-attention layers among self-attention (image tokens as a stated input)',
