@@ -23,6 +23,7 @@ class LayerRow:
     hardware_components: Mapping[str, int] = dataclasses.field(default_factory=dict)
     parallel: str = ""  # the mixer beside the first one (parallel_layer_pattern), or ""
     widths: Mapping[str, int] = dataclasses.field(default_factory=dict)  # its own widths (layer_widths), if any
+    idle: str = ""  # why it is skipped whole (no mixer, no FFN: cross-attention without image tokens), or ""
 
     @property
     def hardware_flops(self) -> int:
@@ -95,7 +96,7 @@ class Breakdown:
         rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
                          plan.kinds[i].computes_index, frozen[i], hw_frozen[j],
                          plan.kinds[i].parallel.mixer if plan.kinds[i].parallel is not None else "",
-                         types.MappingProxyType(dict(plan.kinds[i].widths)))
+                         types.MappingProxyType(dict(plan.kinds[i].widths)), plan.kinds[i].idle)
                 for (name, i), (_, j) in zip(plan.rows, hw_plan.rows)]
         rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head),
                              types.MappingProxyType(hw_head)))

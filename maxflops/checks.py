@@ -316,6 +316,8 @@ READ_WHEN: dict = {
                            "indexer_loss_scaling_factor > 0)"),
     **{k: (lambda c: "V" in _letters(c), "no layer is a short conv ('V' in attention_layer_pattern)")
        for k in ("short_conv_kernel", "short_conv_impl")},
+    "cross_attention_tokens": (lambda c: "X" in c["attention_layer_pattern"],
+                               "no cross-attention layer ('X' in attention_layer_pattern)"),
     "attention_router_experts": (lambda c: c["attention_type"] == "global" and any(x in _letters(c) for x in "GLC"),
                                  "no GQA attention layer ('G', 'L' or 'C' with attention_type='global')"),
     "differential_impl": (lambda c: c["attention_differential"] and any(x in _letters(c) for x in "GLC"),

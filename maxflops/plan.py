@@ -13,7 +13,8 @@ Patterns handled here and nowhere else:
   each layer's own (``ffn_layer_pattern``: dense, MoE or none);
 - a second mixer beside the first in a layer (``parallel_layer_pattern``: Falcon-H1's attention and Mamba-2);
 - layer shapes: a '-' mixer letter is a layer without a mixer (``NO_MIXER``), a '-' FFN letter one without an FFN
-  (Nemotron-H's separate Mamba, attention, MLP and MoE layers);
+  (Nemotron-H's separate Mamba, attention, MLP and MoE layers); a letter whose family says its layers idle under
+  the config (``Family.idle``: cross-attention without image tokens) is a layer with neither;
 - per-layer widths: ``layer_widths`` rules give layers their own heads, head width or FFN widths
   (``LayerKind.widths``, read through ``layer_view``);
 - looped depth: ``layer_loops`` rules run a block of layers several passes in a row (rows 'layer l.p', each pass
@@ -34,7 +35,7 @@ import dataclasses
 from typing import Any, Mapping
 
 # Mixer kinds, each defined by its family (maxflops.families); re-exported here for the plan's readers.
-from .families import mixer_of, projection_of  # noqa: E402
+from .families import idle, mixer_of, projection_of  # noqa: E402
 from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW  # noqa: E402,F401
 from .families.compressed import COMPRESSED, CSA, HCA  # noqa: E402,F401
 from .families.dsa import DSA, computes_index  # noqa: E402,F401
@@ -67,6 +68,7 @@ class LayerKind:
     parallel: Any = None  # a second mixer beside the first (parallel_layer_pattern): its LayerKind (no FFN), or None
     mtp_inner: bool = False  # an MTP module's layer after its first (mtp_ffn_layer_pattern): no eh projection or head
     widths: tuple = ()  # ((key, value), ...) sorted: the widths layer_widths gives this layer
+    idle: str = ""  # why the layer is skipped whole (its family's idle rule: no mixer, no FFN), or ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,10 +219,13 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
             p_mixer, p_span, p_index, p_ratio = mixer_of(parallel[layer % len(parallel)], layer + 1, c)
             side = LayerKind(p_mixer, p_span, projection_of(p_mixer, c), p_index, NO_FFN, False, ratio=p_ratio)
         ffn = ffn_kind(layer, c)
+        skipped = idle(letter, c)
+        if skipped:  # its family skips the layer whole (cross-attention without image tokens)
+            mixer, span, index, ratio, projection, ffn = NO_MIXER, 0, False, 0, "", NO_FFN
         rows.append((f"layer {layer}.{p}" if layer in looped else f"layer {layer}",
                      LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
-                                                 ratio=ratio, parallel=side,
+                                                 ratio=ratio, parallel=side, idle=skipped,
                                                  widths=tuple(sorted(widths[layer].items())),
                                                  no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],

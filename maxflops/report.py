@@ -60,6 +60,8 @@ def _layer_groups(b: Breakdown):
 def _describe(row) -> str:
     if row.group == "head":
         return "output head"
+    if row.idle:
+        return f"idle: {row.idle}"
     if row.mixer == NO_MIXER:
         mixer = "no mixer"
     else:

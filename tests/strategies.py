@@ -139,13 +139,16 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["attention_type"] = atype
     compressed = atype == "compressed"
     letters = usable_letters(convention, compressed)
+    if atype != "global":  # cross-attention layers are modelled on GQA
+        letters = letters.replace("X", "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=1, max_size=min(n, 4))))
     kw["attention_layer_pattern"] = pattern
     if n_mtp and draw(st.booleans()):  # the MTP modules' own mixers, a cycle
-        kw["mtp_layer_pattern"] = "".join(draw(st.lists(st.sampled_from(letters), min_size=1, max_size=2)))
+        kw["mtp_layer_pattern"] = "".join(draw(st.lists(st.sampled_from(letters.replace("X", "") or "G"), min_size=1,
+                                                        max_size=2)))  # (cross-attention: in the decoder only)
     pattern += kw.get("mtp_layer_pattern", "")  # every letter a layer may use (the checks below are conservative)
     H = draw(st.sampled_from([1, 2, 3, 4, 6]))
     kw["num_query_heads"] = H
@@ -303,6 +306,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["zamba_adapter_rank"] = draw(st.integers(0, 4))
         kw["zamba_head_dim"] = draw(st.sampled_from([0, 0, 3, 5]))  # 0: 2 emb_dim / heads
         kw["zamba_attention_adapters"] = kw["num_kv_heads"] == H and draw(st.booleans())
+    if "X" in pattern:
+        kw["cross_attention_tokens"] = draw(st.sampled_from([0, 1, 6, 13]))  # 0: the layers idle (text alone)
     if "N" in pattern:
         kw["lightning_num_heads"] = draw(st.integers(0, 3))
         kw["lightning_head_dim"] = draw(st.sampled_from([0, w["lightning_head_dim"]]))
@@ -320,7 +325,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = shaped(mixers)
         mixers = kw["attention_layer_pattern"]
         kw["first_num_dense_layers"], kw["interleave_moe_layer_step"] = 0, 1
-        choices = sorted(set(pattern) & set(letters) - {"Z"})
+        choices = sorted(set(pattern) & set(letters) - {"Z", "X"})
         if n_mtp and choices:  # each MTP module's own layers (Megatron's hybrid pattern after '/'), of the letters drawn
             size = draw(st.integers(1, 2))
             kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = shaped(
@@ -329,8 +334,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = "-", draw(st.sampled_from("FE" if E > 1 else "F"))
         elif draw(st.booleans()):  # a second mixer beside the first (Falcon-H1), of the letters already drawn
             kw["parallel_layer_pattern"] = "".join(
-                "-" if m == "-" or not draw(st.booleans()) else draw(st.sampled_from(sorted(set(pattern) & set(letters))))
-                for m in mixers)
+                "-" if m == "-" or not draw(st.booleans()) or not set(pattern) & set(letters) - {"X"}
+                else draw(st.sampled_from(sorted(set(pattern) & set(letters) - {"X"}))) for m in mixers)
     if convention == "megatron_bridge" and bridge_refusal({**SCHEMA_DEFAULTS, **kw}):
         # a compressed model its DeepSeek-V4 rule has no term for: refused (test_megatron_bridge.py); Megatron-LM
         # has no KDA rule
@@ -460,7 +465,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
-    "attention_router_experts", "layer_loops", "zamba_head_dim",
+    "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens",
 }
 
 

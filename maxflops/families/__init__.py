@@ -6,7 +6,8 @@ the registry.
     FAMILIES                    attention (G, L, C; GQA and MLA), dsa (top-k + indexer on MLA 'G' layers),
                                 compressed (DeepSeek-V4: S, H, and its window layers), mamba2 (Mamba-2 SSD: M), mamba1 (Mamba-1 selective scan: A), shortconv (LFM2's gated short conv: V),
                                 gdn (the gated delta net: D), gdp (the gated delta product: P), kda (Kimi delta attention: K), lightning (lightning
-                                attention: N), zamba (Zamba's shared block: Z)
+                                attention: N), zamba (Zamba's shared block: Z), cross (cross-attention to image
+                                tokens: X)
     family_of(kind)             the family that prices a plan's LayerKind
     mixer_of(letter, n, c)      (mixer, span, computes_index, ratio) of a pattern letter at 1-based layer n
     LETTERS                     every pattern letter -> its family
@@ -17,7 +18,7 @@ Adding a family: see "Adding a model family" in the README.
 from __future__ import annotations
 
 from ..components import register
-from . import attention, compressed, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, shortconv, zamba
+from . import attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, shortconv, zamba
 from .base import Family, Priced, ffn_width
 
 __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "LETTERS",
@@ -26,7 +27,7 @@ __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of",
 # Order matters where two families could take a layer: a layer of a compressed model is the compressed family's
 # (its window layers too), DSA claims 'G' before plain attention does.
 FAMILIES: tuple[Family, ...] = (compressed.FAMILY, mamba2.FAMILY, mamba1.FAMILY, gdn.FAMILY, gdp.FAMILY, kda.FAMILY, lightning.FAMILY, zamba.FAMILY,
-                                shortconv.FAMILY,
+                                shortconv.FAMILY, cross.FAMILY,
                                 dsa.FAMILY,
                                 attention.FAMILY)
 
@@ -44,6 +45,13 @@ def family_of(kind) -> Family:
     """The family that prices a layer kind: by its projection where a family owns the projection (compressed, gdn),
     else by its mixer."""
     return _BY_PROJECTION.get(kind.projection) or _BY_MIXER[kind.mixer]
+
+
+def idle(letter: str, c) -> str:
+    """Why a pattern letter's layers are skipped whole (mixer and FFN) under this config (its family's ``idle``
+    rule), or "" when they run."""
+    fam = LETTERS.get(letter)
+    return fam.idle(c) if fam is not None and fam.idle is not None else ""
 
 
 def mixer_of(letter: str, layer_number: int, c) -> tuple:

@@ -62,7 +62,9 @@ class Family:
     #                       others are refused by its check (maxflops.config.convention_defined says which)
     hf_layer_types: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a Hugging Face config's
     #                       layer_types entry -> its letter (the HF loader's table is built from these)
-    plan_keys: tuple = ()  # the config keys its mixer_of reads: the plan is cached on the trunk's keys and every
+    idle: Callable | None = None  # (c) -> why its layers are skipped whole, mixer and FFN, under this config ("":
+    #                       they run; the cross-attention layers of a text-only step); read by the plan
+    plan_keys: tuple = ()  # the config keys its mixer_of and idle read: the plan is cached on the trunk's keys and every
     #                       family's (maxflops.resolve.PLAN_KEYS); tests/house/test_plan_keys.py holds each to its own
     # The proof side lives in the family's package too, in ``proof.py`` (imports jax): its reference kernels, its
     # Flax layer, its part of the reduced model and its bench cases (maxflops.xla.registry names the slots; a test

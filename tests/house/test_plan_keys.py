@@ -47,32 +47,37 @@ def _reads(config) -> set:
     return c.read
 
 
-def test_each_family_declares_the_keys_its_layers_read():
-    """Each family's mixer_of, over every shipped config and variant, reads only the trunk's keys and its own
+def test_each_family_declares_the_keys_its_layers_read(tmp_path):
+    """Each family's mixer_of and idle rule, over every shipped config and variant, read only the trunk's keys and its own
     plan_keys (so PLAN_KEYS, composed from them, is declared where the reading is), and each declared key is read."""
     from maxflops.families import FAMILIES
     from maxflops.resolve import TRUNK_PLAN_KEYS
 
     read = {f.name: set() for f in FAMILIES}
-    originals = {f.name: f.mixer_of for f in FAMILIES}
+    originals = {f.name: (f.mixer_of, f.idle) for f in FAMILIES}
 
-    def recording(fam):
-        def mixer_of(letter, n, c):
-            rec = Recording(c)
-            got = originals[fam.name](letter, n, rec)
+    def recording(fam, slot):
+        def rule(*args):
+            rec = Recording(args[-1])
+            got = originals[fam.name][slot](*args[:-1], rec)
             read[fam.name] |= rec.read
             return got
-        return mixer_of
+        return rule
 
     try:
         for f in FAMILIES:
-            object.__setattr__(f, "mixer_of", recording(f))
+            object.__setattr__(f, "mixer_of", recording(f, 0))
+            if f.idle is not None:
+                object.__setattr__(f, "idle", recording(f, 1))
         for name in maxflops.available_models():
             for knobs in VARIANTS.values():
                 build_plan(resolve(dict(maxflops.load_config(name, **BASE, **knobs))))
+        for config in _zoo_configs(tmp_path):  # (the zoo's Mllama: cross-attention layers)
+            build_plan(resolve(dict(config)))
     finally:
         for f in FAMILIES:
-            object.__setattr__(f, "mixer_of", originals[f.name])
+            object.__setattr__(f, "mixer_of", originals[f.name][0])
+            object.__setattr__(f, "idle", originals[f.name][1])
     for f in FAMILIES:
         assert read[f.name] - set(TRUNK_PLAN_KEYS) - set(f.plan_keys) == set(), f.name
         assert set(f.plan_keys) <= read[f.name], f.name
@@ -89,8 +94,9 @@ def test_the_plan_of_every_shipped_config_reads_plan_keys_only(name):
 ZOO = json.loads((ROOT / "tests" / "fixtures" / "hf_zoo" / "cases.json").read_text())["cases"]
 
 
-def test_the_plan_of_every_zoo_model_reads_plan_keys_only(tmp_path):
-    read = set()
+def _zoo_configs(tmp_path):
+    """Every read type of the Hugging Face zoo, in each mode (a cross-attention model with and without image
+    tokens)."""
     for name, case in sorted(ZOO.items()):
         if case.get("status") != "ok" or not hf.get(case["config"].get("model_type", "")):
             continue
@@ -100,7 +106,16 @@ def test_the_plan_of_every_zoo_model_reads_plan_keys_only(tmp_path):
         for mode in ("train", "prefill", "decode"):
             if mode == "decode" and o.get("causal") is False:  # (bidirectional, CPM-Ant: no decode step to count)
                 continue
-            read |= _reads(maxflops.model_config(**o, mode=mode, max_target_length=case["length"]))
+            yield maxflops.model_config(**o, mode=mode, max_target_length=case["length"])
+            if "X" in o.get("attention_layer_pattern", ""):
+                yield maxflops.model_config(**o, mode=mode, max_target_length=case["length"],
+                                            cross_attention_tokens=5)
+
+
+def test_the_plan_of_every_zoo_model_reads_plan_keys_only(tmp_path):
+    read = set()
+    for config in _zoo_configs(tmp_path):
+        read |= _reads(config)
     assert read - set(PLAN_KEYS) == set()
 
 

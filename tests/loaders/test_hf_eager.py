@@ -67,18 +67,22 @@ KNOBS = {
     # (the fixture records the slots that went to real experts; routing is data, so it is a stated knob)
     # Zamba2: the Mamba-2 torch path (chunked SSD, padded conv) and its shared blocks' full masked square
     "zamba2": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
+    # Zamba (1): Mamba-1's torch path per head (the recurrence, the padded conv); its shared blocks' masked square
+    "zamba": dict(mamba_conv_impl="padded"),
+    # Mllama's text model given image tokens (the case's cross_attention_states): a stated input
+    "mllama": dict(cross_attention_tokens=CASES["mllama"]["image_tokens"]),
     "longcat_flash": dict(zero_expert_share=1 - CASES["longcat_flash"]["real_expert_slots"][0] / (
         CASES["longcat_flash"]["batch"] * CASES["longcat_flash"]["length"] * CASES["longcat_flash"]["config"]["moe_topk"])),
 }
 # Training steps not matched whole, with the reason: torch's FlopCounterMode charges a depthwise conv's backward as
 # if it were dense over the channels (1,647,360 FLOPs for a forward of 25,344).
 TRAIN_NOT_MATCHED = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "mamba2", "nemotron_h", "nemotron_h_latent", "bamba",
-                     "granitemoehybrid", "mamba", "jamba", "falcon_h1", "kimi_linear", "zamba2"}
+                     "granitemoehybrid", "mamba", "jamba", "falcon_h1", "kimi_linear", "zamba2", "zamba"}
 # Each of them matches exactly once the conv is set aside (everything but the conv's forward and its dense-priced
 # backward equals maxflops' training step without its conv; the conv's forward matches on its own), and for the
 # chunked linear attentions the matmuls torch runs differently from a compiled program (_autograd_skips).
 CONV_SET_ASIDE = {name: "ssm_conv" for name in ("mamba2", "nemotron_h", "nemotron_h_latent", "bamba", "granitemoehybrid", "mamba", "jamba",
-                                                "falcon_h1", "zamba2")}
+                                                "falcon_h1", "zamba2", "zamba")}
 CONV_SET_ASIDE["kimi_linear"] = "kda_conv"  # its forward substitution is elementwise: no solve's gradient
 # the gated delta nets of torch_chunk_gated_delta_rule: the conv, and the solves' and autograd's departures below
 GDN_SOLVE = ("qwen3_next", "qwen3_5", "qwen3_5_moe", "olmo_hybrid")

@@ -45,6 +45,8 @@ KNOBS |= {
     # Lfm2ShortConv's torch path: a conv1d padded by K - 1 on both sides, sliced to the sequence
     "lfm2": dict(short_conv_impl="padded"), "lfm2_moe": dict(short_conv_impl="padded"),
     "lfm3": dict(short_conv_impl="padded"),
+    # the zoo runs Mllama on text alone (its cross-attention layers idle; the eager case gives it image tokens)
+    "mllama": {},
     # ZambaMambaMixer: Mamba-1's torch path per head (a conv1d padded by K - 1, the recurrence token by token)
     "zamba": dict(mamba_conv_impl="padded"),
     # DiffLlamaAttention: one attention call per value half, QK^T computed twice

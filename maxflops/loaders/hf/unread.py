@@ -72,8 +72,6 @@ NEEDS = {
     'bailing_hybrid': 'GLA-style delta attention with a forget gate, beside MLA and MoE',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
-    'mllama': 'cross-attention layers among self-attention (image tokens as a stated input)',
-    'mllama_text_model': 'cross-attention layers among self-attention (image tokens as a stated input)',
     'gemma3n': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'gemma3n_text': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
