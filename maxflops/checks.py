@@ -173,8 +173,8 @@ def check_relations(c: Mapping[str, Any]) -> None:
     if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
         err("remat_block_layers", f"{c['remat_block_layers']} exceeds the {n - c['remat_skip_layers']} rematerialized "
                                   f"layers (num_decoder_layers={n}, remat_skip_layers={c['remat_skip_layers']})")
-    if c["attention_output_gate"] and c["attention_type"] != "global":
-        err("attention_output_gate", f"True: the output gate is a feature of 'global' attention, not of "
+    if c["attention_output_gate"] and c["attention_type"] not in ("global", "mla"):
+        err("attention_output_gate", f"True: the output gate is modelled on GQA and MLA attention, not "
                                      f"attention_type={c['attention_type']!r}")
     if c["attention_head_gate"] and c["attention_type"] not in ("global", "mla"):
         err("attention_head_gate", f"True: a gate per head is modelled on GQA and MLA, not attention_type="

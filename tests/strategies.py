@@ -177,6 +177,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                       share_kv_projections=False, value_head_dim=0)
     if atype == "mla":
         kw["attention_head_gate"] = draw(st.booleans())  # Dots3's sigmoid gate per head
+        kw["attention_output_gate"] = draw(st.booleans())  # Kimi K3's gate per value channel
         kw["kv_lora_rank"] = w["kv_lora_rank"]
         kw["qk_nope_head_dim"] = draw(st.sampled_from([0, w["qk_nope_head_dim"]]))
         kw["qk_rope_head_dim"] = draw(st.sampled_from([0, w["qk_rope_head_dim"]]))
@@ -292,6 +293,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["kda_num_heads"] = draw(st.integers(1, 3))
         kw["kda_head_dim"] = w["kda_head_dim"]
         kw["kda_gate_rank"] = draw(st.integers(0, 6))
+        kw["kda_full_rank_gate"] = draw(st.booleans())  # Kimi K3's output gate
         kw["kda_conv_kernel"] = draw(st.integers(1, 5))
     if "P" in pattern:
         heads = draw(st.sampled_from([1, 2, 3, 4, 6]))
@@ -461,7 +463,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "remat_skip_layers", "remat_block_layers", "weight_bytes", "kv_cache_bytes", "index_cache_bytes", "state_bytes",
     "convention_quirks", "not_priced", "mamba_num_heads", "mamba_n_groups", "mamba_conv_kernel", "mamba_chunk_size",
     "ffn_layer_pattern", "parallel_layer_pattern", "mtp_ffn_layer_pattern", "mamba1_state_dim", "mamba1_dt_rank", "mamba1_conv_kernel",
-    "kda_num_heads", "kda_gate_rank", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
+    "kda_num_heads", "kda_gate_rank", "kda_full_rank_gate", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",

@@ -311,3 +311,19 @@ def test_a_sparse_indexer_loss_backpropagates_the_selected_pairs_only():
     assert dense.hardware_components["indexer_score"] == sparse.hardware_components["indexer_score"]
     assert {k: v for k, v in dense.components.items() if not k.startswith("indexer_")} == \
         {k: v for k, v in sparse.components.items() if not k.startswith("indexer_")}
+
+
+@pytest.mark.parametrize("absorbed", [False, True])
+@pytest.mark.parametrize("mode", ["prefill", "train", "decode"])
+def test_an_output_gate_on_mla_is_one_projection_per_value_channel(absorbed, mode):
+    """attention_output_gate on MLA (Kimi K3's g_proj): a D -> heads x v_head_dim projection, its sigmoid gating the
+    attention output; model and hardware FLOPs grow by exactly that matmul, whatever the kernel."""
+    kw = dict(attention_type="mla", num_decoder_layers=2, emb_dim=24, num_query_heads=3, num_kv_heads=3,
+              q_lora_rank=10, kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=5, mlp_dim=16,
+              vocab_size=32, max_target_length=9, per_device_batch_size=2, decode_kv_length=6, mode=mode,
+              mla_absorbed=absorbed)
+    gated = maxflops.count(maxflops.model_config(**kw, attention_output_gate=True))
+    plain = maxflops.count(maxflops.model_config(**kw))
+    tokens = 2 if mode == "decode" else 18
+    extra = 2 * 24 * 3 * 5 * tokens * 2 * (3 if mode == "train" else 1)
+    assert gated.total - plain.total == extra and gated.hardware_flops - plain.hardware_flops == extra

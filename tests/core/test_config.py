@@ -148,7 +148,9 @@ def test_changing_convention_on_a_built_config_rederives_its_knobs():
     (dict(capacity_factor=float("inf")), "capacity_factor", "inf"),
     (dict(mode="decode", per_device_batch_size=2.5), "per_device_batch_size", "2.5"),
     (dict(attention_type="mla", use_sparse_indexer=True, causal=False), "causal", "False"),
-    (dict(attention_type="mla", attention_output_gate=True), "attention_output_gate", "True"),
+    (dict(attention_type="compressed", attention_layer_pattern="S", sliding_window_size=4, attention_output_gate=True),
+     "attention_output_gate",
+     "True"),
     (dict(mlp_activations=("",)), "mlp_activations", "''"),
 ])
 def test_more_bad_values(overrides, key, value):

@@ -20,12 +20,13 @@ class NaiveKDA:
     """A Kimi delta attention layer written token by token in numpy, every contraction a loop of multiply-adds that
     ``macs`` counts per part. The layer as the Kimi Linear report states it, not a copy of any kernel."""
 
-    def __init__(self, D, H, d, r, K):
+    def __init__(self, D, H, d, r, K, full_gate=False):
         self.D, self.H, self.d, self.r, self.K = D, H, d, r, K
         hd = H * d
         w = lambda *s: RNG.normal(size=s) * 0.3  # noqa: E731
         self.wq, self.wk, self.wv = w(D, hd), w(D, hd), w(D, hd)
         self.f_a, self.f_b, self.g_a, self.g_b = w(D, r), w(r, hd), w(D, r), w(r, hd)
+        self.g = w(D, hd) if full_gate else None  # Kimi K3's full-rank output gate
         self.wb, self.conv, self.wo = w(D, H), w(K, 3 * hd), w(hd, D)
         self.A_log, self.dt_bias, self.norm = w(H), w(hd), RNG.normal(size=d)
         self.macs = {}
@@ -42,7 +43,8 @@ class NaiveKDA:
         qkv = np.stack([np.concatenate([mv("qkv_proj", x, W) for W in (self.wq, self.wk, self.wv)]) for x in xs])
         f = np.stack([mv("qkv_proj", mv("qkv_proj", x, self.f_a), self.f_b) for x in xs])
         b = np.stack([mv("qkv_proj", x, self.wb) for x in xs])
-        gate = np.stack([mv("qkv_proj", mv("qkv_proj", x, self.g_a), self.g_b) for x in xs])
+        gate = np.stack([mv("qkv_proj", x, self.g) if self.g is not None else
+                         mv("qkv_proj", mv("qkv_proj", x, self.g_a), self.g_b) for x in xs])
         conv = np.zeros_like(qkv)
         for t in range(L):
             for tap in range(K):  # tap reads token t - (K - 1 - tap); taps before the document's start read nothing
@@ -82,12 +84,14 @@ SHAPES = [  # D, H, d, r, K, document lengths
 ]
 
 
+@pytest.mark.parametrize("full_gate", [False, True])
 @pytest.mark.parametrize("D,H,d,r,K,docs", SHAPES)
-def test_model_flops_equal_a_naive_layer_counting_its_multiply_adds(D, H, d, r, K, docs):
-    naive = NaiveKDA(D, H, d, r, K)
+def test_model_flops_equal_a_naive_layer_counting_its_multiply_adds(D, H, d, r, K, docs, full_gate):
+    naive = NaiveKDA(D, H, d, r, K, full_gate)
     for L in docs:
         naive.forward(RNG.normal(size=(L, D)))
-    b = maxflops.count(_config(D, H, d, r, K, mode="prefill", max_target_length=sum(docs)), segment_lengths=docs)
+    b = maxflops.count(_config(D, H, d, r, K, mode="prefill", max_target_length=sum(docs),
+                               kda_full_rank_gate=full_gate), segment_lengths=docs)
     assert {k: v for k, v in b.components.items() if k != "logits"} == {k: 2 * v for k, v in naive.macs.items()}
     assert b.hardware_flops == b.total  # the default kernel (recurrent, valid conv) runs exactly the model's work
 
@@ -147,8 +151,9 @@ def test_conventions():
 def _kernel_params(naive):
     import jax.numpy as jnp
 
+    gate = {"g": naive.g} if naive.g is not None else {"g_a": naive.g_a, "g_b": naive.g_b}
     p = {"q": naive.wq, "k": naive.wk, "v": naive.wv, "f_a": naive.f_a, "f_b": naive.f_b, "b": naive.wb,
-         "g_a": naive.g_a, "g_b": naive.g_b, "conv": naive.conv[:, None, :], "A_log": naive.A_log,
+         **gate, "conv": naive.conv[:, None, :], "A_log": naive.A_log,
          "dt_bias": naive.dt_bias, "norm": naive.norm, "o": naive.wo}
     return {k: jnp.asarray(v) for k, v in p.items()}
 
@@ -173,9 +178,11 @@ def test_the_reference_kernel_computes_the_naive_layer(impl, chunk):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("train", [False, True])
-@pytest.mark.parametrize("impl,chunk,L,K", [("recurrent", 1, 9, 3), ("recurrent", 1, 2, 4), ("chunked", 4, 13, 4),
-                                            ("chunked", 8, 5, 2), ("chunked", 3, 12, 1)])
-def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, train):
+@pytest.mark.parametrize("impl,chunk,L,K,full_gate", [
+    ("recurrent", 1, 9, 3, False), ("recurrent", 1, 2, 4, False), ("chunked", 4, 13, 4, False),
+    ("chunked", 8, 5, 2, False), ("chunked", 3, 12, 1, False), ("recurrent", 1, 7, 3, True),
+    ("chunked", 4, 9, 4, True)])
+def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, full_gate, train):
     import jax
     import jax.numpy as jnp
 
@@ -183,7 +190,7 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, train)
     from maxflops.xla.hlo import count_lowered
 
     B, D, H, d, r = 2, 16, 2, 4, 3
-    naive = NaiveKDA(D, H, d, r, K)
+    naive = NaiveKDA(D, H, d, r, K, full_gate)
     p = {k: v.astype(jnp.float32) for k, v in _kernel_params(naive).items()}
     x = jnp.asarray(RNG.normal(size=(B, L, D)), jnp.float32)
     fn = lambda p, x: kda(p, x, H, d, K, impl, chunk)  # noqa: E731
@@ -192,5 +199,6 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, train)
     names = ["qkv_proj", "kda_conv", "core_attention", "out_proj"]
     got = count_lowered(fn, p, x).by_scope(names)
     b = maxflops.count(_config(D, H, d, r, K, mode="train" if train else "prefill", max_target_length=L,
-                               per_device_batch_size=B, kda_impl=impl, kda_chunk_size=chunk))
+                               per_device_batch_size=B, kda_impl=impl, kda_chunk_size=chunk,
+                               kda_full_rank_gate=full_gate))
     assert {n: got[n] for n in names} == {n: b.hardware_components[n] for n in names}

@@ -290,3 +290,16 @@ def test_zamba_1_equals_xla(mode, knobs, tmp_path):
     b = maxflops.count(c)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("prefill", dict(mla_absorbed=True)), ("train", dict(mla_absorbed=True))],
+                         ids=["prefill", "train", "remat", "absorbed-prefill", "absorbed-train"])
+def test_mla_with_an_output_gate_equals_xla(mode, knobs):
+    """attention_output_gate on MLA (Kimi K3's g_proj, D -> heads x v_head_dim): the Flax model gates the attention
+    output per value channel (absorbed: once the latent output is expanded); XLA equal to the engine."""
+    c, model, params, tokens = M.build(maxflops.load_config("deepseek3-671b", attention_output_gate=True),
+                                       abstract=True, mode=mode, **knobs)
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

@@ -78,9 +78,11 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                           c["qk_rope_head_dim"], c["v_head_dim"])
         head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per head (Dots3's g_proj)
+        if c["attention_output_gate"] and c["gate_projections"]:  # D -> a gate per value channel (Kimi K3's g_proj)
+            head_gate += 2 * d * h * v
         if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
             p.out["qkv_proj"] = (terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) + head_gate) * tokens
-            if head_gate:  # (its output is not saved)
+            if head_gate:  # (their outputs are not saved)
                 p.unnamed["qkv_proj"] = head_gate * tokens
             p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
             p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens  # wo (after the W_uv expand)
@@ -241,7 +243,9 @@ SCHEMA = {
     "share_kv_projections": field_of(False, bool, "The global ('G') layers project keys once and use them as values "
                                             "too (Gemma 4): one K/V projection instead of two."),
     "attention_output_gate": field_of(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
-                                             "per-head output gate, doubling its width."),
+                                             "per-head output gate, doubling its width; on MLA, a projection D -> "
+                                             "num_query_heads x v_head_dim whose sigmoid gates the attention "
+                                             "output (Kimi K3's g_proj)."),
     "attention_head_gate": field_of(False, bool, "A scalar gate per query head (LFM3's g_proj): a projection D -> "
                                            "num_query_heads whose sigmoid scales each head's output."),
     "attention_router_experts": field_of(0, int, "A mixture of attention heads (JetMoE's MoA): a router D -> this "

@@ -158,13 +158,16 @@ def mla_absorbed_qkv(p, x, n_q, q_lora, kv_lora, nope, rope):
     return q_cat, ckv[:, :, None, :], ckv[:, :, None, :kv_lora], q_lat
 
 
-def mla_absorbed_out(p, o_lat, n_q, kv_lora, nope):
-    """The latent attention output [B,L,H,kv_lora] expanded per head by W_uv, then projected out."""
+def mla_absorbed_out(p, o_lat, n_q, kv_lora, nope, gate=None):
+    """The latent attention output [B,L,H,kv_lora] expanded per head by W_uv (then gated per value channel by
+    sigmoid(gate) [B,L,H,v], if given), then projected out."""
     B, L = o_lat.shape[:2]
     with jax.named_scope("out_proj"):
         w_uv = p["wkv_b"].reshape(kv_lora, n_q, -1)[:, :, nope:].transpose(1, 0, 2)  # [H, kv_lora, v]
-        o = jnp.einsum("blhc,hcv->blhv", o_lat, w_uv).reshape(B, L, -1)
-        return dense(o, p["wo"])
+        o = jnp.einsum("blhc,hcv->blhv", o_lat, w_uv)
+        if gate is not None:
+            o = o * jax.nn.sigmoid(gate)
+        return dense(o.reshape(B, L, -1), p["wo"])
 
 
 KERNELS = (attention, attention_decode, gqa_qkv, mla_qkv, mla_absorbed_qkv, mla_absorbed_out)
@@ -218,6 +221,9 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         if c["attention_head_gate"]:  # one scalar per head, D -> H (Dots3's g_proj)
             with jax.named_scope("qkv_proj"):
                 head_gate = dense(h, p("wg", (D, H)))[..., None]
+        if c["attention_output_gate"]:  # a gate per value channel, D -> H v (Kimi K3's g_proj)
+            with jax.named_scope("qkv_proj"):
+                gate = dense(h, p("w_out_gate", (D, H * v))).reshape(B, L, H, v)
     else:
         hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
         if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4, MiMo)
@@ -243,12 +249,13 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
             o, top_idx, aux = differential_core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux, core)
         else:
             o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
-    if gate is not None:
+    absorbed = kind.projection == "mla" and c["mla_absorbed"]
+    if gate is not None and not absorbed:  # (absorbed: the latent output is gated once expanded)
         o = o * jax.nn.sigmoid(gate)
     if c["attention_head_gate"]:
         o = o * jax.nn.sigmoid(head_gate)
-    if kind.projection == "mla" and c["mla_absorbed"]:
-        out = mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"])
+    if absorbed:
+        out = mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"], gate)
     else:
         with jax.named_scope("out_proj"):
             out = dense(o.reshape(B, L, -1), params["wo"])

@@ -4,7 +4,9 @@ whose decay is per channel (a diagonal gate over the key width) instead of one s
 Per token, with H heads of width d (keys and values alike), r the gates' rank, K the conv width:
 - q, k, v: D -> H d each (2 D 3 H d);
 - the forget gate, low rank: D -> r -> H d (2 D r + 2 r H d), beta: D -> H (2 D H);
-- the output gate, low rank like the forget gate (``kda_output_gate='full'``: one D -> H d matmul, a convention);
+- the output gate, low rank like the forget gate, or one D -> H d matmul in a model that has it so
+  (``kda_full_rank_gate``: Kimi K3's use_full_rank_gate; ``kda_output_gate='full'``, a convention, prices every
+  layer's so);
 - the causal depthwise conv over q, k and v (3 H d channels; ``maxflops.families.conv``);
 - the recurrence per head: S <- diag(exp g) S (elementwise); S <- S + k (x) beta (v - S^T k) (the read S^T k is a
   contraction, the rank-one update is not); o = S^T q: two reads of the d x d state, 2 d^2 FLOPs each
@@ -50,7 +52,7 @@ def _project(p: Priced, c, tokens, full_gate: bool) -> None:
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     _, H, d, _, K = widths(c)
-    _project(p, c, tokens, c["kda_output_gate"] == "full")
+    _project(p, c, tokens, c["kda_full_rank_gate"] or c["kda_output_gate"] == "full")
     conv.price(p, "kda_conv", 3 * H * d, K, c, seqs, decode, tokens)
     p.out["core_attention"] = terms.gdn_core(H, d, d, c["kda_core_state_ops"]) * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state's gradients of S^T k, S^T q: outer products
@@ -58,7 +60,7 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     _, H, d, _, K = widths(c)
-    _project(p, c, tokens, False)
+    _project(p, c, tokens, c["kda_full_rank_gate"])
     conv.price_hardware(p, "kda_conv", c["kda_conv_impl"], 3 * H * d, K, c, seqs, decode, tokens)
     if c["kda_impl"] == "chunked" and not decode:
         C = c["kda_chunk_size"]
@@ -104,6 +106,8 @@ SCHEMA = {
     "kda_chunk_size": field_of(64, int, "Chunk length of kda_impl='chunked'.", minimum=1),
     "kda_conv_impl": field_of("valid", str, "Hardware Kimi delta attention causal conv: " + conv.IMPL_DOC,
                         choices=conv.IMPLS),
+    "kda_full_rank_gate": field_of(False, bool, "Kimi delta attention's output gate is one D -> heads x d matmul "
+                                                "(Kimi K3's use_full_rank_gate), not low rank as the forget gate."),
     "kda_output_gate": field_of("low_rank", str, "Model FLOPs of the output gate: 'low_rank' (exact: D -> rank -> heads x "
                                            "d, as the model has it) or 'full' (Megatron-Bridge: one D -> heads x d "
                                            "matmul).", choices=("low_rank", "full")),

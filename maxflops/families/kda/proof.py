@@ -90,7 +90,7 @@ def kda(p, x, H, d, K, impl="recurrent", chunk=64):
         qkv = jnp.concatenate([dense(x, p["q"]), dense(x, p["k"]), dense(x, p["v"])], -1)
         f = dense(dense(x, p["f_a"]), p["f_b"])
         b = dense(x, p["b"])
-        gate = dense(dense(x, p["g_a"]), p["g_b"])
+        gate = dense(x, p["g"]) if "g" in p else dense(dense(x, p["g_a"]), p["g_b"])  # (full rank: one matmul)
     with jax.named_scope("kda_conv"):
         y = causal_conv(qkv, p["conv"], K)
     y = jax.nn.silu(y).reshape(B, L, 3, H, d)
@@ -108,11 +108,12 @@ def kda(p, x, H, d, K, impl="recurrent", chunk=64):
 KERNELS = (kda, core_recurrent, core_chunked)
 
 
-def params(p, D, H, d, r, K):
-    """The mixer's parameters, each made by ``p(name, shape)``."""
+def params(p, D, H, d, r, K, full_gate=False):
+    """The mixer's parameters, each made by ``p(name, shape)``; ``full_gate``: the output gate one D -> H d matrix."""
     hd = H * d
+    gate = {"g": p("g", (D, hd))} if full_gate else {"g_a": p("g_a", (D, r)), "g_b": p("g_b", (r, hd))}
     return {"q": p("q", (D, hd)), "k": p("k", (D, hd)), "v": p("v", (D, hd)), "f_a": p("f_a", (D, r)),
-            "f_b": p("f_b", (r, hd)), "b": p("b", (D, H)), "g_a": p("g_a", (D, r)), "g_b": p("g_b", (r, hd)),
+            "f_b": p("f_b", (r, hd)), "b": p("b", (D, H)), **gate,
             "conv": p("conv", (K, 1, 3 * hd)), "A_log": p("A_log", (H,)), "dt_bias": p("dt_bias", (hd,)),
             "norm": p("norm", (d,)), "o": p("o", (hd, D))}
 
@@ -120,7 +121,7 @@ def params(p, D, H, d, r, K):
 def layer(c, kind, p, h, top_idx, aux):
     """Kimi delta attention (``kda``) in the form ``kda_impl`` says."""
     H, d, K = c["kda_num_heads"], c["kda_head_dim"], c["kda_conv_kernel"]
-    prm = params(p, h.shape[-1], H, d, c["kda_gate_rank"] or d, K)
+    prm = params(p, h.shape[-1], H, d, c["kda_gate_rank"] or d, K, c["kda_full_rank_gate"])
     return kda(prm, h, H, d, K, c["kda_impl"], c["kda_chunk_size"]), top_idx, aux
 
 
