@@ -11,7 +11,7 @@ from . import masks, stepform, terms
 from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
-from .plan import NO_FFN, NO_MIXER, LayerKind, layer_view
+from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_output_rows, layer_view
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
                        recomputed, train_factor, warmup)
@@ -181,6 +181,10 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
             p.tail.pop(k, None)
         p.tail["mhc"] = 2 * G * G * d * tokens
+    if kind.attn_res and not (hardware and c["weighted_sum_impl"] == "elementwise"):
+        # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows (a multiply and a
+        # sum under weighted_sum_impl='elementwise', as Megatron-Bridge's Kimi K3 runs it: no matmul)
+        p.out["attn_res"] = 4 * d * sum(kind.attn_res) * tokens
     if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens
@@ -417,6 +421,8 @@ def _head_raw(c, tokens, hardware: bool = False) -> dict:
     head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware), c["head_dense"]) * tokens}
     if _has_hyper_head(c, hardware):
         head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens
+    if c["attn_res_block_size"] and not (hardware and c["weighted_sum_impl"] == "elementwise"):
+        head["attn_res"] = 4 * c["emb_dim"] * attn_res_output_rows(c) * tokens  # the output's aggregate
     if c["per_layer_input_dim"]:
         head["per_layer_emb_proj"] = terms.ple_global(c["emb_dim"], c["num_decoder_layers"],
                                                       c["per_layer_input_dim"]) * tokens

@@ -86,6 +86,16 @@ def check_relations(c: Mapping[str, Any]) -> None:
         if c[key] and c["convention"] != "exact":
             shown = list(c[key]) if isinstance(c[key], tuple) else c[key]
             err("convention", f"{c['convention']!r} has no rule for {what} ({key}={shown!r}); use 'exact'")
+    if c["attn_res_block_size"]:  # Kimi K3's layers: a mixer and an FFN each, in one decoder
+        for key in ("mtp_num_layers", "layer_loops", "parallel_layer_pattern", "prompt_tokens"):
+            if c[key]:
+                err(key, f"{c[key]!r} with attn_res_block_size={c['attn_res_block_size']}: not modelled")
+        if c["mhc_expansion_rate"] > 1:
+            err("mhc_expansion_rate", f"{c['mhc_expansion_rate']} with attn_res_block_size: two residual schemes at "
+                                      "once are not modelled")
+        if "-" in c["attention_layer_pattern"] + c["ffn_layer_pattern"]:
+            err("attn_res_block_size", f"{c['attn_res_block_size']} with layers without a mixer or an FFN "
+                                       "('-' in the patterns): attention residuals are modelled on layers of both")
     if c["prompt_tokens"]:
         for key in ("mtp_num_layers", "batch_shards", "vision_layers"):
             if c[key]:

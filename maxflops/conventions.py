@@ -139,7 +139,8 @@ def convention_defined(c, convention: str | None = None) -> bool:
 EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layers of their own widths",
               "layer_loops": "looped depth", "prompt_tokens": "prompt tokens ahead of every sequence",
               "attention_differential": "differential attention",
-              "attention_router_experts": "a mixture of attention heads"}
+              "attention_router_experts": "a mixture of attention heads",
+              "attn_res_block_size": "attention residuals"}
 
 
 def bridge_refusal(c) -> tuple | None:

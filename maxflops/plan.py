@@ -17,6 +17,7 @@ Patterns handled here and nowhere else:
   the config (``Family.idle``: cross-attention without image tokens) is a layer with neither;
 - per-layer widths: ``layer_widths`` rules give layers their own heads, head width or FFN widths
   (``LayerKind.widths``, read through ``layer_view``);
+- attention residuals: ``attn_res_block_size`` gives each layer the rows its inputs aggregate (``LayerKind.attn_res``);
 - looped depth: ``layer_loops`` rules run a block of layers several passes in a row (rows 'layer l.p', each pass
   priced as the layer: its weights are shared, its work is not);
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
@@ -69,6 +70,7 @@ class LayerKind:
     mtp_inner: bool = False  # an MTP module's layer after its first (mtp_ffn_layer_pattern): no eh projection or head
     widths: tuple = ()  # ((key, value), ...) sorted: the widths layer_widths gives this layer
     idle: str = ""  # why the layer is skipped whole (its family's idle rule: no mixer, no FFN), or ""
+    attn_res: tuple = ()  # attention residuals: (rows at the mixer's input, rows at the FFN's input); () without
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,6 +163,22 @@ def layer_order(c: Mapping[str, Any]) -> list:
     return order + [(l, 1) for l in range(layer, n)]
 
 
+def attn_res_rows(layer: int, block: int) -> tuple:
+    """Attention residuals (Kimi K3's AttnRes, snapshots every ``block`` layers) at 0-based decoder layer ``layer``:
+    (rows its mixer's input aggregates, rows its FFN's input aggregates). A layer l with l % block == 0 keeps the
+    running residual as a snapshot after its mixer's input is formed; an input aggregates the snapshots kept so far
+    and the running residual (layer 0's mixer input is the embedding itself: 0 rows)."""
+    before = -(-layer // block)  # snapshots kept by the layers before
+    after = before + (layer % block == 0)
+    return (before + 1 if before else 0), after + 1
+
+
+def attn_res_output_rows(c) -> int:
+    """Attention residuals: the rows the model's output aggregates (after the last layer)."""
+    n = c["num_decoder_layers"]
+    return attn_res_rows(n - 1, c["attn_res_block_size"])[1]
+
+
 def layer_view(c, kind: "LayerKind"):
     """The config as one layer of this kind reads it: its own widths over the config's."""
     return {**c, **dict(kind.widths)} if kind.widths else c
@@ -220,12 +238,13 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
             side = LayerKind(p_mixer, p_span, projection_of(p_mixer, c), p_index, NO_FFN, False, ratio=p_ratio)
         ffn = ffn_kind(layer, c)
         skipped = idle(letter, c)
+        res = attn_res_rows(layer, c["attn_res_block_size"]) if c["attn_res_block_size"] else ()
         if skipped:  # its family skips the layer whole (cross-attention without image tokens)
             mixer, span, index, ratio, projection, ffn = NO_MIXER, 0, False, 0, "", NO_FFN
         rows.append((f"layer {layer}.{p}" if layer in looped else f"layer {layer}",
                      LayerKind(mixer, span, projection, index, ffn, False,
                                                  kv_shared=layer >= first_shared, engram=layer in engram,
-                                                 ratio=ratio, parallel=side, idle=skipped,
+                                                 ratio=ratio, parallel=side, idle=skipped, attn_res=res,
                                                  widths=tuple(sorted(widths[layer].items())),
                                                  no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],

@@ -146,6 +146,12 @@ SCHEMA: dict[str, Field] = {
     "engram_head_dim": field_of(1280, int, "Engram embedding width per head.", minimum=1),
     "engram_max_ngram_size": field_of(3, int, "Engram's largest n-gram: orders 2..n, and the conv's dilation.", minimum=2),
     "engram_kernel_size": field_of(4, int, "Engram's depthwise conv width.", minimum=1),
+    "attn_res_block_size": field_of(0, int, "Attention residuals (Kimi K3's AttnRes): every this many layers the "
+                                            "running residual is kept as a snapshot, and each layer's attention "
+                                            "and FFN inputs (and the model's output) are a softmax-weighted sum "
+                                            "over the snapshots and the running residual, scored per row by a "
+                                            "D -> 1 projection (4 D FLOPs per row and token); 0: plain residuals.",
+                                     minimum=0),
     "mhc_expansion_rate": field_of(1, int, "mHC hyper-connections: G residual streams; above 1 every decoder layer "
                                      "mixes them around attention and around the FFN (a projection "
                                      "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",

@@ -101,6 +101,8 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
                                                               hw["tensor_parallel_size"]), hw["head_dense"]) // 2}
     if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
         outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d) // 2
+    if hw["attn_res_block_size"]:  # the output aggregate's score vector
+        outside["attn_res"] = d
     if hw["per_layer_input_dim"]:
         outside["per_layer_global"] = terms.ple_global(d, hw["num_decoder_layers"], hw["per_layer_input_dim"]) // 2
     out["weights"] += price(outside, None)
@@ -132,6 +134,8 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         more = masks._minimum(seqs.count * k, E) - k
         elements["qkv_proj"] += more * per_expert
         elements["out_proj"] += more * per_expert
+    if kind.attn_res:  # attention residuals: each aggregate's score vector (D), for the mixer's input and the FFN's
+        elements["attn_res"] = c["emb_dim"] * sum(1 for rows in kind.attn_res if rows)
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
         elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2

@@ -425,6 +425,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             not kw.get("warmup_dead_last_layer") and draw(st.integers(0, 4)) == 0:  # looped depth (Dory)
         a = draw(st.integers(0, n - 1))
         kw["layer_loops"] = (f"{a}-{draw(st.integers(a, n - 1))}*{draw(st.integers(1, 3))}",)
+    if kw.get("convention", convention) == "exact" and not kw.get("layer_loops") and not kw.get("mtp_num_layers") \
+            and not kw.get("parallel_layer_pattern") and kw.get("mhc_expansion_rate", 1) == 1 \
+            and not kw.get("prompt_tokens") and "-" not in kw["attention_layer_pattern"] + kw.get("ffn_layer_pattern", "") \
+            and draw(st.integers(0, 3)) == 0:  # attention residuals (Kimi K3)
+        kw["attn_res_block_size"] = draw(st.integers(1, 4))
     return kw
 
 
@@ -467,7 +472,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
-    "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens",
+    "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
 }
 
 

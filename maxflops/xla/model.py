@@ -89,6 +89,8 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     if c["mtp_num_layers"] and not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "own":
         out["mtp_layer_pattern"] = c["attention_layer_pattern"][(n - 1) % len(c["attention_layer_pattern"])]
     out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)
+    if c["attn_res_block_size"]:  # attention residuals: snapshots every 2 layers (several over the reduced depth)
+        out["attn_res_block_size"] = min(c["attn_res_block_size"], 2)
     if c["layer_widths"]:
         out.update(_reduce_layer_widths(c, out))
     out.update(overrides)
@@ -148,9 +150,10 @@ class Layer(nn.Module):
         c.update(self.kind.widths)  # a layer of its own widths (layer_widths)
         # the longest sequence of the step (packed documents run one by one: the longest of them), for a layer whose
         # work is read only when some sequence is long enough (a compressor that forms no block)
-        c["step_longest_sequence"] = max(self.segments) if self.segments else x.shape[1]
+        lead = x[0] if isinstance(x, tuple) else x  # (attention residuals: the running residual and the bank)
+        c["step_longest_sequence"] = max(self.segments) if self.segments else lead.shape[1]
         kind = self.kind
-        D = x.shape[-1]
+        D = lead.shape[-1]
         made = {}
 
         def p(name, shape):  # each parameter is made once, however many documents use it
@@ -208,6 +211,9 @@ class Layer(nn.Module):
             with jax.named_scope("mlp"):
                 return K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
 
+        if kind.attn_res:  # attention residuals: x is (the running residual, the bank of snapshots)
+            x = _attn_res_layer(p, x, kind.attn_res, mixer, ffn, c["weighted_sum_impl"] == "einsum")
+            return (x, state["top_idx"], state["aux"]), None
         branches = [("attn", mixer)] if kind.mixer != NO_MIXER else []
         branches += [("ffn", ffn)] if kind.ffn != NO_FFN else []
         for tag, branch in branches:
@@ -216,6 +222,35 @@ class Layer(nn.Module):
             else:
                 x = x + branch(_rms(x))
         return (x, state["top_idx"], state["aux"]), None
+
+
+def _attn_res_aggregate(prefix, bank, w, einsum=True):
+    """Attention residuals' aggregate (Kimi K3): over the rows [bank..., prefix] [B, L, R, D], a score per row (its
+    RMS-normed row against w, D -> 1), softmax over the rows, the weighted sum of the rows. ``einsum``: both
+    contractions as dots; else a multiply and a sum (Megatron-Bridge's)."""
+    rows = jnp.concatenate([bank, prefix[:, :, None, :]], axis=2)
+    normed = rows * jax.lax.rsqrt(jnp.mean(rows * rows, -1, keepdims=True) + 1e-5)
+    with jax.named_scope("attn_res"):
+        scores = jnp.einsum("blrd,d->blr", normed, w) if einsum else (normed * w).sum(-1)
+        probs = jax.nn.softmax(scores, -1)
+        return jnp.einsum("blr,blrd->bld", probs, rows) if einsum else (probs[..., None] * rows).sum(2)
+
+
+def _attn_res_layer(p, x, rows, mixer, ffn, einsum):
+    """One layer under attention residuals, as Megatron-Bridge's KimiK3TransformerLayer runs it: the mixer's input
+    aggregates the bank and the running residual (layer 0's is the embedding itself); a block-write layer (its FFN
+    input aggregates one row more) keeps the running residual as a snapshot, and its mixer's output restarts it; the
+    FFN's input aggregates again."""
+    prefix, bank = x
+    D = prefix.shape[-1]
+    h = _attn_res_aggregate(prefix, bank, p("res_attn", (D,)), einsum) if rows[0] else prefix
+    write = rows[1] != rows[0]
+    if write:
+        bank = jnp.concatenate([bank, prefix[:, :, None, :]], axis=2)
+    out = mixer(_rms(h))
+    prefix = out if write else prefix + out
+    h = _attn_res_aggregate(prefix, bank, p("res_mlp", (D,)), einsum)
+    return prefix + ffn(_rms(h)), bank
 
 
 def _mlp_params(p, prefix, D, F, gated):
@@ -280,7 +315,9 @@ class Decoder(nn.Module):
                 raise ValueError("mtp_num_layers: MTP modules with mHC streams are not modelled in the Flax model")
             x = jnp.broadcast_to(x[:, :, None, :], (B, L, G, D))  # the embedding in every stream
         top = jnp.zeros((B, L, min(c["index_topk"], L)), jnp.int32)
-        carry = (x, top, jnp.zeros((), x.dtype))
+        if c["attn_res_block_size"]:  # attention residuals: the running residual and an empty bank of snapshots
+            x = (x, jnp.zeros((B, L, 0, D), x.dtype))
+        carry = (x, top, jnp.zeros((), emb.dtype))
         layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
         for r, (kind, n) in enumerate(_runs(plan)):
             if n == 1:
@@ -289,6 +326,8 @@ class Decoder(nn.Module):
                 scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
                 carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, None)
         x, top, aux = carry
+        if c["attn_res_block_size"]:  # the output: one more aggregate (no norm of its own)
+            x = _attn_res_aggregate(*x, self.param("res_out", _init(), (D,)), c["weighted_sum_impl"] == "einsum")
         if P:
             x, L = x[:, P:], L - P
         if G > 1:  # collapse the streams: the hyper head's weights (a projection), or a plain sum
