@@ -241,7 +241,8 @@ def fit_index(full: list, reader: Reader, key: str, prefer: tuple[int, int] | No
 
 # An activation name of a Hugging Face file -> the schema's name for it (maxflops.config.ACTIVATION_NAMES). The
 # names are transformers 5.24's ACT2CLS (what its models build from hidden_act), each gelu variant read as gelu;
-# 'swiglu' and 'geglu' are names a model type's own code gives its gated FFN. Any other name is refused (transformers
+# 'swiglu' and 'geglu' are names a model type's own code gives its gated FFN, 'situ' Kimi K3's (its remote code and
+# Megatron-Bridge's port: an elementwise sigmoid-tanh unit). Any other name is refused (transformers
 # has no such activation): every name keeps the FFN's matmuls, so only the name is checked.
 ACTIVATIONS = {
     "gelu": "gelu", "gelu_10": "gelu", "gelu_accurate": "gelu", "gelu_fast": "gelu", "gelu_new": "gelu",
@@ -249,7 +250,7 @@ ACTIVATIONS = {
     "hardswish": "hard_swish", "laplace": "laplace", "leaky_relu": "leaky_relu", "linear": "linear", "mish": "mish",
     "prelu": "prelu", "relu": "relu", "relu2": "relu2", "relu6": "relu6", "sigmoid": "sigmoid", "silu": "silu",
     "sqrtsoftplus": "sqrtsoftplus", "swish": "silu", "tanh": "tanh", "xielu": "xielu",
-    "swiglu": "silu", "geglu": "gelu",
+    "swiglu": "silu", "geglu": "gelu", "situ": "situ",
 }
 
 

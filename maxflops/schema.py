@@ -33,7 +33,9 @@ ACTIVATION_NAMES = ("linear", "celu", "elu", "gelu", "hard_sigmoid", "hard_silu"
                     "leaky_relu", "log_sigmoid", "log_softmax", "normalize", "relu", "relu6", "selu", "sigmoid", "silu",
                     "soft_sign", "softmax", "softplus", "standardize", "swish", "tanh",
                     # elementwise activations of transformers (its ACT2CLS) and Megatron that flax lacks
-                    "relu2", "mish", "laplace", "xielu", "prelu", "sqrtsoftplus")
+                    "relu2", "mish", "laplace", "xielu", "prelu", "sqrtsoftplus",
+                    # and Kimi K3's (its remote code and Megatron-Bridge's port)
+                    "situ")
 
 
 # A value of a tuple key that is not one of its choices, with what to say instead (the gated-FFN names of other

@@ -76,8 +76,11 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
         H, d = c["kda_num_heads"], c["kda_head_dim"]
         r = c["kda_gate_rank"] or d
         w += [("q_proj", (D, H * d)), ("k_proj", (D, H * d)), ("v_proj", (D, H * d)), ("f_a_proj", (D, r)),
-              ("f_b_proj", (r, H * d)), ("b_proj", (D, H)), ("g_a_proj", (D, r)), ("g_b_proj", (r, H * d)),
-              ("o_proj", (H * d, D))]
+              ("f_b_proj", (r, H * d)), ("b_proj", (D, H)), ("o_proj", (H * d, D))]
+        if c["kda_full_rank_gate"]:  # Kimi K3's output gate
+            w += [("g_proj", (D, H * d))]
+        else:
+            w += [("g_a_proj", (D, r)), ("g_b_proj", (r, H * d))]
     elif c["attention_type"] == "compressed":  # DeepSeek-V4 (state-dict names of the checkpoint)
         H, hd, G, ro = c["num_query_heads"], c["head_dim"], c["o_groups"], c["o_lora_rank"]
         w += [("wq_a", (D, c["q_lora_rank"])), ("wq_b", (c["q_lora_rank"], H * hd)), ("wkv", (D, c["num_kv_heads"] * hd))]
@@ -97,6 +100,8 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
         w += [("wkv_a", (D, c["kv_lora_rank"] + c["qk_rope_head_dim"])),
               ("wkv_b", (c["kv_lora_rank"], H * (c["qk_nope_head_dim"] + c["v_head_dim"]))),
               ("wo", (H * c["v_head_dim"], D))]
+        if c["attention_output_gate"]:  # Kimi K3's gate per value channel
+            w += [("g_proj", (D, H * c["v_head_dim"]))]
     else:
         H, Hkv, hd = c["num_query_heads"], c["num_kv_heads"], c["head_dim"]
         if letter == "G":  # global layers' own KV heads and width (MiMo-V2-Flash, Gemma 4)

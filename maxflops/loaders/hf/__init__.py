@@ -130,7 +130,8 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
                 if reader.raw(key, none_ok=True, record=False) not in (value, None):
                     raise reader.fail(key, f"not modelled: a decoder-only LM is counted with {key}={value}")
                 reader.ignore(key, f"{NO_EFFECT} ({value})")
-    o = text_type.read(r, d) if text_type.read else read_decoder(r, text_type, d)
+    read = t.text_read if t.wrapper and t.text_read else text_type.read
+    o = read(r, d) if read else read_decoder(r, text_type, d)
 
     if r is not top:
         r.finish(keys.classify)

@@ -55,6 +55,9 @@ class HFType:
     towers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # the towers a wrapper's config class builds when the file has no sub-config for them (its class default)
     class_towers: tuple = ("vision_config",)
+    # a wrapper whose own code reads its text_config (Kimi K3's remote code extends kimi_linear's config class): its
+    # reader of the text model, in place of the text type's (None: the text type's)
+    text_read: Callable[[Reader, Callable], dict] | None = None
     name: str = ""  # the model_type (set by the registry from the module's name)
 
 

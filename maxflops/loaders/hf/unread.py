@@ -61,7 +61,6 @@ NOT_DECODER = {
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
     "minimax_m3": "Lightning-Indexer block-sparse attention (its sparse_attention_config)",
-    "kimi_k3": "Kimi K3's attention residual blocks (its latent MoE is a form maxflops has: moe_latent_size)",
     'inkling_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',

@@ -22,25 +22,27 @@ _KDA_KEYS = {"head_dim": "linear_head_dim", "num_heads": "linear_num_heads",
 _KDA_NO_EFFECT = {"gate_lower_bound"}  # a clamp of the forget gate: elementwise
 
 
-def _linear_attn_config(r: Reader) -> dict:
-    """The checkpoint's linear_attn_config dict ({} when absent or null), its unread keys refused by name."""
+def _linear_attn_config(r: Reader, own: tuple = ()) -> dict:
+    """The checkpoint's linear_attn_config dict ({} when absent or null), its unread keys refused by name (``own``:
+    keys a model type's own config class reads beside KimiLinearConfig's, Kimi K3's use_full_rank_gate)."""
     if not parts.given(r, "linear_attn_config"):
         if not r.has("linear_attn_config"):
             r.defaults[r.name("linear_attn_config")] = {}  # KimiLinearConfig's: the linear_* fields decide
         return {}
     lac = dict(r.mapping("linear_attn_config"))
     for key in lac:
-        if key not in _KDA_KEYS and key not in ("full_attn_layers", "kda_layers") and key not in _KDA_NO_EFFECT:
+        if key not in _KDA_KEYS and key not in ("full_attn_layers", "kda_layers") and key not in _KDA_NO_EFFECT \
+                and key not in own:
             raise r.fail("linear_attn_config", f"key {key!r} ({lac[key]!r}) is not read by transformers' "
                                                "KimiLinearConfig and not modelled here")
     return lac
 
 
-def _layers(r: Reader, d, n: int):
+def layers(r: Reader, d, n: int, own: tuple = ()):
     """KimiLinearConfig's layer types: layer_types, else the checkpoint's 1-based full_attn_layers / kda_layers,
     else full attention at every 0-based layer i > 0 with i % 4 == 0 (Kimi delta attention elsewhere)."""
     kinds = {"full_attention": "G", "linear_attention": "K"}
-    lac = _linear_attn_config(r)
+    lac = _linear_attn_config(r, own)
     if parts.given(r, "layer_types"):
         types = r.list("layer_types", str)
         if len(types) != n or any(t not in kinds for t in types):
@@ -56,11 +58,11 @@ def _layers(r: Reader, d, n: int):
     return ["G" if i and i % 4 == 0 else "K" for i in range(n)], "num_hidden_layers"
 
 
-def _kda(r: Reader, d, o: dict, pattern: str) -> None:
+def kda(r: Reader, d, o: dict, pattern: str, own: tuple = ()) -> dict:
     """The Kimi delta attention widths: linear_attn_config's, else the linear_* fields (both read by
     KimiLinearConfig, the dict winning). Its gates are low rank with rank head_dim (KimiLinearForgetGate, g_a_proj)."""
     used = "K" in pattern
-    lac = _linear_attn_config(r)
+    lac = _linear_attn_config(r, own)
     for sub, field in _KDA_KEYS.items():
         if sub in lac:
             value = lac[sub]
@@ -77,6 +79,7 @@ def _kda(r: Reader, d, o: dict, pattern: str) -> None:
         if used:
             o[{"head_dim": "kda_head_dim", "num_heads": "kda_num_heads",
                "short_conv_kernel_size": "kda_conv_kernel"}[sub]] = value
+    return lac
 
 
 def _moe(r: Reader, d, o: dict, n: int):
@@ -99,4 +102,4 @@ def _moe(r: Reader, d, o: dict, n: int):
     return [l >= k for l in range(n)], "first_k_dense_replace"
 
 
-TYPE = HFType(defaults=DEFAULTS, attention=parts.mla(), ffn=_moe, layers=_layers, extras=(_kda,))
+TYPE = HFType(defaults=DEFAULTS, attention=parts.mla(), ffn=_moe, layers=layers, extras=(kda,))
