@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Mapping
 
-from .conventions import EXACT_ONLY, bridge_refusal
+from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
 from .families import FAMILIES, LETTERS
 
 
@@ -86,6 +86,10 @@ def check_relations(c: Mapping[str, Any]) -> None:
         if c[key] and c["convention"] != "exact":
             shown = list(c[key]) if isinstance(c[key], tuple) else c[key]
             err("convention", f"{c['convention']!r} has no rule for {what} ({key}={shown!r}); use 'exact'")
+    for key, (what, ruled) in RULED_BY.items():
+        if c[key] and c["convention"] not in ruled:
+            err("convention", f"{c['convention']!r} has no rule for {what} ({key}={c[key]!r}); use one of "
+                              + ", ".join(map(repr, ruled)))
     if c["attn_res_block_size"]:  # Kimi K3's layers: a mixer and an FFN each, in one decoder
         for key in ("mtp_num_layers", "layer_loops", "parallel_layer_pattern", "prompt_tokens"):
             if c[key]:

@@ -84,7 +84,8 @@ CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs"
                                   "dsa_pairs": "bridge", "dsa_core_form": "absorbed", "indexer_flops": True,
                                   "indexer_pairs": "bridge", "indexer_head_reduction": True,
                                   "indexer_train_factor": 0, "mtp_layer_numbering": "own",
-                                  "kda_output_gate": "full", "kda_core_state_ops": 4, "indexer_kl_flops": True}
+                                  "kda_output_gate": "full", "kda_core_state_ops": 4, "indexer_kl_flops": True,
+                                  "mla_gate_flops": False, "attn_res_flops": False}
 
 
 # Where a peer's function takes a branch of its own for a kind of model, the knobs that branch sets on top of the
@@ -130,6 +131,8 @@ def convention_defined(c, convention: str | None = None) -> bool:
         return False
     if convention != "exact" and any(c[key] for key in EXACT_ONLY):  # no peer prices these
         return False
+    if any(c[key] and convention not in ruled for key, (_, ruled) in RULED_BY.items()):
+        return False
     letters = set(c["attention_layer_pattern"]) | set(c["mtp_layer_pattern"]) | set(c["parallel_layer_pattern"])
     return all(not LETTERS[ch].conventions or convention in LETTERS[ch].conventions for ch in letters if ch in LETTERS)
 
@@ -139,8 +142,9 @@ def convention_defined(c, convention: str | None = None) -> bool:
 EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layers of their own widths",
               "layer_loops": "looped depth", "prompt_tokens": "prompt tokens ahead of every sequence",
               "attention_differential": "differential attention",
-              "attention_router_experts": "a mixture of attention heads",
-              "attn_res_block_size": "attention residuals"}
+              "attention_router_experts": "a mixture of attention heads"}
+# Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))
+RULED_BY = {"attn_res_block_size": ("attention residuals", ("exact", "megatron_bridge"))}
 
 
 def bridge_refusal(c) -> tuple | None:

@@ -326,6 +326,10 @@ SCHEMA: dict[str, Field] = {
                                minimum=0),
     "gate_projections": field_of(True, bool, "Count Qwen3-Next's attention output gate (the q projection's second "
                                        "half; MaxText omits it)."),
+    "mla_gate_flops": field_of(True, bool, "Count MLA's output gate D -> heads x v_head_dim (attention_output_gate on "
+                                     "MLA, Kimi K3's g_proj; Megatron-Bridge's MLA term omits it)."),
+    "attn_res_flops": field_of(True, bool, "Count attention residuals' aggregates (attn_res_block_size, Kimi K3; "
+                                     "Megatron-Bridge's function has no term for them)."),
     "shared_expert_gate_flops": field_of(True, bool, "Count Qwen3-Next's shared-expert gate D -> 1 (MaxText and "
                                                "Megatron omit it)."),
     "ffn_all_moe": field_of(False, bool, "Count the MoE FFN on every layer, the dense ones too (MaxText's function for "

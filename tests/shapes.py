@@ -230,6 +230,14 @@ def golden_train(c, tokens=T):
                 n, hd = c["index_n_heads"], c["index_head_dim"]
                 attn += 1 * (2 * n * hd + 2 * n) * (tokens * (tokens + 1) // 2)
     c = config
+    if c["attn_res_block_size"]:  # the bank of snapshots layer by layer (Megatron-Bridge's Kimi K3 loop): per row
+        S, bank, rows = c["attn_res_block_size"], 0, 0  # a D -> 1 score and its share of the weighted sum
+        for l in range(N):
+            rows += bank + 1 if bank else 0  # the mixer's input (layer 0's: the embedding itself)
+            bank += l % S == 0
+            rows += bank + 1  # the FFN's input
+        rows += bank + 1  # the output
+        learn += 3 * 4 * c["emb_dim"] * rows * tokens
     learn += 3 * flops([("head", (c["emb_dim"], c["vocab_size"]))]) * tokens
     if c["mhc_hyper_head"]:  # hc_head_fn [G, G*D] (the weighted sum of the streams is elementwise)
         G_hc, D = c["mhc_expansion_rate"], c["emb_dim"]

@@ -84,7 +84,7 @@ def test_decode_is_one_token_of_it_and_reads_the_score_vectors():
     (dict(mtp_num_layers=1), r"'mtp_num_layers'"),
     (dict(mhc_expansion_rate=2), r"'mhc_expansion_rate'"),
     (dict(ffn_layer_pattern="F-", num_decoder_layers=2, attention_layer_pattern="GG"), r"'attn_res_block_size'"),
-    (dict(convention="megatron"), r"'convention': 'megatron' has no rule for attention residuals"),
+    (dict(convention="megatron"), r"'convention': 'megatron' has no rule for attention residuals.*'megatron_bridge'"),
 ])
 def test_forms_it_is_not_modelled_with_are_refused(extra, match):
     base = dict(num_decoder_layers=3, emb_dim=8, num_query_heads=2, num_kv_heads=2, head_dim=4, mlp_dim=6,

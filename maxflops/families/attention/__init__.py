@@ -78,7 +78,7 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                           c["qk_rope_head_dim"], c["v_head_dim"])
         head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per head (Dots3's g_proj)
-        if c["attention_output_gate"] and c["gate_projections"]:  # D -> a gate per value channel (Kimi K3's g_proj)
+        if c["attention_output_gate"] and c["mla_gate_flops"]:  # D -> a gate per value channel (Kimi K3's g_proj)
             head_gate += 2 * d * h * v
         if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
             p.out["qkv_proj"] = (terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) + head_gate) * tokens
