@@ -43,7 +43,7 @@ HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_sc
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
                     "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
-                    "short_conv_impl", "differential_impl")
+                    "short_conv_impl", "differential_impl", "rglru_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -61,7 +61,8 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "r
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
          "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
          "gdp_impl": "recurrent", "gdp_conv_impl": "valid", "short_conv_impl": "valid",
-         "differential_impl": "doubled_values", "warmup_dead_last_layer": False, "pipeline_stages": 1,
+         "differential_impl": "doubled_values", "rglru_conv_impl": "valid", "warmup_dead_last_layer": False,
+         "pipeline_stages": 1,
          "dead_compressor": "forward"}  # (a compressor that forms no block: test_properties.dead_compressors)
 
 WIDTH_KEYS = ("emb_dim", "head_dim", "global_head_dim", "attention_output_dim", "q_lora_rank", "kv_lora_rank",
@@ -308,6 +309,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["zamba_adapter_rank"] = draw(st.integers(0, 4))
         kw["zamba_head_dim"] = draw(st.sampled_from([0, 0, 3, 5]))  # 0: 2 emb_dim / heads
         kw["zamba_attention_adapters"] = kw["num_kv_heads"] == H and draw(st.booleans())
+    if "R" in pattern:  # Griffin's recurrent block: its width (0: emb_dim) in blocks that divide it
+        width = draw(st.sampled_from([0, 6, 12]))
+        kw["rglru_width"] = width
+        kw["rglru_num_heads"] = draw(st.sampled_from(_divisors(width or kw["emb_dim"])))
+        kw["rglru_conv_kernel"] = draw(st.integers(1, 5))
     if "X" in pattern:
         kw["cross_attention_tokens"] = draw(st.sampled_from([0, 1, 6, 13]))  # 0: the layers idle (text alone)
     if "N" in pattern:
@@ -473,6 +479,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
+    "rglru_width", "rglru_num_heads", "rglru_conv_kernel",
 }
 
 

@@ -321,6 +321,9 @@ PRESENT_ELSEWHERE = {
     "smolvlm": "_pad_token_id: a token id (no FLOPs effect for every type)",
     "voxtral": "hidden_size: VoxtralConfig's copy of its text model's; the text_config's is read (a no-effect key "
                "of the wrapper)",
+    "recurrent_gemma": "head_dim: RecurrentGemmaConfig.__post_init__ sets hidden_size // num_attention_heads, and a "
+                       "present one is kept and sizes the attention: the zoo's saved file carries 14 against the "
+                       "derived 10 and is exact (test_hf_zoo.py); final_w_init_variance_scale: an initialisation",
 }
 
 

@@ -47,6 +47,8 @@ KNOBS |= {
     "lfm3": dict(short_conv_impl="padded"),
     # the zoo runs Mllama on text alone (its cross-attention layers idle; the eager case gives it image tokens)
     "mllama": {},
+    # RecurrentGemmaRecurrentBlock: a conv1d padded by K - 1 on both sides, sliced to the sequence
+    "recurrent_gemma": dict(rglru_conv_impl="padded"),
     # ZambaMambaMixer: Mamba-1's torch path per head (a conv1d padded by K - 1, the recurrence token by token)
     "zamba": dict(mamba_conv_impl="padded"),
     # DiffLlamaAttention: one attention call per value half, QK^T computed twice
@@ -66,7 +68,7 @@ NO_MTP = dict(mtp_num_layers=0)
 # over the channels (its forward and backward ops come out of torch's count, maxflops' conv out of its own), and the
 # state reads and updates autograd skips in the chunked linear attentions (departure() below).
 GDN_SOLVE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
-CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv")
+CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv")
 KNOBS |= {name: dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded") for name in GDN_SOLVE}
 # LongCat-Flash's zero experts take a share of the routed slots that depends on the run's routing (a stated knob,
 # zero_expert_share): test_hf_eager.py records the slots and proves it; the zoo run does not record them.
