@@ -45,7 +45,7 @@ from .weights import layer_spans  # noqa: E402
 
 
 NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
-NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern)
+from .families.base import NO_FFN  # noqa: E402 (LayerKind.ffn of a layer without an FFN: '-' in ffn_layer_pattern)
 _FFN = {"F": "dense", "E": "moe", "-": NO_FFN}
 FFN_LETTER = {kind: letter for letter, kind in _FFN.items()}  # a layer's FFN kind -> its ffn_layer_pattern letter
 

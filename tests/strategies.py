@@ -314,6 +314,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["rglru_width"] = width
         kw["rglru_num_heads"] = draw(st.sampled_from(_divisors(width or kw["emb_dim"])))
         kw["rglru_conv_kernel"] = draw(st.integers(1, 5))
+    if "W" in pattern:  # RWKV's time mix: its own width (0: emb_dim)
+        kw["rwkv_attention_dim"] = draw(st.sampled_from([0, 5, 12]))
     if "X" in pattern:
         kw["cross_attention_tokens"] = draw(st.sampled_from([0, 1, 6, 13]))  # 0: the layers idle (text alone)
     if "N" in pattern:
@@ -479,7 +481,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
-    "rglru_width", "rglru_num_heads", "rglru_conv_kernel",
+    "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim",
 }
 
 

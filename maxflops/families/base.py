@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping
 
-__all__ = ["Priced", "Family", "ffn_width"]
+__all__ = ["Priced", "Family", "ffn_width", "NO_FFN"]
+
+NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern; maxflops.plan re-exports it)
 
 
 class Priced:
