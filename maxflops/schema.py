@@ -103,7 +103,11 @@ SCHEMA: dict[str, Field] = {
                                             "D gated-delta-net linear attention; with attention_type='compressed' "
                                             "S compressed sparse attention (window + the top-k compressed blocks "
                                             "an indexer picks) and H heavily compressed attention (window + every "
-                                            "compressed block); - no mixer (an FFN-only layer: see "
+                                            "compressed block); each other family's letter (M Mamba-2, A "
+                                            "Mamba-1, P gated delta product, K Kimi delta attention, N lightning "
+                                            "attention, V short conv, Z Zamba's block, R Griffin's recurrent "
+                                            "block, W RWKV's time mix, X cross-attention: "
+                                            "maxflops.families.LETTERS); - no mixer (an FFN-only layer: see "
                                             "ffn_layer_pattern). Any length: a per-layer list is a pattern of "
                                             "num_decoder_layers letters, and letters past the last layer are "
                                             "not used (the MTP modules' mixers are mtp_layer_pattern)."),
