@@ -181,9 +181,8 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
             p.tail.pop(k, None)
         p.tail["mhc"] = 2 * G * G * d * tokens
-    if kind.attn_res and c["attn_res_flops"] and not (hardware and c["weighted_sum_impl"] == "elementwise"):
-        # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows (a multiply and a
-        # sum under weighted_sum_impl='elementwise', as Megatron-Bridge's Kimi K3 runs it: no matmul)
+    if kind.attn_res and _prices_attn_res(c, hardware):
+        # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows
         p.out["attn_res"] = 4 * d * sum(kind.attn_res) * tokens
     if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
@@ -421,12 +420,19 @@ def _head_raw(c, tokens, hardware: bool = False) -> dict:
     head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware), c["head_dense"]) * tokens}
     if _has_hyper_head(c, hardware):
         head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens
-    if c["attn_res_block_size"] and c["attn_res_flops"] and not (hardware and c["weighted_sum_impl"] == "elementwise"):
+    if c["attn_res_block_size"] and _prices_attn_res(c, hardware):
         head["attn_res"] = 4 * c["emb_dim"] * attn_res_output_rows(c) * tokens  # the output's aggregate
     if c["per_layer_input_dim"]:
         head["per_layer_emb_proj"] = terms.ple_global(c["emb_dim"], c["num_decoder_layers"],
                                                       c["per_layer_input_dim"]) * tokens
     return head
+
+
+def _prices_attn_res(c, hardware: bool) -> bool:
+    """Attention residuals' aggregates count unless the convention leaves them out (attn_res_flops, a reporting knob:
+    the hardware view holds it at its default) or, in hardware FLOPs, they run as a multiply and a sum
+    (weighted_sum_impl='elementwise', as Megatron-Bridge's Kimi K3 runs them: no matmul)."""
+    return c["attn_res_flops"] and not (hardware and c["weighted_sum_impl"] == "elementwise")
 
 
 def _has_hyper_head(c, hardware: bool) -> bool:

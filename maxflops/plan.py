@@ -40,12 +40,12 @@ from .families import idle, mixer_of, projection_of  # noqa: E402
 from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW  # noqa: E402,F401
 from .families.compressed import COMPRESSED, CSA, HCA  # noqa: E402,F401
 from .families.dsa import DSA, computes_index  # noqa: E402,F401
+from .families.base import NO_FFN  # noqa: E402 (LayerKind.ffn of a layer without an FFN: '-' in ffn_layer_pattern)
 from .families.gdn import GDN  # noqa: E402,F401
 from .weights import layer_spans  # noqa: E402
 
 
 NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
-from .families.base import NO_FFN  # noqa: E402 (LayerKind.ffn of a layer without an FFN: '-' in ffn_layer_pattern)
 _FFN = {"F": "dense", "E": "moe", "-": NO_FFN}
 FFN_LETTER = {kind: letter for letter, kind in _FFN.items()}  # a layer's FFN kind -> its ffn_layer_pattern letter
 
