@@ -16,6 +16,12 @@ iff (b+1)m-1 <= i; a partial last block is never formed.
     compressed_visible(m)     query i sees floor((i+1)/m) blocks   L = qm + r: m*q(q-1)/2 + q(r+1)
     compressed_topk(m, K)     query i attends min(floor((i+1)/m), K) blocks
 
+Block-sparse attention (MiniMax-M3's MSA): keys fall in blocks of B; query i attends whole blocks, at most K of them,
+its own block always among them (causal inside it). While its visible blocks number at most K (i < KB) it attends
+every visible key; after, its own block's i % B + 1 keys and K - 1 whole earlier blocks, whichever the indexer picks.
+
+    block_topk(B, K)          m = min(L, KB): m(m+1)/2 + chunked(L - m, B) + (K-1) B (L - m)
+
 Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``
 (compressed layers: ``new_token_blocks``).
 
@@ -93,6 +99,30 @@ def new_token_blocks(kv, m, K=0):
     """Compressed blocks the token at position ``kv`` attends (K=0: every visible one)."""
     visible = (kv + 1) // m
     return _minimum(visible, K) if K else visible
+
+
+def block_topk(L, B, K):
+    """Attended pairs of a block-sparse layer (blocks of B keys, top K blocks, the query's own block forced)."""
+    m = _minimum(L, K * B)
+    return causal(m) + chunked(L - m, B) + (K - 1) * B * (L - m)
+
+
+def block_topk_gathered(L, B, K):
+    """Keys a gather kernel reads for a block-sparse layer: every query min(K, ceil(L / B)) whole blocks (the
+    indexer's top-k is taken over the sequence's blocks; the unselected slots and the masked keys computed)."""
+    return L * _minimum(-(-L // B), K) * B
+
+
+def new_token_block_keys(kv, B, K, gathered: bool = False):
+    """Keys the token at position ``kv`` attends in a block-sparse layer (``gathered``: the whole blocks a gather
+    kernel reads, min(K, ceil((kv + 1) / B)) of them)."""
+    if gathered:
+        return _minimum((kv + B) // B, K) * B
+    if isinstance(kv, int):
+        return kv + 1 if kv < K * B else kv % B + 1 + (K - 1) * B
+    import numpy as np
+
+    return np.where(kv < K * B, kv + 1, kv % B + 1 + (K - 1) * B)
 
 
 def new_token_keys(mixer: str, span: int, kv):

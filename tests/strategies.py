@@ -43,7 +43,7 @@ HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_sc
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
                     "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
-                    "short_conv_impl", "differential_impl", "rglru_conv_impl")
+                    "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -54,7 +54,7 @@ LOWERING = {k: v for k, v in HARDWARE_BELOW_MODEL.items() if k != "packed_kernel
 
 # The "ideal" implementation of every hardware knob: with these (and the exact convention, no vocabulary padding
 # and no indexer loss) hardware == model.
-IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "remat_policy": "none",
+IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "msa_impl": "ideal", "remat_policy": "none",
          "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
@@ -140,8 +140,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["attention_type"] = atype
     compressed = atype == "compressed"
     letters = usable_letters(convention, compressed)
-    if atype != "global":  # cross-attention layers are modelled on GQA
-        letters = letters.replace("X", "")
+    if atype != "global":  # cross-attention and MiniMax sparse attention layers are modelled on GQA
+        letters = letters.replace("X", "").replace("B", "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -160,7 +160,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     indexer = atype != "global" and draw(st.booleans())
     kw["use_sparse_indexer"] = indexer
     if causal is None:
-        causal = compressed or indexer or mode == "decode" or "Z" in pattern or draw(st.integers(0, 4)) > 0
+        causal = compressed or indexer or mode == "decode" or "Z" in pattern or "B" in pattern or draw(st.integers(0, 4)) > 0
     kw["causal"] = causal
     if atype == "global":
         kw["global_head_dim"] = _maybe(draw, w["global_head_dim"])
@@ -209,6 +209,12 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["indexer_loss_scaling_factor"] = draw(st.sampled_from([0.0, 0.5, 1.0]))
         kw["indexer_loss_pairs"] = draw(st.sampled_from(["all", "selected"]))  # the sparse loss (Megatron's)
         kw["indexer_stage"] = draw(st.sampled_from(SCHEMA["indexer_stage"].choices))
+    if "B" in pattern:  # MiniMax sparse attention: its indexer's widths, blocks and top-k
+        kw["index_n_heads"] = draw(st.integers(1, 4))
+        kw["index_head_dim"] = w["index_head_dim"]
+        kw["msa_block_size"] = draw(st.integers(1, 8))
+        kw["msa_topk_blocks"] = draw(st.integers(1, 4))
+        kw["msa_local_blocks"] = draw(st.integers(1, kw["msa_topk_blocks"]))
     # --- FFN ---------------------------------------------------------------------------------------------
     kw["mlp_activations"] = draw(st.sampled_from([("silu", "linear"), ("gelu",), ("relu",), ("gelu", "linear")]))
     kw["mlp_dim"] = w["mlp_dim"]
@@ -481,7 +487,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
-    "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim",
+    "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
+    "msa_local_blocks",
 }
 
 

@@ -7,7 +7,8 @@ the registry.
                                 compressed (DeepSeek-V4: S, H, and its window layers), mamba2 (Mamba-2 SSD: M), mamba1 (Mamba-1 selective scan: A), shortconv (LFM2's gated short conv: V),
                                 gdn (the gated delta net: D), gdp (the gated delta product: P), kda (Kimi delta attention: K), lightning (lightning
                                 attention: N), zamba (Zamba's shared block: Z), cross (cross-attention to image
-                                tokens: X), rglru (Griffin's recurrent block: R), rwkv (RWKV-4's time mix: W)
+                                tokens: X), rglru (Griffin's recurrent block: R), rwkv (RWKV-4's time mix: W),
+                                msa (MiniMax sparse attention, whole key blocks an indexer picks: B)
     family_of(kind)             the family that prices a plan's LayerKind
     mixer_of(letter, n, c)      (mixer, span, computes_index, ratio) of a pattern letter at 1-based layer n
     LETTERS                     every pattern letter -> its family
@@ -18,7 +19,8 @@ Adding a family: see "Adding a model family" in the README.
 from __future__ import annotations
 
 from ..components import register
-from . import attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, rglru, rwkv, shortconv, zamba
+from . import (attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, msa, rglru, rwkv, shortconv,
+               zamba)
 from .base import Family, Priced, ffn_width
 
 __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "LETTERS",
@@ -28,7 +30,7 @@ __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of",
 # (its window layers too), DSA claims 'G' before plain attention does.
 FAMILIES: tuple[Family, ...] = (compressed.FAMILY, mamba2.FAMILY, mamba1.FAMILY, gdn.FAMILY, gdp.FAMILY, kda.FAMILY, lightning.FAMILY, zamba.FAMILY,
                                 shortconv.FAMILY, rglru.FAMILY, rwkv.FAMILY, cross.FAMILY,
-                                dsa.FAMILY,
+                                msa.FAMILY, dsa.FAMILY,
                                 attention.FAMILY)
 
 for _family in FAMILIES:

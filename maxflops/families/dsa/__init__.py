@@ -250,7 +250,9 @@ SCHEMA = {
                                          "whatever kernel runs the attention).", choices=("attention", "dense")),
     "indexer_skip_short": field_of(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
                                           "index_topk tokens, where it would keep every key (MaxText does); a CSA "
-                                          "layer's for a sequence of at most index_topk blocks (L < (K+1)m)."),
+                                          "layer's for a sequence of at most index_topk blocks (L < (K+1)m); a "
+                                          "MiniMax sparse ('B') layer's for one of at most msa_topk_blocks blocks "
+                                          "(L <= K B)."),
     "dsa_pairs": field_of("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
                                   "min(1, attended/dense); 'megatron_floor' the same with attended = e*s - e^2/2, "

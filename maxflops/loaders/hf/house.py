@@ -30,6 +30,7 @@ class HFType:
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     read: Callable[[Reader, Callable], dict] | None = None  # (reader, default-of) -> overrides; None: the pipeline
     activation: str = "hidden_act"  # the key the config class reads the FFN activation from
+    fixed_activation: str = ""  # the activation the config class sets whatever its file says (MiniMax-M3: silu)
     gated: bool = True  # act(gate) * up, down; False: up, act, down
     attention: Callable = parts.gqa  # (r, d, o) -> None: the attention widths (head_dim rule, MLA, ...)
     ffn: Callable = parts.dense_ffn  # (r, d, o, n) -> (per-layer is-MoE list, the key that decided it)
@@ -152,7 +153,11 @@ def read_decoder(r: Reader, t: HFType, d) -> dict:
     kv = r.int("num_key_value_heads", d("num_key_value_heads") if d("num_key_value_heads") is not MISSING
                else heads, minimum=1, none_ok=True)
     o["num_kv_heads"] = heads if kv is None else kv
-    act = r.activation(t.activation, d(t.activation))
+    if t.fixed_activation:
+        act = t.fixed_activation
+        r.ignore(t.activation, f"overwritten by {t.name}'s config class: its FFN's activation is {act}")
+    else:
+        act = r.activation(t.activation, d(t.activation))
     if t.activation != "hidden_act":
         r.ignore("hidden_act", f"not read by {t.name}'s config class ({t.activation} is what the model uses)")
     o["mlp_activations"] = (act, "linear") if t.gated else (act,)

@@ -93,6 +93,7 @@ REFUSED: dict[str, frozenset] = {
     'minicpm3': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'kv_lora_rank', 'num_attention_heads', 'num_hidden_layers', 'qk_nope_head_dim', 'qk_rope_head_dim', 'vocab_size']),
     'minimax': frozenset(['block_size', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'num_local_experts', 'vocab_size']),
     'minimax_m2': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'num_local_experts', 'vocab_size']),
+    'minimax_m3_vl_text': frozenset(['dense_intermediate_size', 'head_dim', 'hidden_size', 'index_block_size', 'index_head_dim', 'index_local_blocks', 'index_n_heads', 'index_topk_blocks', 'intermediate_size', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'num_local_experts', 'shared_intermediate_size', 'vocab_size']),
     'ministral': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
     'ministral3': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
     'mistral': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),

@@ -60,7 +60,6 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    "minimax_m3": "Lightning-Indexer block-sparse attention (its sparse_attention_config)",
     'inkling_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',
@@ -74,7 +73,6 @@ NEEDS = {
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
     'axk2': 'a DSA indexer with MLA whose q/kv have gate MLPs and gated norms',
     'hy_v4': "GLM-DSA MLA with shared indexers, DeepSeek-V4's mHC and MoE",
-    'minimax_m3_vl_text': "Lightning-Indexer block-sparse layers beside MiniMax-M2's MoE",
     'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
     'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
     'hrm_text': 'looped depth (H and L stacks iterated H_cycles x L_cycles)',
