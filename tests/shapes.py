@@ -31,6 +31,11 @@ def mask_pairs(letter, c, L=T):
         if letter == "S" and c["use_sparse_indexer"]:
             visible = np.minimum(visible, c["index_topk"])
         return window + int(visible.sum())
+    if letter == "B":  # whole blocks of B keys: the query's own (up to itself) and up to K - 1 earlier ones, all kept
+        B, K = c["msa_block_size"], c["msa_topk_blocks"]  # while they number at most K
+        blocks = j // B
+        kept = (blocks == i // B) | (blocks >= i // B - (K - 1))  # (which earlier ones: any, the count is the same)
+        return int((causal & kept).sum())
     if letter == "G" and c["use_sparse_indexer"]:  # each query keeps its K best visible keys
         return int(np.minimum(causal.sum(axis=1), c["index_topk"]).sum())
     return int(causal.sum())
@@ -225,6 +230,10 @@ def golden_train(c, tokens=T):
                 learn += 1 * flops(indexer_weights(c)) * tokens
                 n, hd = c["index_n_heads"], c["index_head_dim"]
                 attn += 1 * (2 * n * hd + 2 * n) * compressed_scored(c, tokens)
+            elif letter == "B":  # MiniMax's indexer: q (n heads) and one key per token, every causal pair, 1x
+                n, hd = c["index_n_heads"], c["index_head_dim"]
+                learn += 1 * flops([("idx_wq", (c["emb_dim"], n * hd)), ("idx_wk", (c["emb_dim"], hd))]) * tokens
+                attn += 1 * 2 * n * hd * (tokens * (tokens + 1) // 2)
             elif c["use_sparse_indexer"] and letter == "G" and own_index:
                 learn += 1 * flops(indexer_weights(c)) * tokens
                 n, hd = c["index_n_heads"], c["index_head_dim"]
@@ -276,6 +285,8 @@ def parameter_count(c, tied: bool, indexer: bool = True) -> int:
                 * c["mamba_conv_kernel"]
         if c["use_sparse_indexer"] and letter in "GS" and indexer:
             total += sum(math.prod(s) for _, s in indexer_weights(c))
+        if letter == "B" and indexer:  # MiniMax's indexer: q and one key
+            total += c["emb_dim"] * (c["index_n_heads"] + 1) * c["index_head_dim"]
     c = config
     total += c["vocab_size"] * c["emb_dim"] * (1 if tied else 2)
     if c["mhc_hyper_head"]:
