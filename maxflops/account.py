@@ -256,7 +256,7 @@ def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     fwd, qk, tail, single, unnamed = p.out, p.qk, p.tail, p.single, p.unnamed
     if kind.inner:  # its output feeds the next layer of its rematerialized unit: nothing is a tail
         tail = {}
-    if c["mode"] != "train":
+    if c["mode"] != "train" or kind.no_grad:  # (a pass without a gradient: its forward, nothing recomputed)
         return {k: v * steps for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
     wi_share = Fraction(2, 3) if len(c["mlp_activations"]) == 2 else Fraction(1, 2)
@@ -398,7 +398,7 @@ def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
     p = price_forward(kind, c, seqs, decode)
     fwd = p.out
-    if c["mode"] == "train":
+    if c["mode"] == "train" and not kind.no_grad:  # (a pass without a gradient: its forward)
         if warmup(c) or not INDEXER_COMPONENTS.isdisjoint(fwd):
             # (model pricing's grad_extra: the DSA indexer's scores under a loss over the selected pairs only)
             return {k: (v * train_factor(k, c) + p.grad_extra.get(k, 0)) * steps for k, v in fwd.items()}

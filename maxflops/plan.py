@@ -19,7 +19,8 @@ Patterns handled here and nowhere else:
   (``LayerKind.widths``, read through ``layer_view``);
 - attention residuals: ``attn_res_block_size`` gives each layer the rows its inputs aggregate (``LayerKind.attn_res``);
 - looped depth: ``layer_loops`` rules run a block of layers several passes in a row (rows 'layer l.p', each pass
-  priced as the layer: its weights are shared, its work is not);
+  priced as the layer: its weights are shared, its work is not); a rule 'a-b*k/g' runs k - g of the passes without
+  a gradient (HRM's L_bp_cycles), forward only in training;
 - per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
   the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
   ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the layers
@@ -71,6 +72,7 @@ class LayerKind:
     widths: tuple = ()  # ((key, value), ...) sorted: the widths layer_widths gives this layer
     idle: str = ""  # why the layer is skipped whole (its family's idle rule: no mixer, no FFN), or ""
     attn_res: tuple = ()  # attention residuals: (rows at the mixer's input, rows at the FFN's input); () without
+    no_grad: bool = False  # training: a looped pass run without a gradient (layer_loops 'a-b*k/g'): forward only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,29 +140,39 @@ def layer_widths(c: Mapping[str, Any]) -> list:
 
 
 def parse_loop_rule(rule) -> tuple:
-    """(first layer, last layer, passes) of one layer_loops rule 'a-b*k' (or 'a*k'); ValueError names what is wrong."""
+    """(first layer, last layer, passes, passes with a gradient) of one layer_loops rule 'a-b*k' (or 'a*k'), or
+    'a-b*k/g' where only g of the k passes carry a gradient (HRM's L_bp_cycles); ValueError names what is wrong."""
     block, star, times = rule.partition("*") if isinstance(rule, str) else ("", "", "")
     spans = layer_spans(block) if star else ()
-    if not star or len(spans) != 1 or not times.strip().isdigit() or int(times) < 1:
-        raise ValueError(f"{rule!r} is not '<first>-<last>*<passes>' (e.g. '8-27*2': layers 8 to 27 run twice)")
-    return spans[0][0], spans[0][1], int(times)
+    times, slash, grads = times.partition("/")
+    grads = grads if slash else times
+    if not star or len(spans) != 1 or not times.strip().isdigit() or int(times) < 1 or not grads.strip().isdigit() \
+            or int(grads) > int(times):
+        raise ValueError(f"{rule!r} is not '<first>-<last>*<passes>' (e.g. '8-27*2': layers 8 to 27 run twice), or "
+                         "'<first>-<last>*<passes>/<passes with a gradient>' (at most the passes)")
+    return spans[0][0], spans[0][1], int(times), int(grads)
 
 
 def layer_order(c: Mapping[str, Any]) -> list:
     """[(layer, pass)] in execution order: each looped block (layer_loops) run its passes in a row, pass 1 first."""
+    return [(layer, p) for layer, p, _ in _order(c)]
+
+
+def _order(c: Mapping[str, Any]) -> list:
+    """[(layer, pass, no gradient)] in execution order; a block's passes without a gradient come first."""
     n = c["num_decoder_layers"]
     blocks = sorted(parse_loop_rule(r) for r in c["layer_loops"])
-    for (a, b, _), (a2, _, _) in zip(blocks, blocks[1:]):
+    for (a, b, _, _), (a2, _, _, _) in zip(blocks, blocks[1:]):
         if a2 <= b:
             raise ValueError(f"blocks {a}-{b} and one from {a2} overlap")
     if blocks and blocks[-1][1] >= n:
         raise ValueError(f"layer {blocks[-1][1]} is past the last decoder layer ({n - 1})")
     order, layer = [], 0
-    for a, b, k in blocks:
-        order += [(l, 1) for l in range(layer, a)]
-        order += [(l, p) for p in range(1, k + 1) for l in range(a, b + 1)]
+    for a, b, k, g in blocks:
+        order += [(l, 1, False) for l in range(layer, a)]
+        order += [(l, p, p <= k - g) for p in range(1, k + 1) for l in range(a, b + 1)]
         layer = b + 1
-    return order + [(l, 1) for l in range(layer, n)]
+    return order + [(l, 1, False) for l in range(layer, n)]
 
 
 def attn_res_rows(layer: int, block: int) -> tuple:
@@ -224,10 +236,10 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     cse = frozenset(c["warmup_cse_layers"])
     piped = frozenset(c["pipeline_layers"] or range(n)) if c["pipeline_stages"] > 1 else frozenset()
     widths = layer_widths(c) if c["layer_widths"] else [{}] * n
-    order = layer_order(c) if c["layer_loops"] else [(layer, 1) for layer in range(n)]
-    looped = {layer for layer, p in order if p > 1}
+    order = _order(c) if c["layer_loops"] else [(layer, 1, False) for layer in range(n)]
+    looped = {layer for layer, p, _ in order if p > 1}
     passes = []
-    for layer, p in order:
+    for layer, p, no_grad in order:
         passes.append(p)
         letter = pattern[layer % len(pattern)]
         mixer, span, index, ratio, projection = _mixer(letter, layer + 1, c)
@@ -247,6 +259,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                                                  ratio=ratio, parallel=side, idle=skipped, attn_res=res,
                                                  widths=tuple(sorted(widths[layer].items())),
                                                  no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
+                                                 no_grad=no_grad and c["mode"] == "train",
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":

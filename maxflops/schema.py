@@ -137,7 +137,10 @@ SCHEMA: dict[str, Field] = {
                                       "them too), the output head its own tokens only.", minimum=0),
     "layer_loops": field_of((), tuple, "Looped depth: rules '<first>-<last>*<passes>' (0-based decoder layers), each "
                                        "block of layers run that many passes in a row, its weights shared and its "
-                                       "work repeated (Dory's recurrent section), e.g. '8-27*2'. Rows 'layer l.p'."),
+                                       "work repeated (Dory's recurrent section), e.g. '8-27*2'. Rows 'layer l.p'. "
+                                       "'<first>-<last>*<passes>/<g>': only g of the passes carry a gradient, the "
+                                       "others run forward only in training (HRM's L_bp_cycles; the order of the "
+                                       "passes does not change the count, and those without come first)."),
     # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
     "num_kv_shared_layers": field_of(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
                                        "no K/V projections of their own (they still attend).", minimum=0),

@@ -437,8 +437,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if kw.get("convention", convention) == "exact" and kw.get("remat_block_layers", 1) == 1 and \
             kw.get("pipeline_stages", 1) == 1 and not kw.get("warmup_cse_layers") and \
             not kw.get("warmup_dead_last_layer") and draw(st.integers(0, 4)) == 0:  # looped depth (Dory)
-        a = draw(st.integers(0, n - 1))
-        kw["layer_loops"] = (f"{a}-{draw(st.integers(a, n - 1))}*{draw(st.integers(1, 3))}",)
+        a, k = draw(st.integers(0, n - 1)), draw(st.integers(1, 3))
+        grads = f"/{draw(st.integers(0, k))}" if draw(st.booleans()) else ""  # HRM's passes without a gradient
+        kw["layer_loops"] = (f"{a}-{draw(st.integers(a, n - 1))}*{k}{grads}",)
     if kw.get("convention", convention) == "exact" and not kw.get("layer_loops") and not kw.get("mtp_num_layers") \
             and not kw.get("parallel_layer_pattern") and kw.get("mhc_expansion_rate", 1) == 1 \
             and not kw.get("prompt_tokens") and "-" not in kw["attention_layer_pattern"] + kw.get("ffn_layer_pattern", "") \

@@ -216,11 +216,16 @@ class Layer(nn.Module):
             return (x, state["top_idx"], state["aux"]), None
         branches = [("attn", mixer)] if kind.mixer != NO_MIXER else []
         branches += [("ffn", ffn)] if kind.ffn != NO_FFN else []
+        x_in = x
         for tag, branch in branches:
             if c["mhc_expansion_rate"] > 1:
                 x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum")
             else:
                 x = x + branch(_rms(x))
+        if kind.no_grad:  # a pass run without a gradient (torch.no_grad: HRM's early L cycles): its work is not
+            # differentiated, and the next pass's input still carries one (HRM injects the H state into every L
+            # pass's input): the value is the pass's output, the gradient flows past it unchanged (no matmul)
+            x = jax.lax.stop_gradient(x) + (x_in - jax.lax.stop_gradient(x_in))
         return (x, state["top_idx"], state["aux"]), None
 
 

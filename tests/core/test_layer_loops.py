@@ -37,6 +37,27 @@ def test_rows_are_named_by_layer_and_pass():
     assert layer_order(c) == [(0, 1), (1, 1), (2, 1), (1, 2), (2, 2), (3, 1)]
 
 
+@pytest.mark.parametrize("mode", list(MODES))
+def test_passes_without_a_gradient_run_forward_only_in_training(mode):
+    """'1-2*4/1': of four passes, three without a gradient (HRM's early L cycles, under torch.no_grad): in training
+    they cost their forward, nothing recomputed; the one with a gradient three times it. Other modes: as '1-2*4'."""
+    kw = dict(BASE, num_decoder_layers=4, attention_layer_pattern="LGLG", **MODES[mode])
+    some = maxflops.count(maxflops.model_config(**kw, layer_loops=("1-2*4/1",)))
+    every = maxflops.count(maxflops.model_config(**kw, layer_loops=("1-2*4",)))
+    rows = {r.name: r for r in every.layers}
+    if MODES[mode].get("mode") in ("prefill", "decode"):
+        assert some.total == every.total and some.hardware_flops == every.hardware_flops
+        return
+    for r in some.layers:
+        want = rows[r.name].total
+        if r.name in ("layer 1.1", "layer 2.1", "layer 1.2", "layer 2.2", "layer 1.3", "layer 2.3"):
+            forward = maxflops.count(maxflops.model_config(**{**kw, "mode": "prefill"},
+                                                           layer_loops=("1-2*4",)))
+            want = {x.name: x for x in forward.layers}[r.name].total
+        assert r.total == want, r.name
+    assert [r.name for r in some.layers] == [r.name for r in every.layers]
+
+
 def test_decode_reads_a_looped_layers_weights_once_and_each_passs_cache():
     kw = dict({k: v for k, v in BASE.items() if k != "sliding_window_size"}, mode="decode", decode_kv_length=50,
               num_decoder_layers=4, attention_layer_pattern="GGGG")
@@ -52,6 +73,7 @@ def test_decode_reads_a_looped_layers_weights_once_and_each_passs_cache():
     (("0-1*2", "1-2*2"), {}, "layer_loops", r"blocks 0-1 and one from 1 overlap"),
     (("1-2",), {}, "layer_loops", r"'1-2' is not '<first>-<last>\*<passes>'"),
     (("1-2*0",), {}, "layer_loops", r"is not '<first>-<last>\*<passes>'"),
+    (("1-2*2/3",), {}, "layer_loops", r"passes with a gradient>' \(at most the passes\)"),
     (("1-2*2",), dict(remat_block_layers=2), "remat_block_layers", r"not modelled"),
     (("1-2*2",), dict(convention="maxtext"), "convention", r"'maxtext' has no rule for looped depth"),
 ])

@@ -681,7 +681,7 @@ def bad_values(key):
         if field.choices:
             out += ["not-a-choice", field.choices[0].upper() + "!"]
         if key == "attention_layer_pattern":
-            out += ["", "GX", "g"]
+            out += ["", "GQ", "g"]  # (Q: no family's letter)
     elif kind is Ints:
         out += [(-1,), "a,b", (1.5,), (True,), 3]
     elif kind is tuple:

@@ -228,16 +228,19 @@ def test_mla_layers_of_their_own_widths_with_head_gates_equal_xla(mode, knobs):
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
 
 
-@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full"))],
-                         ids=["prefill", "train", "remat"])
-def test_looped_layers_equal_xla(mode, knobs):
-    """Looped depth (layer_loops, Dory's recurrent section): the Flax model runs each pass (its own parameters: the
-    sharing changes no FLOPs), XLA equal to the engine."""
+@pytest.mark.parametrize("mode,knobs,loops", [
+    ("prefill", {}, ("1-2*3",)), ("train", {}, ("1-2*3",)), ("train", dict(remat_policy="full"), ("1-2*3",)),
+    ("train", {}, ("0-1*4/2", "2-3*2")), ("train", dict(remat_policy="full"), ("0-1*3/1",))],
+    ids=["prefill", "train", "remat", "no-grad", "no-grad-remat"])
+def test_looped_layers_equal_xla(mode, knobs, loops):
+    """Looped depth (layer_loops, Dory's recurrent section; HRM's passes without a gradient): the Flax model runs
+    each pass (its own parameters: the sharing changes no FLOPs), a pass without a gradient under stop_gradient; XLA
+    equal to the engine."""
     cfg = maxflops.model_config(num_decoder_layers=4, emb_dim=64, mlp_dim=96, num_query_heads=8, num_kv_heads=2,
                                 head_dim=16, vocab_size=500, attention_layer_pattern="LGLG", sliding_window_size=5,
-                                attention_output_gate=True, layer_loops=("1-2*3",))
+                                attention_output_gate=True, layer_loops=loops)
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
-    assert c["layer_loops"] == ("1-2*3",)
+    assert c["layer_loops"] == loops
     b = maxflops.count(c)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

@@ -67,6 +67,7 @@ REFUSED: dict[str, frozenset] = {
     'granitemoehybrid': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'mamba_chunk_size', 'mamba_d_conv', 'mamba_d_head', 'mamba_d_state', 'mamba_expand', 'mamba_n_groups', 'mamba_n_heads', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'num_local_experts', 'shared_intermediate_size', 'vocab_size']),
     'granitemoeshared': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'num_local_experts', 'shared_intermediate_size', 'vocab_size']),
     'helium': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
+    'hrm_text': frozenset(['H_cycles', 'L_cycles', 'head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'vocab_size']),
     'hunyuan_v1_dense': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'hunyuan_v1_moe': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'moe_topk', 'num_attention_heads', 'num_experts', 'num_hidden_layers', 'vocab_size']),
     'hy_v3': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'moe_intermediate_size', 'num_attention_heads', 'num_experts', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'num_shared_experts', 'vocab_size']),

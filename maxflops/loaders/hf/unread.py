@@ -75,7 +75,6 @@ NEEDS = {
     'hy_v4': "GLM-DSA MLA with shared indexers, DeepSeek-V4's mHC and MoE",
     'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
     'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
-    'hrm_text': 'looped depth (H and L stacks iterated H_cycles x L_cycles)',
 }
 
 
