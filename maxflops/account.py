@@ -181,6 +181,9 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
             p.tail.pop(k, None)
         p.tail["mhc"] = 2 * G * G * d * tokens
+    if c["gated_norm_rank"]:  # gated norms: D -> r -> D on the mixer's input norm, and the FFN's on a MoE layer
+        norms = (kind.mixer != NO_MIXER) + (kind.ffn == "moe")
+        p.out["norm_gate"] = 4 * d * c["gated_norm_rank"] * norms * tokens
     if kind.attn_res and _prices_attn_res(c, hardware):
         # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows
         p.out["attn_res"] = 4 * d * sum(kind.attn_res) * tokens

@@ -87,6 +87,8 @@ register(
     _trunk("mhc", 40, "mHC: the stream mixings around attention and the FFN"),
     _trunk("attn_res", 45, "attention residuals: the depth-wise softmax over block snapshots at each layer's inputs "
                            "and the output (row scores D -> 1, the weighted sum)"),
+    _trunk("norm_gate", 47, "gated norms: the low-rank sigmoid gate on a layer's input norm (and its FFN's norm on MoE "
+                            "layers), D -> r -> D"),
     _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
     _trunk("out_proj", 60, "the mixer's output projection"),
     _trunk("core_attention", 70, "the mixer's core: QK^T and PV over attended pairs, or a linear recurrence",

@@ -142,7 +142,9 @@ def convention_defined(c, convention: str | None = None) -> bool:
 EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layers of their own widths",
               "layer_loops": "looped depth", "prompt_tokens": "prompt tokens ahead of every sequence",
               "attention_differential": "differential attention",
-              "attention_router_experts": "a mixture of attention heads"}
+              "attention_router_experts": "a mixture of attention heads",
+              "mla_q_latent_concat": "a q up-projection over the normed and raw q latent",
+              "gated_norm_rank": "gated norms"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))
 RULED_BY = {"attn_res_block_size": ("attention residuals", ("exact", "megatron_bridge"))}
 

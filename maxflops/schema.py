@@ -156,6 +156,10 @@ SCHEMA: dict[str, Field] = {
     "engram_head_dim": field_of(1280, int, "Engram embedding width per head.", minimum=1),
     "engram_max_ngram_size": field_of(3, int, "Engram's largest n-gram: orders 2..n, and the conv's dilation.", minimum=2),
     "engram_kernel_size": field_of(4, int, "Engram's depthwise conv width.", minimum=1),
+    "gated_norm_rank": field_of(0, int, "Gated norms (A.X K2's GatedRMSNorm): the layer's input norm, and on MoE "
+                                        "layers the FFN's norm, scale their output by a sigmoid gate from a "
+                                        "low-rank MLP of it, D -> this rank -> D (4 D r FLOPs per gated norm and "
+                                        "token, component norm_gate); 0: plain norms.", minimum=0),
     "attn_res_block_size": field_of(0, int, "Attention residuals (Kimi K3's AttnRes): every this many layers the "
                                             "running residual is kept as a snapshot, and each layer's attention "
                                             "and FFN inputs (and the model's output) are a softmax-weighted sum "

@@ -41,7 +41,7 @@ from .weights import bytes_of, parse_rules
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
                             "indexer_proj_attn", "compressor",
-                            "layer_up_proj", "per_layer_emb", "engram_proj"})
+                            "layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate"})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -98,15 +98,16 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
             w += [(f"hc_{x}_fn", (G_hc * D, 2 * G_hc + G_hc * G_hc)) for x in ("attn", "ffn")]
     elif c["attention_type"] == "mla":
         H, qk = c["num_query_heads"], c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+        concat = 2 if c["mla_q_latent_concat"] else 1  # A.X K2's q_gate_proj reads the latent normed and raw
         if c["q_lora_rank"]:
-            w += [("wq_a", (D, c["q_lora_rank"])), ("wq_b", (c["q_lora_rank"], H * qk))]
+            w += [("wq_a", (D, c["q_lora_rank"])), ("wq_b", (concat * c["q_lora_rank"], H * qk))]
         else:
             w += [("wq", (D, H * qk))]
         w += [("wkv_a", (D, c["kv_lora_rank"] + c["qk_rope_head_dim"])),
               ("wkv_b", (c["kv_lora_rank"], H * (c["qk_nope_head_dim"] + c["v_head_dim"]))),
               ("wo", (H * c["v_head_dim"], D))]
-        if c["attention_output_gate"]:  # Kimi K3's gate per value channel
-            w += [("g_proj", (D, H * c["v_head_dim"]))]
+        if c["attention_output_gate"]:  # Kimi K3's gate per value channel (A.X K2's: from the q up-projection's input)
+            w += [("g_proj", (concat * c["q_lora_rank"] if concat == 2 else D, H * c["v_head_dim"]))]
     else:
         H, Hkv, hd = c["num_query_heads"], c["num_kv_heads"], c["head_dim"]
         if letter == "G":  # global layers' own KV heads and width (MiMo-V2-Flash, Gemma 4)
@@ -117,6 +118,10 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
         if not (letter == "G" and c["share_kv_projections"]):  # (Gemma 4's global layers: K is V)
             w += [("wv", (D, Hkv * hv))]
     gated = len(c["mlp_activations"]) == 2
+    r = c["gated_norm_rank"]  # A.X K2's gated norms: the input norm's, and the FFN's on a MoE layer
+    for norm in (["input"] if letter != "-" else []) + (["ffn"] if ffn and moe else []):
+        if r:
+            w += [(f"{norm}_norm_gate.fc1", (D, r)), (f"{norm}_norm_gate.fc2", (r, D))]
     if not ffn:
         pass
     elif moe:

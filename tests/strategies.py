@@ -179,12 +179,14 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if atype == "mla":
         kw["attention_head_gate"] = draw(st.booleans())  # Dots3's sigmoid gate per head
         kw["attention_output_gate"] = draw(st.booleans())  # Kimi K3's gate per value channel
+        if convention == "exact":  # A.X K2's q up-projection over the normed and raw q latent (needs the latent)
+            kw["mla_q_latent_concat"] = draw(st.booleans())
         kw["kv_lora_rank"] = w["kv_lora_rank"]
         kw["qk_nope_head_dim"] = draw(st.sampled_from([0, w["qk_nope_head_dim"]]))
         kw["qk_rope_head_dim"] = draw(st.sampled_from([0, w["qk_rope_head_dim"]]))
         kw["v_head_dim"] = w["v_head_dim"]
     if atype != "global":
-        kw["q_lora_rank"] = _maybe(draw, w["q_lora_rank"])
+        kw["q_lora_rank"] = w["q_lora_rank"] if kw.get("mla_q_latent_concat") else _maybe(draw, w["q_lora_rank"])
     if compressed and draw(st.booleans()):
         kw["o_groups"] = draw(st.sampled_from(_divisors(H * w["head_dim"])))
         kw["o_lora_rank"] = w["o_lora_rank"]
@@ -215,6 +217,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["msa_block_size"] = draw(st.integers(1, 8))
         kw["msa_topk_blocks"] = draw(st.integers(1, 4))
         kw["msa_local_blocks"] = draw(st.integers(1, kw["msa_topk_blocks"]))
+    if convention == "exact" and draw(st.integers(0, 3)) == 0:  # A.X K2's gated norms
+        kw["gated_norm_rank"] = draw(st.integers(1, 5))
     # --- FFN ---------------------------------------------------------------------------------------------
     kw["mlp_activations"] = draw(st.sampled_from([("silu", "linear"), ("gelu",), ("relu",), ("gelu", "linear")]))
     kw["mlp_dim"] = w["mlp_dim"]
@@ -489,7 +493,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
-    "msa_local_blocks",
+    "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank",
 }
 
 

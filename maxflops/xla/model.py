@@ -220,6 +220,8 @@ class Layer(nn.Module):
         for tag, branch in branches:
             if c["mhc_expansion_rate"] > 1:
                 x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum")
+            elif c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
+                x = x + branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
             else:
                 x = x + branch(_rms(x))
         if kind.no_grad:  # a pass run without a gradient (torch.no_grad: HRM's early L cycles): its work is not
@@ -227,6 +229,15 @@ class Layer(nn.Module):
             # pass's input): the value is the pass's output, the gradient flows past it unchanged (no matmul)
             x = jax.lax.stop_gradient(x) + (x_in - jax.lax.stop_gradient(x_in))
         return (x, state["top_idx"], state["aux"]), None
+
+
+def _gated_norm(p, x, tag, r):
+    """A.X K2's GatedRMSNorm: the norm's output y scaled by sigmoid(fc2(silu(fc1(y)))), fc1 D -> r, fc2 r -> D."""
+    D = x.shape[-1]
+    y = _rms(x)
+    with jax.named_scope("norm_gate"):
+        g = K.dense(jax.nn.silu(K.dense(y, p(f"gate_fc1_{tag}", (D, r)))), p(f"gate_fc2_{tag}", (r, D)))
+    return y * jax.nn.sigmoid(g)
 
 
 def _attn_res_aggregate(prefix, bank, w, einsum=True):

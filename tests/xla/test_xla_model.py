@@ -306,3 +306,23 @@ def test_mla_with_an_output_gate_equals_xla(mode, knobs):
     b = maxflops.count(c)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(mla_absorbed=True))], ids=["prefill", "train", "remat", "absorbed"])
+def test_axk2s_q_path_and_gated_norms_equal_xla(mode, knobs):
+    """A.X K2: MLA whose q up-projection (and its output gate) reads the q latent normed and raw side by side
+    (mla_q_latent_concat), gated norms (gated_norm_rank: the input norm of every layer, the FFN's of MoE layers), the
+    DSA indexer and a MoE; XLA equal to the engine."""
+    cfg = maxflops.model_config(num_decoder_layers=3, emb_dim=64, mlp_dim=96, num_query_heads=4, vocab_size=500,
+                                attention_type="mla", q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=6,
+                                qk_rope_head_dim=4, v_head_dim=6, mla_q_latent_concat=True, attention_output_gate=True,
+                                gated_norm_rank=5, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=20,
+                                first_num_dense_layers=1, shared_experts=1, use_sparse_indexer=True, index_n_heads=2,
+                                index_head_dim=4, index_topk=5, max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["mla_q_latent_concat"] and c["gated_norm_rank"] == 5
+    b = maxflops.count(c)
+    assert b.hardware_components["norm_gate"] > 0
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

@@ -78,8 +78,11 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         q_lora, kv_lora, nope, rope, v = (c["q_lora_rank"], c["kv_lora_rank"], c["qk_nope_head_dim"],
                                           c["qk_rope_head_dim"], c["v_head_dim"])
         head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per head (Dots3's g_proj)
-        if c["attention_output_gate"] and c["mla_gate_flops"]:  # D -> a gate per value channel (Kimi K3's g_proj)
-            head_gate += 2 * d * h * v
+        concat = c["mla_q_latent_concat"]  # the q up-projection reads the normed and the raw q latent (A.X K2)
+        if c["attention_output_gate"] and c["mla_gate_flops"]:  # a gate per value channel: from D (Kimi K3's
+            head_gate += 2 * (2 * q_lora if concat else d) * h * v  # g_proj), or in the q up-projection (A.X K2)
+        if concat:  # the raw latent's half of the q up-projection
+            head_gate += 2 * q_lora * h * (nope + rope)
         if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
             p.out["qkv_proj"] = (terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) + head_gate) * tokens
             if head_gate:  # (their outputs are not saved)
@@ -211,6 +214,9 @@ def check(c, letters: str, err) -> None:
             err("num_kv_heads", f"{c['num_kv_heads']} KV heads and {c['num_query_heads']} query heads with "
                                 "attention_differential: both must be even (the values split in two halves of KV "
                                 "heads, the outputs combine heads in pairs)")
+    if c["mla_q_latent_concat"] and (c["attention_type"] != "mla" or not c["q_lora_rank"]):
+        err("mla_q_latent_concat", f"True needs MLA with a q latent (attention_type={c['attention_type']!r}, "
+                                   f"q_lora_rank={c['q_lora_rank']})")
     if c["attention_type"] == "mla" and c["num_kv_shared_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} is not modelled with attention_type='mla' (KV-shared "
                                     "layers reuse an earlier layer's keys and values: Gemma 4's GQA)")
@@ -245,7 +251,12 @@ SCHEMA = {
     "attention_output_gate": field_of(False, bool, "Gated attention (Qwen3-Next): the q projection also emits a "
                                              "per-head output gate, doubling its width; on MLA, a projection D -> "
                                              "num_query_heads x v_head_dim whose sigmoid gates the attention "
-                                             "output (Kimi K3's g_proj)."),
+                                             "output (Kimi K3's g_proj; with mla_q_latent_concat, part of the q "
+                                             "up-projection, A.X K2's q_gate_proj)."),
+    "mla_q_latent_concat": field_of(False, bool, "MLA whose q up-projection reads the q latent normed and raw side "
+                                                 "by side (A.X K2's q_gate_proj: 2 q_lora_rank -> heads x (qk + "
+                                                 "v_head_dim) with the output gate): twice the up-projection's "
+                                                 "inputs."),
     "attention_head_gate": field_of(False, bool, "A scalar gate per query head (LFM3's g_proj): a projection D -> "
                                            "num_query_heads whose sigmoid scales each head's output."),
     "attention_router_experts": field_of(0, int, "A mixture of attention heads (JetMoE's MoA): a router D -> this "

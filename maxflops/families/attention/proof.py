@@ -130,12 +130,20 @@ def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False, v_head_dim=0):
     return q, k, v, gate
 
 
-def mla_qkv(p, x, n_q, q_lora, kv_lora, nope, rope, v_dim):
-    """Non-absorbed MLA. Returns q [B,L,H,nope+rope], k [B,L,H,nope+rope], v [B,L,H,v], the q latent."""
+def latent_concat(q_lat):
+    """A.X K2's q up-projection input: the q latent normed and raw, side by side (2 q_lora_rank)."""
+    normed = q_lat * jax.lax.rsqrt(jnp.mean(q_lat * q_lat, -1, keepdims=True) + 1e-6)
+    return jnp.concatenate([normed, q_lat], -1)
+
+
+def mla_qkv(p, x, n_q, q_lora, kv_lora, nope, rope, v_dim, concat=False):
+    """Non-absorbed MLA. Returns q [B,L,H,nope+rope], k [B,L,H,nope+rope], v [B,L,H,v], the q latent. ``concat``:
+    the q up-projection reads ``latent_concat`` of the latent (mla_q_latent_concat)."""
     B, L, _ = x.shape
     with jax.named_scope("qkv_proj"):
         q_lat = dense(x, p["wq_a"]) if q_lora else x
-        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
+        q_in = latent_concat(q_lat) if concat else q_lat
+        q = dense(q_in, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
         ckv = dense(x, p["wkv_a"])
         c, k_rope = ckv[..., :kv_lora], ckv[..., kv_lora:]
         kv = dense(c, p["wkv_b"]).reshape(B, L, n_q, nope + v_dim)
@@ -143,14 +151,15 @@ def mla_qkv(p, x, n_q, q_lora, kv_lora, nope, rope, v_dim):
     return q, k, kv[..., nope:], q_lat
 
 
-def mla_absorbed_qkv(p, x, n_q, q_lora, kv_lora, nope, rope):
+def mla_absorbed_qkv(p, x, n_q, q_lora, kv_lora, nope, rope, concat=False):
     """Absorbed MLA as multi-query attention in the kv latent: q = [q_nope W_uk | q_rope] per head
     [B,L,H,kv_lora+rope], one shared key [c | k_rope] [B,L,1,kv_lora+rope] and value c [B,L,1,kv_lora].
     W_uk and W_uv are views of wkv_b. Returns q, k, v, the q latent."""
     B, L, _ = x.shape
     with jax.named_scope("qkv_proj"):
         q_lat = dense(x, p["wq_a"]) if q_lora else x
-        q = dense(q_lat, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
+        q_in = latent_concat(q_lat) if concat else q_lat
+        q = dense(q_in, p["wq_b"] if q_lora else p["wq"]).reshape(B, L, n_q, nope + rope)
         w_uk = p["wkv_b"].reshape(kv_lora, n_q, -1)[:, :, :nope].transpose(1, 2, 0)  # [H, nope, kv_lora]
         q_abs = jnp.einsum("blhn,hnc->blhc", q[..., :nope], w_uk)
         ckv = dense(x, p["wkv_a"])
@@ -210,20 +219,22 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
                                  c["qk_rope_head_dim"], c["v_head_dim"])
         params = {"wkv_a": p("wkv_a", (D, kl + rope)), "wkv_b": p("wkv_b", (kl, H * (nope + v))),
                   "wo": p("wo", (H * v, D))}
+        concat = c["mla_q_latent_concat"]  # (A.X K2: the q up-projection reads 2 ql)
         if ql:
-            params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", (ql, H * (nope + rope)))}
+            params |= {"wq_a": p("wq_a", (D, ql)), "wq_b": p("wq_b", ((2 if concat else 1) * ql, H * (nope + rope)))}
         else:
             params["wq"] = p("wq", (D, H * (nope + rope)))
         if c["mla_absorbed"]:
-            q, k, vv, q_lat = mla_absorbed_qkv(params, h, H, ql, kl, nope, rope)
+            q, k, vv, q_lat = mla_absorbed_qkv(params, h, H, ql, kl, nope, rope, concat)
         else:
-            q, k, vv, q_lat = mla_qkv(params, h, H, ql, kl, nope, rope, v)
+            q, k, vv, q_lat = mla_qkv(params, h, H, ql, kl, nope, rope, v, concat)
         if c["attention_head_gate"]:  # one scalar per head, D -> H (Dots3's g_proj)
             with jax.named_scope("qkv_proj"):
                 head_gate = dense(h, p("wg", (D, H)))[..., None]
-        if c["attention_output_gate"]:  # a gate per value channel, D -> H v (Kimi K3's g_proj)
-            with jax.named_scope("qkv_proj"):
-                gate = dense(h, p("w_out_gate", (D, H * v))).reshape(B, L, H, v)
+        if c["attention_output_gate"]:  # a gate per value channel, D -> H v (Kimi K3's g_proj; A.X K2's from the
+            with jax.named_scope("qkv_proj"):  # q up-projection's input)
+                g_in = latent_concat(q_lat) if concat else h
+                gate = dense(g_in, p("w_out_gate", (g_in.shape[-1], H * v))).reshape(B, L, H, v)
     else:
         hd, n_kv, shared = c["head_dim"], c["num_kv_heads"], False
         if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4, MiMo)
