@@ -172,15 +172,17 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # one mixing per branch: around the mixer and the FFN
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        pre = not (hardware and c["weighted_sum_impl"] == "elementwise")
-        p.out["mhc"] = branches * terms.mhc(G, d, c["mhc_outer_flops"], pre) * tokens
+        pre = not (hardware and c["weighted_sum_impl"] != "einsum")
+        mix = not c["mhc_plain_residual"]
+        p.out["mhc"] = branches * terms.mhc(G, d, c["mhc_outer_flops"], pre, mix) * tokens
         if pre:  # the pre contraction's stream gradient is each stream's weight times the output's: an outer product
             p.single["mhc"] = branches * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
         # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
         for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
             p.tail.pop(k, None)
-        p.tail["mhc"] = 2 * G * G * d * tokens
+        if mix:
+            p.tail["mhc"] = 2 * G * G * d * tokens
     if c["gated_norm_rank"]:  # gated norms: D -> r -> D on the mixer's input norm, and the FFN's on a MoE layer
         norms = (kind.mixer != NO_MIXER) + (kind.ffn == "moe")
         p.out["norm_gate"] = 4 * d * c["gated_norm_rank"] * norms * tokens
@@ -435,7 +437,7 @@ def _prices_attn_res(c, hardware: bool) -> bool:
     """Attention residuals' aggregates count unless the convention leaves them out (attn_res_flops, a reporting knob:
     the hardware view holds it at its default) or, in hardware FLOPs, they run as a multiply and a sum
     (weighted_sum_impl='elementwise', as Megatron-Bridge's Kimi K3 runs them: no matmul)."""
-    return c["attn_res_flops"] and not (hardware and c["weighted_sum_impl"] == "elementwise")
+    return c["attn_res_flops"] and not (hardware and c["weighted_sum_impl"] != "einsum")
 
 
 def _has_hyper_head(c, hardware: bool) -> bool:

@@ -335,6 +335,8 @@ READ_WHEN: dict = {
                            "indexer_loss_scaling_factor > 0)"),
     **{k: (lambda c: "V" in _letters(c), "no layer is a short conv ('V' in attention_layer_pattern)")
        for k in ("short_conv_kernel", "short_conv_impl")},
+    "mhc_plain_residual": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams "
+                                                                  "(mhc_expansion_rate = 1)"),
     "cross_attention_tokens": (lambda c: "X" in c["attention_layer_pattern"],
                                "no cross-attention layer ('X' in attention_layer_pattern)"),
     "attention_router_experts": (lambda c: c["attention_type"] == "global" and any(x in _letters(c) for x in "GLC"),

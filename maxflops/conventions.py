@@ -144,7 +144,8 @@ EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layer
               "attention_differential": "differential attention",
               "attention_router_experts": "a mixture of attention heads",
               "mla_q_latent_concat": "a q up-projection over the normed and raw q latent",
-              "gated_norm_rank": "gated norms"}
+              "gated_norm_rank": "gated norms", "mhc_plain_residual": "hyper-connections without the residual "
+                                                                    "mixing"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))
 RULED_BY = {"attn_res_block_size": ("attention residuals", ("exact", "megatron_bridge"))}
 
@@ -200,7 +201,7 @@ HARDWARE_BELOW_MODEL = {
     "capacity_factor": "below 1 with moe_impl='capacity' (tokens are dropped)",
     "mla_absorbed": "True (the kv latent may be narrower than the heads)",
     "outer_product_grads": "'elementwise' (train)",
-    "weighted_sum_impl": "'elementwise'",
+    "weighted_sum_impl": "'elementwise' or 'streams_elementwise'",
     "indexer_skip_short": "True",
     "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
     "warmup_dead_last_layer": "True (the DSA warm-up drops the last layer's work its loss does not read)",

@@ -170,6 +170,10 @@ SCHEMA: dict[str, Field] = {
                                      "mixes them around attention and around the FFN (a projection "
                                      "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",
                              minimum=1),
+    "mhc_plain_residual": field_of(False, bool, "mHC without the residual mixing (HY-V4's hyper-connections): the "
+                                                "streams are kept, not mixed by a G x G matrix around each layer "
+                                                "branch, and only the pre and post weights are projected, G*D -> "
+                                                "2G (DeepSeek-V4's: G*D -> 2G + G^2 and the G x G mixing)."),
     "mhc_hyper_head": field_of(False, bool, "mHC: the streams are collapsed before the final norm by a learned head "
                                       "(a projection G*D -> G and the G-way weighted sum per token; DeepSeek-V4), "
                                       "in every output head (the MTP modules' too)."),
@@ -303,8 +307,10 @@ SCHEMA: dict[str, Field] = {
     "weighted_sum_impl": field_of("einsum", str, "Hardware: per-token weighted sums over a few heads or streams (the "
                                            "indexer's head weighting, mHC's pre contraction over its G streams): "
                                            "'einsum' as matmuls (MaxText's einsums); 'elementwise' as a multiply "
-                                           "and a sum, no matmul (transformers' eager code).",
-                            choices=("einsum", "elementwise")),
+                                           "and a sum, no matmul (transformers' eager code); 'streams_elementwise' "
+                                           "the stream sums (mHC's, attention residuals') elementwise and the "
+                                           "indexer's head weighting a matmul (HY-V4's eager code).",
+                            choices=("einsum", "elementwise", "streams_elementwise")),
     "remat_mtp": field_of(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": field_of("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "

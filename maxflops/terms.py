@@ -234,12 +234,14 @@ def engram_proj(e_in: int, streams: int, d: int) -> int:
     return 2 * e_in * (streams * d + d)
 
 
-def mhc(streams: int, d: int, outer: bool = False, pre: bool = True) -> int:
+def mhc(streams: int, d: int, outer: bool = False, pre: bool = True, mix: bool = True) -> int:
     """One mHC mixing, one token, G = streams: the projection G*D -> 2G + G^2, the pre contraction over G
     streams (2GD; without ``pre`` when an implementation multiplies and sums instead) and the residual mixing
-    G x G over D (2G^2 D); the post outer product (G*D multiplies) only with ``outer``."""
+    G x G over D (2G^2 D); the post outer product (G*D multiplies) only with ``outer``. Without ``mix`` (HY-V4's
+    hyper-connections) the streams are kept as they are: no G^2 outputs, no residual mixing."""
     g = streams
-    return 2 * g * d * (2 * g + g * g) + (2 * g * d if pre else 0) + 2 * g * g * d + (g * d if outer else 0)
+    return 2 * g * d * (2 * g + (g * g if mix else 0)) + (2 * g * d if pre else 0) + (2 * g * g * d if mix else 0) \
+        + (g * d if outer else 0)
 
 
 def mhc_head(streams: int, d: int) -> int:

@@ -141,7 +141,7 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + G * G)
+        elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + (0 if c["mhc_plain_residual"] else G * G))
     cache = {}
     for mixer in (kind, kind.parallel):
         if mixer is not None and mixer.mixer != NO_MIXER:

@@ -264,6 +264,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["layer_widths"] = tuple(rules)
     kw["mhc_expansion_rate"] = draw(st.sampled_from([1, 1, 2, 3]))
     kw["mhc_hyper_head"] = kw["mhc_expansion_rate"] > 1 and draw(st.booleans())
+    if kw["mhc_expansion_rate"] > 1 and convention == "exact":  # HY-V4's streams kept, not mixed
+        kw["mhc_plain_residual"] = draw(st.booleans())
     # --- vision ------------------------------------------------------------------------------------------
     if vision and draw(st.integers(0, 3)) == 0:
         kw["vision_layers"] = draw(st.integers(1, 2))
@@ -493,7 +495,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
-    "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank",
+    "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
 }
 
 

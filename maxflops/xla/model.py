@@ -219,7 +219,8 @@ class Layer(nn.Module):
         x_in = x
         for tag, branch in branches:
             if c["mhc_expansion_rate"] > 1:
-                x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum")
+                x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum",
+                         not c["mhc_plain_residual"])
             elif c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
                 x = x + branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
             else:
@@ -280,19 +281,21 @@ def _rms(x):
     return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
 
 
-def _mhc(p, x, branch, tag, einsum_sum=True):
+def _mhc(p, x, branch, tag, einsum_sum=True, mix=True):
     """One mHC mixing around ``branch`` over the streams x [B, L, G, D]: a projection of the normed streams to the
     pre (G), post (G) and residual (G x G) weights, the branch on the pre-weighted sum of the streams (a contraction
     over G; a multiply and a sum without ``einsum_sum``), and the streams mixed by the residual weights (G x G over
     D) plus the branch output spread by the post weights (elementwise)."""
     B, L, G, D = x.shape
     with jax.named_scope("mhc"):
-        proj = K.dense(_rms(x.reshape(B, L, G * D)), p(f"hc_{tag}", (G * D, 2 * G + G * G)))
+        proj = K.dense(_rms(x.reshape(B, L, G * D)), p(f"hc_{tag}", (G * D, 2 * G + (G * G if mix else 0))))
     pre, post = jax.nn.sigmoid(proj[..., :G]), 2 * jax.nn.sigmoid(proj[..., G:2 * G])
-    res = jax.nn.softmax(proj[..., 2 * G:].reshape(B, L, G, G), -1)
     with jax.named_scope("mhc"):
         h = jnp.einsum("blg,blgd->bld", pre, x) if einsum_sum else (pre[..., None] * x).sum(2)
     y = branch(_rms(h))
+    if not mix:  # HY-V4: the streams kept, the branch's output added by the post weights
+        return x + post[..., None] * y[:, :, None, :]
+    res = jax.nn.softmax(proj[..., 2 * G:].reshape(B, L, G, G), -1)
     with jax.named_scope("mhc"):
         mixed = jnp.einsum("blgh,blgd->blhd", res, x)
     return mixed + post[..., None] * y[:, :, None, :]

@@ -324,6 +324,7 @@ PRESENT_ELSEWHERE = {
     "recurrent_gemma": "head_dim: RecurrentGemmaConfig.__post_init__ sets hidden_size // num_attention_heads, and a "
                        "present one is kept and sizes the attention: the zoo's saved file carries 14 against the "
                        "derived 10 and is exact (test_hf_zoo.py); final_w_init_variance_scale: an initialisation",
+    "hy_v4": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "axk2": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "minimax_m3_vl": "merged_hidden_size: MiniMaxM3VLConfig.__post_init__ sets text hidden_size x spatial_merge_size^2, "
                      "the vision patch-merge MLP's input width (a tower's, named, not priced; the zoo's saved file "

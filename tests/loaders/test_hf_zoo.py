@@ -59,7 +59,9 @@ KNOBS |= {
     # attention_impl='dense')
     "minimax_m3_vl_text": dict(msa_impl="dense"), "minimax_m3_vl": dict(msa_impl="dense"),
     # its indexer scores every key, as DeepSeek-V3.2's
-    "glm_moe_dsa": dict(dsa_impl="dense"), "axk2": dict(dsa_impl="dense"), "dots3_note_text": dict(dsa_impl="dense"),
+    "glm_moe_dsa": dict(dsa_impl="dense"), "axk2": dict(dsa_impl="dense"),
+    # HYV4HyperConnection sums the pre-weighted streams elementwise (its indexer weighs its heads with a matmul)
+    "hy_v4": dict(dsa_impl="dense", weighted_sum_impl="streams_elementwise"), "dots3_note_text": dict(dsa_impl="dense"),
     "dots3_note": dict(dsa_impl="dense"),
     # at 31 tokens no heavily compressed block forms (ratio 128): its compressor projects every token, forward only
     "deepseek_v4": dict(EAGER_KNOBS["deepseek_v4"], dead_compressor="forward"),

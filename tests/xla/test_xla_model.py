@@ -326,3 +326,23 @@ def test_axk2s_q_path_and_gated_norms_equal_xla(mode, knobs):
     assert b.hardware_components["norm_gate"] > 0
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(weighted_sum_impl="streams_elementwise"))],
+                         ids=["prefill", "train", "remat", "streams-elementwise"])
+def test_hy_v4s_hyper_connections_without_residual_mixing_equal_xla(mode, knobs):
+    """HY-V4: hyper-connections that keep the streams (mhc_plain_residual: each branch projects to its pre and post
+    weights only, G*D -> 2G), a hyper head, MLA's output gate and the shared DSA indexer; XLA equal to the engine."""
+    cfg = maxflops.model_config(num_decoder_layers=3, emb_dim=64, mlp_dim=96, num_query_heads=4, vocab_size=500,
+                                attention_type="mla", q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=6,
+                                qk_rope_head_dim=4, v_head_dim=6, attention_output_gate=True, mhc_expansion_rate=3,
+                                mhc_hyper_head=True, mhc_plain_residual=True, num_experts=4, num_experts_per_tok=2,
+                                moe_mlp_dim=20, first_num_dense_layers=1, shared_experts=1, use_sparse_indexer=True,
+                                index_n_heads=2, index_head_dim=4, index_topk=5, index_topk_freq=2,
+                                index_skip_offset=1, max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["mhc_plain_residual"]
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

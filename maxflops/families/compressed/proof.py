@@ -246,7 +246,7 @@ def layer(c, kind, p, h, top_idx, aux):
             idx = {"idx_wq": p("idx_wq", (ql or D, n * hdi)), "idx_w": p("idx_w", (D, n)),
                    "idx_wkv": p("idx_wkv", (D, 2 * hdi)), "idx_wgate": p("idx_wgate", (D, 2 * hdi))}
             scores, idx_keep = compressed_indexer(idx, h, q_lat, m, n, hdi, impl, bq, bkv,
-                                                  c["weighted_sum_impl"] == "einsum")
+                                                  c["weighted_sum_impl"] != "elementwise")
             # without its loss nothing reaches the indexer: its kept-alive zero must not open a gradient path
             if c["indexer_loss_scaling_factor"] == 0:
                 idx_keep = jax.lax.stop_gradient(idx_keep)

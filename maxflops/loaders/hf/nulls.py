@@ -72,6 +72,7 @@ REFUSED: dict[str, frozenset] = {
     'hunyuan_v1_dense': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'hunyuan_v1_moe': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'moe_topk', 'num_attention_heads', 'num_experts', 'num_hidden_layers', 'vocab_size']),
     'hy_v3': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'moe_intermediate_size', 'num_attention_heads', 'num_experts', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'num_shared_experts', 'vocab_size']),
+    'hy_v4': frozenset(['hc_mult', 'hidden_act', 'hidden_size', 'index_head_dim', 'index_n_heads', 'index_topk', 'intermediate_size', 'kv_lora_rank', 'moe_intermediate_size', 'n_routed_experts', 'n_shared_experts', 'num_attention_heads', 'num_experts_per_tok', 'num_hidden_layers', 'q_lora_rank', 'qk_nope_head_dim', 'qk_rope_head_dim', 'v_head_dim', 'vocab_size']),
     'hyperclovax': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'internlm3': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'iquestcoder': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),

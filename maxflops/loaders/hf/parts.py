@@ -78,17 +78,20 @@ def gqa_value_head_dim(r: Reader, d, o: dict) -> None:
         o["value_head_dim"] = hv
 
 
-def mla(*, keeps_rotary_head_dim: bool = False, reads_qk_head_dim: bool = False, dsa: bool = False):
+def mla(*, keeps_rotary_head_dim: bool = False, reads_qk_head_dim: bool = False, dsa: bool = False,
+        index_freq: int = 1):
     """MLA's widths, as an ``HFType.attention``. ``keeps_rotary_head_dim``: the config class keeps a present
     head_dim and the rotary embedding is that wide (so one other than qk_rope_head_dim cannot run);
     ``reads_qk_head_dim``: the model sizes q by config.qk_head_dim, which must then be qk_nope_head_dim +
     qk_rope_head_dim (the others derive it and never read a present one); ``dsa``: the type always has the DeepSeek
-    sparse attention indexer (others have it when the file gives index_topk)."""
+    sparse attention indexer (others have it when the file gives index_topk); ``index_freq``: the class's own rule
+    when the file names no schedule (HY-V4's: every fourth layer from layer 1, and layer 0)."""
     return functools.partial(_mla, keeps_rotary_head_dim=keeps_rotary_head_dim,
-                             reads_qk_head_dim=reads_qk_head_dim, dsa=dsa)
+                             reads_qk_head_dim=reads_qk_head_dim, dsa=dsa, index_freq=index_freq)
 
 
-def _mla(r: Reader, d, o: dict, *, keeps_rotary_head_dim: bool, reads_qk_head_dim: bool, dsa: bool) -> None:
+def _mla(r: Reader, d, o: dict, *, keeps_rotary_head_dim: bool, reads_qk_head_dim: bool, dsa: bool,
+         index_freq: int = 1) -> None:
     o["attention_type"] = "mla"
     q = r.int("q_lora_rank", d("q_lora_rank"), none_ok=True)
     o["q_lora_rank"] = 0 if q is None else q  # null: q projected directly from D (DeepSeek-V2-Lite)
@@ -119,7 +122,7 @@ def _mla(r: Reader, d, o: dict, *, keeps_rotary_head_dim: bool, reads_qk_head_di
         o["index_n_heads"] = r.int("index_n_heads", d("index_n_heads"), minimum=1)
         o["index_head_dim"] = r.int("index_head_dim", d("index_head_dim"), minimum=1)
         o["index_topk"] = r.int("index_topk", d("index_topk"), minimum=1)
-        full, key, prefer = _index_schedule(r, o["num_decoder_layers"])
+        full, key, prefer = _index_schedule(r, o["num_decoder_layers"], index_freq)
         freq, offset = fit_index(full, r, key, prefer)
         if freq != 1:  # with freq 1 every layer computes its own top-k, whatever the offset
             o["index_topk_freq"] = freq
@@ -135,9 +138,10 @@ def _mla(r: Reader, d, o: dict, *, keeps_rotary_head_dim: bool, reads_qk_head_di
                  "modules numbered from 1)")
 
 
-def _index_schedule(r: Reader, n: int):
+def _index_schedule(r: Reader, n: int, default_freq: int = 1):
     """Per-layer 'runs its own indexer' list, as GlmMoeDsaConfig builds it: indexer_types, else
-    index_topk_pattern ('F'/'S'), else full iff max(i - offset + 1, 0) % freq == 0 (offset default 2)."""
+    index_topk_pattern ('F'/'S'), else full iff max(i - offset + 1, 0) % freq == 0 (offset default 2; freq default
+    ``default_freq``)."""
     if given(r, "indexer_types"):
         full = per_layer(r, "indexer_types", n, {"full": True, "shared": False})
         for k in ("index_topk_freq", "index_skip_topk_offset", "index_topk_pattern"):
@@ -151,7 +155,9 @@ def _index_schedule(r: Reader, n: int):
             r.ignore(k, "superseded by index_topk_pattern")
         return [c == "F" for c in pat], "index_topk_pattern", None
     # absent: freq 1 (every layer computes) and GlmMoeDsaConfig's offset 2 (which matters only with freq > 1)
-    freq = r.int("index_topk_freq", 1, minimum=1, record=False)
+    freq = r.int("index_topk_freq", default_freq, minimum=1, record=False)
+    if default_freq != 1 and not r.has("index_topk_freq"):
+        r.defaults[r.name("indexer_types")] = f"full on layer 0 and every {default_freq}th from layer 1 (the class's)"
     offset = r.int("index_skip_topk_offset", 2, record=False)
     key = "index_skip_topk_offset" if r.has("index_skip_topk_offset") else "index_topk_freq"
     full = [max(i - offset + 1, 0) % freq == 0 for i in range(n)]

@@ -71,7 +71,6 @@ NEEDS = {
     'gemma3n': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'gemma3n_text': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
-    'hy_v4': "GLM-DSA MLA with shared indexers, DeepSeek-V4's mHC and MoE",
     'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
     'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
 }
