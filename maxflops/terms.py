@@ -154,14 +154,17 @@ def gdn_core(n_v: int, dk: int, dv: int, state_ops: int = 2) -> int:
     return 2 * state_ops * n_v * dk * dv
 
 
-def kda_proj(d: int, heads: int, head_dim: int, rank: int, full_output_gate: bool = False) -> tuple[int, int]:
+def kda_proj(d: int, heads: int, head_dim: int, rank: int, full_output_gate: bool = False,
+             full_forget_gate: bool = False) -> tuple[int, int]:
     """Kimi delta attention projections per token: (input, output). input: q, k, v D -> heads x head_dim each; the
-    forget gate D -> rank -> heads x head_dim; beta D -> heads; the output gate as low rank as the forget gate (or
-    one D -> heads x head_dim matmul with ``full_output_gate``). output: heads x head_dim -> D."""
+    forget gate D -> rank -> heads x head_dim (one D -> heads x head_dim matmul with ``full_forget_gate``); beta
+    D -> heads; the output gate low rank (or one D -> heads x head_dim matmul with ``full_output_gate``). output:
+    heads x head_dim -> D."""
     hd = heads * head_dim
     low_rank = 2 * d * rank + 2 * rank * hd
     gate = 2 * d * hd if full_output_gate else low_rank
-    return 2 * d * 3 * hd + low_rank + 2 * d * heads + gate, 2 * hd * d
+    forget = 2 * d * hd if full_forget_gate else low_rank
+    return 2 * d * 3 * hd + forget + 2 * d * heads + gate, 2 * hd * d
 
 
 def kda_chunk(heads: int, head_dim: int, chunk: int) -> int:

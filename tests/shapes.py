@@ -80,8 +80,12 @@ def layer_weights(c, letter, moe, computes_index, active=True, ffn=True):
     elif letter == "K":  # Kimi delta attention: q, k, v, the low-rank forget and output gates, beta, o_proj
         H, d = c["kda_num_heads"], c["kda_head_dim"]
         r = c["kda_gate_rank"] or d
-        w += [("q_proj", (D, H * d)), ("k_proj", (D, H * d)), ("v_proj", (D, H * d)), ("f_a_proj", (D, r)),
-              ("f_b_proj", (r, H * d)), ("b_proj", (D, H)), ("o_proj", (H * d, D))]
+        w += [("q_proj", (D, H * d)), ("k_proj", (D, H * d)), ("v_proj", (D, H * d)), ("b_proj", (D, H)),
+              ("o_proj", (H * d, D))]
+        if c["kda_full_rank_forget_gate"]:  # Ling's f_proj
+            w += [("f_proj", (D, H * d))]
+        else:
+            w += [("f_a_proj", (D, r)), ("f_b_proj", (r, H * d))]
         if c["kda_full_rank_gate"]:  # Kimi K3's output gate
             w += [("g_proj", (D, H * d))]
         else:

@@ -307,6 +307,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["kda_head_dim"] = w["kda_head_dim"]
         kw["kda_gate_rank"] = draw(st.integers(0, 6))
         kw["kda_full_rank_gate"] = draw(st.booleans())  # Kimi K3's output gate
+        kw["kda_full_rank_forget_gate"] = draw(st.booleans())  # Ling's forget gate
         kw["kda_conv_kernel"] = draw(st.integers(1, 5))
     if "P" in pattern:
         heads = draw(st.sampled_from([1, 2, 3, 4, 6]))
@@ -496,6 +497,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
+    "kda_full_rank_forget_gate",
 }
 
 

@@ -20,13 +20,14 @@ class NaiveKDA:
     """A Kimi delta attention layer written token by token in numpy, every contraction a loop of multiply-adds that
     ``macs`` counts per part. The layer as the Kimi Linear report states it, not a copy of any kernel."""
 
-    def __init__(self, D, H, d, r, K, full_gate=False):
+    def __init__(self, D, H, d, r, K, full_gate=False, full_forget=False):
         self.D, self.H, self.d, self.r, self.K = D, H, d, r, K
         hd = H * d
         w = lambda *s: RNG.normal(size=s) * 0.3  # noqa: E731
         self.wq, self.wk, self.wv = w(D, hd), w(D, hd), w(D, hd)
         self.f_a, self.f_b, self.g_a, self.g_b = w(D, r), w(r, hd), w(D, r), w(r, hd)
         self.g = w(D, hd) if full_gate else None  # Kimi K3's full-rank output gate
+        self.f = w(D, hd) if full_forget else None  # Ling's full-rank forget gate
         self.wb, self.conv, self.wo = w(D, H), w(K, 3 * hd), w(hd, D)
         self.A_log, self.dt_bias, self.norm = w(H), w(hd), RNG.normal(size=d)
         self.macs = {}
@@ -41,7 +42,8 @@ class NaiveKDA:
         hd = H * d
         mv = self.matvec
         qkv = np.stack([np.concatenate([mv("qkv_proj", x, W) for W in (self.wq, self.wk, self.wv)]) for x in xs])
-        f = np.stack([mv("qkv_proj", mv("qkv_proj", x, self.f_a), self.f_b) for x in xs])
+        f = np.stack([mv("qkv_proj", x, self.f) if self.f is not None else
+                      mv("qkv_proj", mv("qkv_proj", x, self.f_a), self.f_b) for x in xs])
         b = np.stack([mv("qkv_proj", x, self.wb) for x in xs])
         gate = np.stack([mv("qkv_proj", x, self.g) if self.g is not None else
                          mv("qkv_proj", mv("qkv_proj", x, self.g_a), self.g_b) for x in xs])
@@ -84,14 +86,15 @@ SHAPES = [  # D, H, d, r, K, document lengths
 ]
 
 
-@pytest.mark.parametrize("full_gate", [False, True])
+@pytest.mark.parametrize("full_gate,full_forget", [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("D,H,d,r,K,docs", SHAPES)
-def test_model_flops_equal_a_naive_layer_counting_its_multiply_adds(D, H, d, r, K, docs, full_gate):
-    naive = NaiveKDA(D, H, d, r, K, full_gate)
+def test_model_flops_equal_a_naive_layer_counting_its_multiply_adds(D, H, d, r, K, docs, full_gate, full_forget):
+    naive = NaiveKDA(D, H, d, r, K, full_gate, full_forget)
     for L in docs:
         naive.forward(RNG.normal(size=(L, D)))
     b = maxflops.count(_config(D, H, d, r, K, mode="prefill", max_target_length=sum(docs),
-                               kda_full_rank_gate=full_gate), segment_lengths=docs)
+                               kda_full_rank_gate=full_gate, kda_full_rank_forget_gate=full_forget),
+                       segment_lengths=docs)
     assert {k: v for k, v in b.components.items() if k != "logits"} == {k: 2 * v for k, v in naive.macs.items()}
     assert b.hardware_flops == b.total  # the default kernel (recurrent, valid conv) runs exactly the model's work
 
@@ -152,8 +155,8 @@ def _kernel_params(naive):
     import jax.numpy as jnp
 
     gate = {"g": naive.g} if naive.g is not None else {"g_a": naive.g_a, "g_b": naive.g_b}
-    p = {"q": naive.wq, "k": naive.wk, "v": naive.wv, "f_a": naive.f_a, "f_b": naive.f_b, "b": naive.wb,
-         **gate, "conv": naive.conv[:, None, :], "A_log": naive.A_log,
+    forget = {"f": naive.f} if naive.f is not None else {"f_a": naive.f_a, "f_b": naive.f_b}
+    p = {"q": naive.wq, "k": naive.wk, "v": naive.wv, **forget, "b": naive.wb, **gate, "conv": naive.conv[:, None, :], "A_log": naive.A_log,
          "dt_bias": naive.dt_bias, "norm": naive.norm, "o": naive.wo}
     return {k: jnp.asarray(v) for k, v in p.items()}
 
@@ -181,7 +184,7 @@ def test_the_reference_kernel_computes_the_naive_layer(impl, chunk):
 @pytest.mark.parametrize("impl,chunk,L,K,full_gate", [
     ("recurrent", 1, 9, 3, False), ("recurrent", 1, 2, 4, False), ("chunked", 4, 13, 4, False),
     ("chunked", 8, 5, 2, False), ("chunked", 3, 12, 1, False), ("recurrent", 1, 7, 3, True),
-    ("chunked", 4, 9, 4, True)])
+    ("chunked", 4, 9, 4, True), ("chunked", 4, 9, 4, "both")])
 def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, full_gate, train):
     import jax
     import jax.numpy as jnp
@@ -190,7 +193,7 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, full_g
     from maxflops.xla.hlo import count_lowered
 
     B, D, H, d, r = 2, 16, 2, 4, 3
-    naive = NaiveKDA(D, H, d, r, K, full_gate)
+    naive = NaiveKDA(D, H, d, r, K, bool(full_gate), full_gate == "both")  # ("both": Ling's full-rank forget gate too)
     p = {k: v.astype(jnp.float32) for k, v in _kernel_params(naive).items()}
     x = jnp.asarray(RNG.normal(size=(B, L, D)), jnp.float32)
     fn = lambda p, x: kda(p, x, H, d, K, impl, chunk)  # noqa: E731
@@ -200,5 +203,5 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(impl, chunk, L, K, full_g
     got = count_lowered(fn, p, x).by_scope(names)
     b = maxflops.count(_config(D, H, d, r, K, mode="train" if train else "prefill", max_target_length=L,
                                per_device_batch_size=B, kda_impl=impl, kda_chunk_size=chunk,
-                               kda_full_rank_gate=full_gate))
+                               kda_full_rank_gate=bool(full_gate), kda_full_rank_forget_gate=full_gate == "both"))
     assert {n: got[n] for n in names} == {n: b.hardware_components[n] for n in names}

@@ -59,6 +59,10 @@ def post_init(model_type: str, name: str, get):
         return int(0.75 * get("hidden_size") / get("linear_num_key_heads"))
     if model_type == "olmo_hybrid" and name == "linear_value_head_dim":
         return 2 * get("linear_key_head_dim")
+    if model_type == "bailing_hybrid" and name in ("linear_head_dim", "linear_num_heads", "linear_conv_kernel_dim"):
+        # BailingHybridConfig.__post_init__ (before head_dim becomes qk_rope_head_dim; a present kwarg is set after)
+        return get({"linear_head_dim": "head_dim", "linear_num_heads": "num_attention_heads",
+                    "linear_conv_kernel_dim": "short_conv_kernel_size"}[name])
     if name == "qk_head_dim":
         return get("qk_nope_head_dim") + get("qk_rope_head_dim")
     if model_type in ("mamba", "falcon_mamba") and name == "intermediate_size":

@@ -324,6 +324,9 @@ PRESENT_ELSEWHERE = {
     "recurrent_gemma": "head_dim: RecurrentGemmaConfig.__post_init__ sets hidden_size // num_attention_heads, and a "
                        "present one is kept and sizes the attention: the zoo's saved file carries 14 against the "
                        "derived 10 and is exact (test_hf_zoo.py); final_w_init_variance_scale: an initialisation",
+    "bailing_hybrid": "linear_head_dim, linear_num_heads, linear_conv_kernel_dim: BailingHybridConfig derives them from "
+                      "head_dim, num_attention_heads and short_conv_kernel_size, a present one set after (the zoo's "
+                      "saved file carries all three and is exact); qk_head_dim: derived, never read",
     "hy_v4": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "axk2": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "minimax_m3_vl": "merged_hidden_size: MiniMaxM3VLConfig.__post_init__ sets text hidden_size x spatial_merge_size^2, "

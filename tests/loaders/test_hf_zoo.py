@@ -60,6 +60,8 @@ KNOBS |= {
     "minimax_m3_vl_text": dict(msa_impl="dense"), "minimax_m3_vl": dict(msa_impl="dense"),
     # its indexer scores every key, as DeepSeek-V3.2's
     "glm_moe_dsa": dict(dsa_impl="dense"), "axk2": dict(dsa_impl="dense"),
+    # Ling's linear layers run chunk_kimi_delta_attention (chunks of 64), their conv padded on both sides
+    "bailing_hybrid": dict(kda_impl="chunked", kda_chunk_size=64, kda_conv_impl="padded"),
     # HYV4HyperConnection sums the pre-weighted streams elementwise (its indexer weighs its heads with a matmul)
     "hy_v4": dict(dsa_impl="dense", weighted_sum_impl="streams_elementwise"), "dots3_note_text": dict(dsa_impl="dense"),
     "dots3_note": dict(dsa_impl="dense"),

@@ -3,7 +3,8 @@ whose decay is per channel (a diagonal gate over the key width) instead of one s
 
 Per token, with H heads of width d (keys and values alike), r the gates' rank, K the conv width:
 - q, k, v: D -> H d each (2 D 3 H d);
-- the forget gate, low rank: D -> r -> H d (2 D r + 2 r H d), beta: D -> H (2 D H);
+- the forget gate, low rank: D -> r -> H d (2 D r + 2 r H d), or one D -> H d matmul (``kda_full_rank_forget_gate``:
+  Ling's f_proj); beta: D -> H (2 D H);
 - the output gate, low rank like the forget gate, or one D -> H d matmul in a model that has it so
   (``kda_full_rank_gate``: Kimi K3's use_full_rank_gate; ``kda_output_gate='full'``, a convention, prices every
   layer's so);
@@ -45,7 +46,7 @@ def widths(c):
 
 def _project(p: Priced, c, tokens, full_gate: bool) -> None:
     D, H, d, r, _ = widths(c)
-    proj_in, proj_out = terms.kda_proj(D, H, d, r, full_gate)
+    proj_in, proj_out = terms.kda_proj(D, H, d, r, full_gate, c["kda_full_rank_forget_gate"])
     p.out["qkv_proj"] = proj_in * tokens
     p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
 
@@ -108,6 +109,8 @@ SCHEMA = {
                         choices=conv.IMPLS),
     "kda_full_rank_gate": field_of(False, bool, "Kimi delta attention's output gate is one D -> heads x d matmul "
                                                 "(Kimi K3's use_full_rank_gate), not low rank as the forget gate."),
+    "kda_full_rank_forget_gate": field_of(False, bool, "Kimi delta attention's forget gate is one D -> heads x d matmul "
+                                                       "(Ling's BailingHybridForgetGate f_proj), not low rank."),
     "kda_output_gate": field_of("low_rank", str, "Model FLOPs of the output gate: 'low_rank' (exact: D -> rank -> heads x "
                                            "d, as the model has it) or 'full' (Megatron-Bridge: one D -> heads x d "
                                            "matmul).", choices=("low_rank", "full")),

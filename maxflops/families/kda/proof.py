@@ -88,7 +88,7 @@ def kda(p, x, H, d, K, impl="recurrent", chunk=64):
     B, L, D = x.shape
     with jax.named_scope("qkv_proj"):
         qkv = jnp.concatenate([dense(x, p["q"]), dense(x, p["k"]), dense(x, p["v"])], -1)
-        f = dense(dense(x, p["f_a"]), p["f_b"])
+        f = dense(x, p["f"]) if "f" in p else dense(dense(x, p["f_a"]), p["f_b"])  # (full rank: one matmul)
         b = dense(x, p["b"])
         gate = dense(x, p["g"]) if "g" in p else dense(dense(x, p["g_a"]), p["g_b"])  # (full rank: one matmul)
     with jax.named_scope("kda_conv"):
@@ -108,12 +108,13 @@ def kda(p, x, H, d, K, impl="recurrent", chunk=64):
 KERNELS = (kda, core_recurrent, core_chunked)
 
 
-def params(p, D, H, d, r, K, full_gate=False):
-    """The mixer's parameters, each made by ``p(name, shape)``; ``full_gate``: the output gate one D -> H d matrix."""
+def params(p, D, H, d, r, K, full_gate=False, full_forget=False):
+    """The mixer's parameters, each made by ``p(name, shape)``; ``full_gate`` / ``full_forget``: the output / forget
+    gate one D -> H d matrix."""
     hd = H * d
     gate = {"g": p("g", (D, hd))} if full_gate else {"g_a": p("g_a", (D, r)), "g_b": p("g_b", (r, hd))}
-    return {"q": p("q", (D, hd)), "k": p("k", (D, hd)), "v": p("v", (D, hd)), "f_a": p("f_a", (D, r)),
-            "f_b": p("f_b", (r, hd)), "b": p("b", (D, H)), **gate,
+    forget = {"f": p("f", (D, hd))} if full_forget else {"f_a": p("f_a", (D, r)), "f_b": p("f_b", (r, hd))}
+    return {"q": p("q", (D, hd)), "k": p("k", (D, hd)), "v": p("v", (D, hd)), **forget, "b": p("b", (D, H)), **gate,
             "conv": p("conv", (K, 1, 3 * hd)), "A_log": p("A_log", (H,)), "dt_bias": p("dt_bias", (hd,)),
             "norm": p("norm", (d,)), "o": p("o", (hd, D))}
 
@@ -121,7 +122,8 @@ def params(p, D, H, d, r, K, full_gate=False):
 def layer(c, kind, p, h, top_idx, aux):
     """Kimi delta attention (``kda``) in the form ``kda_impl`` says."""
     H, d, K = c["kda_num_heads"], c["kda_head_dim"], c["kda_conv_kernel"]
-    prm = params(p, h.shape[-1], H, d, c["kda_gate_rank"] or d, K, c["kda_full_rank_gate"])
+    prm = params(p, h.shape[-1], H, d, c["kda_gate_rank"] or d, K, c["kda_full_rank_gate"],
+                 c["kda_full_rank_forget_gate"])
     return kda(prm, h, H, d, K, c["kda_impl"], c["kda_chunk_size"]), top_idx, aux
 
 

@@ -65,7 +65,6 @@ NEEDS = {
     'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',
     'zaya': 'compressed convolutional attention (convs over q/k, a delayed v) and an MLP router with top-1 MoE',
     'xlstm': 'mLSTM with exponential gating',
-    'bailing_hybrid': 'GLA-style delta attention with a forget gate, beside MLA and MoE',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'gemma3n': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
