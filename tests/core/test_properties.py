@@ -879,7 +879,8 @@ def test_traffic_structure(kw):
 
 
 def mhc_weight_bytes(cfg):
-    """The mHC weights one decode step reads: per layer one mixing's projection G*D -> 2G + G^2 around each branch
+    """The mHC weights one decode step reads: per layer one mixing's projection G*D -> 2G + G^2 (2G: the streams
+    kept) around each branch
     (the mixer, the FFN: two, or one in a layer that has a mixer or an FFN alone); the hyper head's G*D -> G once per
     output head; Engram's key projection E_in -> G*D grows with G too."""
     G, D = cfg.mhc_expansion_rate, cfg.emb_dim
@@ -887,7 +888,7 @@ def mhc_weight_bytes(cfg):
         return 0
     mixers, ffns, n = cfg.attention_layer_pattern, cfg.ffn_layer_pattern, cfg.num_decoder_layers
     branches = sum((mixers[l % len(mixers)] != "-") + (not ffns or ffns[l % len(ffns)] != "-") for l in range(n))
-    one = G * D * (2 * G + G * G)
+    one = G * D * (2 * G + (0 if cfg.mhc_plain_residual else G * G))  # (HY-V4's: no G x G mixing)
     head = G * D * G if cfg.mhc_hyper_head else 0
     e_in = cfg.engram_num_heads * cfg.engram_head_dim * (cfg.engram_max_ngram_size - 1)
     engram = len(cfg.engram_layers) * e_in * (G - 1) * D
