@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from . import masks, stepform, terms
 from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
 from .breakdown import Breakdown, make_breakdown
-from .families import Priced, family_of, ffn_width
+from .families import Priced, conv, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_output_rows, layer_view
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
@@ -78,7 +78,8 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
             p.tail["mlp"] = terms.mlp_down(d_ffn, width) * tokens
         return
     if c["router_flops"]:
-        p.out["moe_router"] = terms.router(d_ffn, c["num_experts"] + c["zero_experts"]) * tokens
+        scored = c["num_experts"] + c["zero_experts"] + (c["shared_experts"] if c["moe_router_shared"] else 0)
+        p.out["moe_router"] = terms.router(d_ffn, scored) * tokens
     d_exp = c["moe_latent_size"] or d_ffn  # the routed experts' width: a latent MoE's projected space
     per_expert_token = terms.mlp(d_exp, c["moe_mlp_dim"], gated)
     if hardware and c["moe_impl"] != "ideal":
@@ -183,6 +184,17 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
             p.tail.pop(k, None)
         if mix:
             p.tail["mhc"] = 2 * G * G * d * tokens
+    K = c["residual_conv_kernel"]
+    if K and (kind.mixer != NO_MIXER or kind.ffn != NO_FFN):  # Inkling's convs over each branch's output (the mixer's, the FFN's), D channels each
+        branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
+        if hardware:
+            conv.price_hardware(p, "residual_conv", c["aux_conv_impl"], branches * d, K, c, seqs, decode, tokens)
+        else:
+            conv.price(p, "residual_conv", branches * d, K, c, seqs, decode, tokens)
+        for k in ("mlp", "moe_routed", "moe_shared", *p.closing):  # the branch's last matmul feeds the conv
+            p.tail.pop(k, None)
+        # the last branch's conv output only joins the residual stream (the mixer's, with an FFN after, feeds its norm)
+        p.tail["residual_conv"] = p.out["residual_conv"] // branches
     if c["gated_norm_rank"]:  # gated norms: D -> r -> D on the mixer's input norm, and the FFN's on a MoE layer
         norms = (kind.mixer != NO_MIXER) + (kind.ffn == "moe")
         p.out["norm_gate"] = 4 * d * c["gated_norm_rank"] * norms * tokens

@@ -90,7 +90,12 @@ register(
     _trunk("norm_gate", 47, "gated norms: the low-rank sigmoid gate on a layer's input norm (and its FFN's norm on MoE "
                             "layers), D -> r -> D"),
     _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
+    _trunk("rel_logits", 55, "relative-position logits: each head's vector against the bank of bias profiles over "
+                             "the extent (Inkling)"),
+    _trunk("kv_conv", 57, "the causal depthwise convs over an attention layer's keys and values (Inkling)"),
     _trunk("out_proj", 60, "the mixer's output projection"),
+    _trunk("residual_conv", 135, "the causal depthwise convs over each branch's output before the residual add "
+                                 "(Inkling)"),
     _trunk("core_attention", 70, "the mixer's core: QK^T and PV over attended pairs, or a linear recurrence",
            ATTENTION_KIND),
     _trunk("mlp", 140, "the dense FFN"),

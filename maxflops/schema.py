@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from .families import FAMILIES
+from .families.conv import IMPL_DOC as _CONV_IMPL_DOC
 from .fields import Field, field_of  # noqa: F401 (Field: the schema's entries)
 
 
@@ -156,6 +157,12 @@ SCHEMA: dict[str, Field] = {
     "engram_head_dim": field_of(1280, int, "Engram embedding width per head.", minimum=1),
     "engram_max_ngram_size": field_of(3, int, "Engram's largest n-gram: orders 2..n, and the conv's dilation.", minimum=2),
     "engram_kernel_size": field_of(4, int, "Engram's depthwise conv width.", minimum=1),
+    "residual_conv_kernel": field_of(0, int, "A causal depthwise conv of this many taps over the mixer's output and "
+                                             "over the FFN's output, each with a residual, before they join the "
+                                             "layer's residual stream (Inkling's attn_sconv and mlp_sconv); 0: none.",
+                                     minimum=0),
+    "moe_router_shared": field_of(False, bool, "The MoE router also scores the shared experts (Inkling's: D -> "
+                                               "routed + shared experts), its shared scores weighing them."),
     "gated_norm_rank": field_of(0, int, "Gated norms (A.X K2's GatedRMSNorm): the layer's input norm, and on MoE "
                                         "layers the FFN's norm, scale their output by a sigmoid gate from a "
                                         "low-rank MLP of it, D -> this rank -> D (4 D r FLOPs per gated norm and "
@@ -304,6 +311,9 @@ SCHEMA: dict[str, Field] = {
                                               "'matmul' counts them as issued (an unoptimized module); "
                                               "'elementwise': XLA's optimizer turns them into multiplies, as in "
                                               "MaxText's compiled step.", choices=("matmul", "elementwise")),
+    "aux_conv_impl": field_of("valid", str, "Hardware: the convs around attention (kv_conv_kernel, "
+                                            "residual_conv_kernel): " + _CONV_IMPL_DOC,
+                              choices=("valid", "padded", "pre_padded")),
     "weighted_sum_impl": field_of("einsum", str, "Hardware: per-token weighted sums over a few heads or streams (the "
                                            "indexer's head weighting, mHC's pre contraction over its G streams): "
                                            "'einsum' as matmuls (MaxText's einsums); 'elementwise' as a multiply "

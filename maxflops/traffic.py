@@ -136,13 +136,17 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         elements["out_proj"] += more * per_expert
     if kind.attn_res:  # attention residuals: each aggregate's score vector (D), for the mixer's input and the FFN's
         elements["attn_res"] = c["emb_dim"] * sum(1 for rows in kind.attn_res if rows)
+    K = c["residual_conv_kernel"]
+    cache = {}
+    if K:  # Inkling's convs over each branch's output: their kernels, and per sequence their last K - 1 inputs
+        width = c["emb_dim"] * ((kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN))
+        cache = {"weights": width * K * c["weight_bytes"], "state": 2 * (K - 1) * width * c["state_bytes"] * seqs.count}
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
         elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
         elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + (0 if c["mhc_plain_residual"] else G * G))
-    cache = {}
     for mixer in (kind, kind.parallel):
         if mixer is not None and mixer.mixer != NO_MIXER:
             for name, value in family_of(mixer).decode_cache(mixer, c, seqs).items():  # its cache (or state)

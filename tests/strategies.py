@@ -43,7 +43,7 @@ HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_sc
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
                     "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
-                    "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl")
+                    "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl", "aux_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -54,7 +54,8 @@ LOWERING = {k: v for k, v in HARDWARE_BELOW_MODEL.items() if k != "packed_kernel
 
 # The "ideal" implementation of every hardware knob: with these (and the exact convention, no vocabulary padding
 # and no indexer loss) hardware == model.
-IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "msa_impl": "ideal", "remat_policy": "none",
+IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "msa_impl": "ideal",
+         "aux_conv_impl": "valid", "remat_policy": "none",
          "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
@@ -217,6 +218,12 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["msa_block_size"] = draw(st.integers(1, 8))
         kw["msa_topk_blocks"] = draw(st.integers(1, 4))
         kw["msa_local_blocks"] = draw(st.integers(1, kw["msa_topk_blocks"]))
+    if convention == "exact" and atype == "global" and draw(st.integers(0, 3)) == 0:  # Inkling's attention extras
+        kw["relative_logits_dim"] = draw(st.integers(1, 4))
+        kw["relative_logits_extent"] = draw(st.integers(1, 20))
+        kw["kv_conv_kernel"] = draw(st.integers(0, 4))
+    if convention == "exact" and draw(st.integers(0, 3)) == 0:  # Inkling's convs over the branches' outputs
+        kw["residual_conv_kernel"] = draw(st.integers(1, 4))
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # A.X K2's gated norms
         kw["gated_norm_rank"] = draw(st.integers(1, 5))
     # --- FFN ---------------------------------------------------------------------------------------------
@@ -230,6 +237,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["shared_experts"] = draw(st.integers(0, 2))
         kw["shared_expert_mlp_dim"] = _maybe(draw, w["shared_expert_mlp_dim"])
         kw["shared_expert_gate"] = draw(st.booleans())
+        if kw["shared_experts"] and convention == "exact":  # Inkling's router scores the shared experts too
+            kw["moe_router_shared"] = draw(st.booleans())
         kw["moe_latent_size"] = _maybe(draw, w["moe_latent_size"])  # a latent MoE (Nemotron-3 Super)
         kw["first_num_dense_layers"] = draw(st.integers(0, n))
         kw["interleave_moe_layer_step"] = draw(st.integers(1, 3))
@@ -497,7 +506,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
-    "kda_full_rank_forget_gate",
+    "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
+    "residual_conv_kernel", "moe_router_shared",
 }
 
 

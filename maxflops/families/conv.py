@@ -9,8 +9,9 @@ families' ``*_conv_impl`` keys), and in training its two gradients beyond two pe
 from __future__ import annotations
 
 from .. import masks
-from .attention import WINDOW
 from .base import Priced
+
+WINDOW = "window"  # the mask kind of a causal window (maxflops.families.attention.WINDOW): K taps back
 
 IMPLS = ("valid", "padded", "pre_padded")
 IMPL_DOC = ("'valid' the non-padding taps (XLA's count of a padded conv), forward and both gradients; 'padded' "

@@ -51,7 +51,8 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
     T = B * L
     with jax.named_scope("moe_router"):
         logits = dense(xt, p["router"])
-    gate_w, idx = jax.lax.top_k(logits, k)
+    logits, shared_logits = logits[:, :num_experts], logits[:, num_experts:]  # (a router that scores the shared
+    gate_w, idx = jax.lax.top_k(logits, k)  # experts too: Inkling's)
     gate_w = jax.nn.softmax(gate_w, -1)
     names = ["up", "down"] + (["gate"] if gated else [])
     latent = "latent_in" in p
@@ -69,6 +70,8 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
             s = sum(mlp(p, xt, gated, prefix=f"shared{i}_") for i in range(shared))
             if shared_gate:
                 s = jax.nn.sigmoid(dense(xt, p["shared_gate"])) * s
+            if shared_logits.shape[-1]:
+                s = jax.nn.sigmoid(shared_logits).mean(-1, keepdims=True) * s
             out = out + s
     return out.reshape(B, L, D)
 

@@ -196,7 +196,8 @@ class Layer(nn.Module):
             if kind.ffn == "moe":
                 E, F = c["num_experts"], c["moe_mlp_dim"]
                 X = c["moe_latent_size"] or D  # a latent MoE's experts work on the latent
-                params = {"router": p("router", (D, E)), "experts_up": p("experts_up", (E, X, F)),
+                scored = E + (c["shared_experts"] if c["moe_router_shared"] else 0)  # (Inkling's: shared scored)
+                params = {"router": p("router", (D, scored)), "experts_up": p("experts_up", (E, X, F)),
                           "experts_down": p("experts_down", (E, F, X))}
                 if gated:
                     params["experts_gate"] = p("experts_gate", (E, X, F))
@@ -221,6 +222,15 @@ class Layer(nn.Module):
             if c["mhc_expansion_rate"] > 1:
                 x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum",
                          not c["mhc_plain_residual"])
+            elif c["residual_conv_kernel"]:  # Inkling: a causal depthwise conv over the branch's output
+                y = branch(_rms(x))
+                Kc = c["residual_conv_kernel"]
+                w = p(f"res_conv_{tag}", (Kc, 1, D))
+                bounds = np.cumsum((0,) + (self.segments or (y.shape[1],)))  # each document's conv its own
+                with jax.named_scope("residual_conv"):
+                    y = y + jnp.concatenate([K.causal_conv(y[:, a:b], w, Kc) for a, b in zip(bounds[:-1], bounds[1:])],
+                                            axis=1)
+                x = x + y
             elif c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
                 x = x + branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
             else:

@@ -62,6 +62,8 @@ KNOBS |= {
     "glm_moe_dsa": dict(dsa_impl="dense"), "axk2": dict(dsa_impl="dense"),
     # Ling's linear layers run chunk_kimi_delta_attention (chunks of 64), their conv padded on both sides
     "bailing_hybrid": dict(kda_impl="chunked", kda_chunk_size=64, kda_conv_impl="padded"),
+    # InklingShortConvolution: a conv1d padded by K - 1 on both sides, sliced to the sequence
+    "inkling_text": dict(aux_conv_impl="padded"),
     # HYV4HyperConnection sums the pre-weighted streams elementwise (its indexer weighs its heads with a matmul)
     "hy_v4": dict(dsa_impl="dense", weighted_sum_impl="streams_elementwise"), "dots3_note_text": dict(dsa_impl="dense"),
     "dots3_note": dict(dsa_impl="dense"),
@@ -75,7 +77,7 @@ NO_MTP = dict(mtp_num_layers=0)
 # over the channels (its forward and backward ops come out of torch's count, maxflops' conv out of its own), and the
 # state reads and updates autograd skips in the chunked linear attentions (departure() below).
 GDN_SOLVE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
-CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv")
+CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv", "kv_conv", "residual_conv")
 KNOBS |= {name: dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded") for name in GDN_SOLVE}
 # LongCat-Flash's zero experts take a share of the routed slots that depends on the run's routing (a stated knob,
 # zero_expert_share): test_hf_eager.py records the slots and proves it; the zoo run does not record them.

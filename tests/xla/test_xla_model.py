@@ -346,3 +346,25 @@ def test_hy_v4s_hyper_connections_without_residual_mixing_equal_xla(mode, knobs)
     b = maxflops.count(c)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
+                                             ("train", dict(remat_policy="full"), ()), ("prefill", {}, (5, 11)),
+                                             ("train", {}, (5, 11))],
+                         ids=["prefill", "train", "remat", "packed-prefill", "packed-train"])
+def test_inklings_parts_equal_xla(mode, knobs, docs):
+    """Inkling: relative-position logits (r_proj and the profiles over the extent: the window on a sliding layer),
+    causal convs over the keys and values and over each branch's output, a router that scores the shared experts,
+    sliding layers of their own head width; XLA equal to the engine (each document's convs its own)."""
+    cfg = maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="LG", emb_dim=64, mlp_dim=96,
+                                num_query_heads=4, num_kv_heads=2, head_dim=16, vocab_size=500, sliding_window_size=6,
+                                relative_logits_dim=4, relative_logits_extent=9, kv_conv_kernel=3,
+                                residual_conv_kernel=4, num_experts=4, num_experts_per_tok=2, moe_mlp_dim=20,
+                                shared_experts=1, moe_router_shared=True, max_target_length=16)
+    if docs:
+        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, segment_lengths=docs, **knobs)
+    assert c["relative_logits_dim"] and c["kv_conv_kernel"] and c["residual_conv_kernel"]
+    b = maxflops.count(c, segment_lengths=list(docs) or None)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops

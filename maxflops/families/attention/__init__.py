@@ -12,6 +12,7 @@ from __future__ import annotations
 from ... import masks, terms
 from ...sequences import priced_tokens
 from ...fields import field_of
+from .. import conv
 from ..base import Family, Priced, ffn_width
 
 GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL = "global", "window", "chunk", "bidirectional"
@@ -135,11 +136,39 @@ def core(p: Priced, h: int, d_qk: int, d_v: int, attended) -> None:
     p.out["core_attention"] = p.qk + terms.attention_per_pair(h, 0, d_v) * attended
 
 
+def kv_widths(kind, c) -> tuple:
+    """(KV heads, head width) of a GQA layer: a global layer's own (Gemma 4), else the config's."""
+    if kind.mixer in (GLOBAL, BIDIRECTIONAL):
+        return c["global_num_kv_heads"] or c["num_kv_heads"], c["global_head_dim"] or c["head_dim"]
+    return c["num_kv_heads"], c["head_dim"]
+
+
+def inkling_parts(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> None:
+    """Inkling's attention extras on a GQA layer: the relative-position logits (r_proj D -> heads x d_rel, and per
+    token its heads' bias profiles over the extent, d_rel -> extent: the window on a windowed layer) and the causal
+    depthwise convs over k and v (``kv_conv_kernel`` taps over 2 x KV heads x head width channels)."""
+    h, d_rel = c["num_query_heads"], c["relative_logits_dim"]
+    if d_rel:
+        extent = c["sliding_window_size"] if kind.mixer == WINDOW else c["relative_logits_extent"]
+        p.out["qkv_proj"] += 2 * c["emb_dim"] * h * d_rel * tokens
+        p.out["rel_logits"] = 2 * h * d_rel * extent * tokens
+    K = c["kv_conv_kernel"]
+    if K:
+        n_kv, hd = kv_widths(kind, c)
+        channels = n_kv * (hd + (c["value_head_dim"] or hd))
+        if hardware:
+            conv.price_hardware(p, "kv_conv", c["aux_conv_impl"], channels, K, c, seqs, decode, tokens)
+        else:
+            conv.price(p, "kv_conv", channels, K, c, seqs, decode, tokens)
+
+
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     h, d_qk, d_v = project(p, kind, c, tokens, hardware=False)
     if c["attention_differential"]:  # each map weighs values twice as wide (the two value halves side by side)
         d_v *= 2
     core(p, h, d_qk, d_v, pairs(kind.mixer, kind.span, seqs, c, decode))
+    if kind.projection == "gqa":
+        inkling_parts(p, kind, c, seqs, decode, tokens, hardware=False)
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -149,6 +178,8 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
         if c["differential_impl"] == "two_calls":  # one attention per value half: QK^T computed twice
             d_qk *= 2
     core(p, h, d_qk, d_v, impl_pairs(kind.mixer, kind.span, seqs, c, decode))
+    if kind.projection == "gqa":
+        inkling_parts(p, kind, c, seqs, decode, tokens, hardware=True)
 
 
 # --- decode: the KV cache -------------------------------------------------------------------------------------
@@ -170,8 +201,15 @@ def decode_cache(kind, c, seqs) -> dict:
     """The KV cache a decode step reads (every attended entry) and writes (the new token's)."""
     entry, write = entry_bytes(kind, c)
     kb = c["kv_cache_bytes"]
-    return {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb,
-            "kv_write": seqs.count * write * kb}
+    out = {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb,
+           "kv_write": seqs.count * write * kb}
+    K = c["kv_conv_kernel"]
+    if K and kind.projection == "gqa":  # the k/v convs: their kernels, and per sequence their last K - 1 inputs
+        n_kv, hd = kv_widths(kind, c)
+        channels = n_kv * (hd + (c["value_head_dim"] or hd))
+        out["weights"] = channels * K * c["weight_bytes"]
+        out["state"] = 2 * (K - 1) * channels * c["state_bytes"] * seqs.count
+    return out
 
 
 # --- the plan -------------------------------------------------------------------------------------------------
@@ -214,6 +252,12 @@ def check(c, letters: str, err) -> None:
             err("num_kv_heads", f"{c['num_kv_heads']} KV heads and {c['num_query_heads']} query heads with "
                                 "attention_differential: both must be even (the values split in two halves of KV "
                                 "heads, the outputs combine heads in pairs)")
+    for key in ("relative_logits_dim", "kv_conv_kernel"):
+        if c[key] and c["attention_type"] != "global":
+            err(key, f"{c[key]} is modelled on GQA layers (Inkling's), not attention_type={c['attention_type']!r}")
+    if c["relative_logits_dim"] and not c["relative_logits_extent"] and any(x in letters for x in "GC"):
+        err("relative_logits_extent", "0 with relative_logits_dim on global or chunked layers: their logits' extent "
+                                      "is needed")
     if c["mla_q_latent_concat"] and (c["attention_type"] != "mla" or not c["q_lora_rank"]):
         err("mla_q_latent_concat", f"True needs MLA with a q latent (attention_type={c['attention_type']!r}, "
                                    f"q_lora_rank={c['q_lora_rank']})")
@@ -253,6 +297,16 @@ SCHEMA = {
                                              "num_query_heads x v_head_dim whose sigmoid gates the attention "
                                              "output (Kimi K3's g_proj; with mla_q_latent_concat, part of the q "
                                              "up-projection, A.X K2's q_gate_proj)."),
+    "relative_logits_dim": field_of(0, int, "Relative-position logits (Inkling's): each GQA layer projects D -> heads x "
+                                            "this width (r_proj) and multiplies each head's vector by a learned "
+                                            "bank of bias profiles, this width -> the extent (the window on a "
+                                            "windowed layer, relative_logits_extent on a global one), per token; "
+                                            "the bias is then gathered onto the pairs. 0: none.", minimum=0),
+    "relative_logits_extent": field_of(0, int, "The distances a global layer's relative-position logits cover "
+                                               "(Inkling's rel_extent).", minimum=0),
+    "kv_conv_kernel": field_of(0, int, "A causal depthwise conv of this many taps over each GQA layer's keys and "
+                                       "values after their projections (Inkling's k_sconv, v_sconv); 0: none.",
+                               minimum=0),
     "mla_q_latent_concat": field_of(False, bool, "MLA whose q up-projection reads the q latent normed and raw side "
                                                  "by side (A.X K2's q_gate_proj: 2 q_lora_rank -> heads x (qk + "
                                                  "v_head_dim) with the output gate): twice the up-projection's "

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...proofkit.case import Case, component, components, engine, tokamax
-from ...proofkit.kernels import NEG, dense
+from ...proofkit.kernels import NEG, causal_conv, dense
 from . import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW
 
 LETTER = {GLOBAL: "G", WINDOW: "L", CHUNK: "C"}
@@ -247,6 +247,11 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         if not shared:
             params["wv"] = p("wv", (D, n_kv * hv))
         q, k, vv, gate = gqa_qkv(params, h, H, n_kv, hd, gated_q, hv)
+        Kc = c["kv_conv_kernel"]
+        if Kc:  # Inkling's causal depthwise convs over the keys and the values (each with its residual)
+            with jax.named_scope("kv_conv"):
+                k = k + causal_conv(k.reshape(B, L, -1), p("k_conv", (Kc, 1, n_kv * hd)), Kc).reshape(k.shape)
+                vv = vv + causal_conv(vv.reshape(B, L, -1), p("v_conv", (Kc, 1, n_kv * hv)), Kc).reshape(vv.shape)
         if c["attention_head_gate"]:  # one scalar per query head, D -> H (LFM3's g_proj)
             with jax.named_scope("qkv_proj"):
                 head_gate = dense(h, p("wg", (D, H)))[..., None]
@@ -260,6 +265,15 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
             o, top_idx, aux = differential_core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux, core)
         else:
             o, top_idx, aux = core(c, kind, p, h, q, k, vv, q_lat, top_idx, aux)
+    d_rel = c["relative_logits_dim"] if kind.projection != "mla" else 0
+    if d_rel:  # Inkling's relative-position logits: r_proj, then each head's vector against the bank of profiles over
+        extent = c["sliding_window_size"] if kind.mixer == WINDOW else c["relative_logits_extent"]
+        with jax.named_scope("qkv_proj"):
+            r = dense(h, p("w_rel", (D, H * d_rel))).reshape(B, L, H, d_rel)
+        with jax.named_scope("rel_logits"):
+            bias = jnp.einsum("blhr,re->blhe", r, p("rel_bank", (d_rel, extent)))
+        # (their gather onto the pairs is no matmul: here they scale each head's output, the same FLOPs)
+        o = o * (1 + jnp.tanh(bias.mean(-1)))[..., None]
     absorbed = kind.projection == "mla" and c["mla_absorbed"]
     if gate is not None and not absorbed:  # (absorbed: the latent output is gated once expanded)
         o = o * jax.nn.sigmoid(gate)

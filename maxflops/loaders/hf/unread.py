@@ -60,7 +60,6 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    'inkling_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_text': 'short convs beside sliding attention with their own heads and widths',
     'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',
     'zaya': 'compressed convolutional attention (convs over q/k, a delayed v) and an MLP router with top-1 MoE',
