@@ -60,8 +60,9 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    'inkling2_text': 'short convs beside sliding attention with their own heads and widths',
-    'inkling2_loop_text': 'short convs beside sliding attention, and looped depth with message gates',
+    'inkling2_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals",
+    'inkling2_loop_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals, "
+                          'and looped depth with message gates',
     'zaya': 'compressed convolutional attention (convs over q/k, a delayed v) and an MLP router with top-1 MoE',
     'xlstm': 'mLSTM with exponential gating',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
