@@ -200,7 +200,10 @@ def test_the_kernels_pick_transformers_blocks_and_xla_counts_them_as_the_engine_
     ("prefill", {}, ()), ("train", {}, ()), ("train", dict(remat_policy="full"), ()),
     ("train", dict(msa_impl="gather"), ()), ("prefill", dict(msa_impl="dense", attention_impl="dense"), ()),
     ("prefill", dict(indexer_skip_short=True), (5, 11)), ("train", dict(msa_impl="gather"), (5, 11)),
-], ids=["prefill", "train", "remat", "gather", "dense", "packed-prefill", "packed-gather-train"])
+    ("train", dict(flash_backward_recompute=True), ()),
+    ("train", dict(flash_backward_recompute=True, msa_impl="dense", attention_impl="blocked"), ()),
+], ids=["prefill", "train", "remat", "gather", "dense", "packed-prefill", "packed-gather-train", "flash",
+        "flash-dense-blocked-indexer"])
 def test_a_flax_model_with_sparse_layers_equals_xla(mode, knobs, docs):
     from maxflops.xla import model as M
     from maxflops.xla.hlo import count_lowered

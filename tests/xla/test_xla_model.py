@@ -117,7 +117,10 @@ ALL_KNOBS = {
 @pytest.mark.parametrize("knobs", ALL_KNOBS, ids=list(ALL_KNOBS))
 @pytest.mark.parametrize("name", maxflops.available_models())
 def test_every_config_with_every_knob_hardware_equals_xla(name, knobs):
-    b, xla = xla_and_analytic(name, "train", **ALL_KNOBS[knobs])
+    knobs = dict(ALL_KNOBS[knobs])
+    if "B" in maxflops.load_config(name).attention_layer_pattern:  # MiniMax sparse attention: its indexer trains
+        knobs.pop("indexer_loss_scaling_factor", None)  # through no loss (a KL loss on it is refused by name)
+    b, xla = xla_and_analytic(name, "train", **knobs)
     assert b.hardware_flops == xla.matmul_flops
     assert b.total <= b.hardware_flops
 

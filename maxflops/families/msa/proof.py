@@ -54,27 +54,36 @@ def pick(scores, K):
     return idx, vals > NEG / 2
 
 
-def _attend(qg, parts):
-    """Softmax over the concatenated key parts [(keys [Bt, Hkv, rows, s, hd] or [Bt, rows, s, Hkv, hd] as einsum
-    spec, values, mask)], then the weighted values: one QK^T and one PV per part."""
-    scores = [jnp.where(m, jnp.einsum(spec, qg, kk), NEG) for spec, kk, _, m in parts]
-    probs = jax.nn.softmax(jnp.concatenate(scores, -1), -1)
+def _attend(qg, parts, flash=False):
+    """Softmax over the concatenated key parts [(the QK^T einsum spec, keys, values, mask)], then the weighted values:
+    one QK^T and one PV per part. ``flash``: the probabilities are rematerialized in the backward pass (QK^T
+    recomputed once), as flash attention's backward does."""
+    specs, masks_ = [spec for spec, *_ in parts], [m for *_, m in parts]
+
+    def probs_of(qg, *keys):
+        scores = [jnp.where(m, jnp.einsum(spec, qg, kk), NEG) for spec, kk, m in zip(specs, keys, masks_)]
+        return jax.nn.softmax(jnp.concatenate(scores, -1), -1)
+
+    if flash:
+        probs_of = jax.checkpoint(probs_of)
+    probs = probs_of(qg, *(kk for _, kk, _, _ in parts))
     out, at = 0, 0
-    for (spec, _, vv, _), s in zip(parts, scores):
-        w = s.shape[-1]
+    for spec, kk, vv, _ in parts:
+        w = kk.shape[-2] if "bkqsd" in spec else kk.shape[1]  # (gathered keys [Bt, Hkv, rows, s, hd])
         lhs, rhs = spec.split("->")[0].split(",")
         out = out + jnp.einsum(f"{spec.split('->')[1]},{rhs}->{lhs}", probs[..., at:at + w], vv)
         at += w
     return out
 
 
-def msa_attention(q, k, v, scores, B, K, impl="ideal"):
+def msa_attention(q, k, v, scores, B, K, impl="ideal", flash=False):
     """Attention over each KV group's picked blocks (``scores`` from ``block_scores``, n == Hkv), causal inside.
 
     ``ideal``: a query that sees at most K blocks attends its visible keys (one dot per row); a later one its own
     block's keys up to itself and the K - 1 other picked blocks, gathered: i % B + 1 + (K - 1) B keys.
     ``gather``: every query gathers its min(K, blocks) picked blocks whole, the masked keys computed.
-    ``dense``: the full L x L square, masked to the picked blocks (transformers' eager path)."""
+    ``dense``: the full L x L square, masked to the picked blocks (transformers' eager path). ``flash``: QK^T
+    recomputed in the backward pass."""
     Bt, L, H, hd = q.shape
     hkv = k.shape[2]
     assert scores.shape[1] == hkv, "one index head per KV head"
@@ -86,7 +95,7 @@ def msa_attention(q, k, v, scores, B, K, impl="ideal"):
         nb = scores.shape[-1]
         chosen = ((idx[..., None] == jnp.arange(nb)) & valid[..., None]).any(-2)  # [Bt, Hkv, L, nb]
         keep = chosen[..., np.arange(L) // B] & causal  # [Bt, Hkv, L, L]
-        o = _attend(qg, [("bqkgd,bskd->bkgqs", k, v, keep[:, :, None])])
+        o = _attend(qg, [("bqkgd,bskd->bkgqs", k, v, keep[:, :, None])], flash)
         return o.reshape(Bt, L, H, v.shape[-1])
     if impl == "gather":
         idx, valid = pick(scores, K)
@@ -95,13 +104,13 @@ def msa_attention(q, k, v, scores, B, K, impl="ideal"):
         pos = jnp.minimum(pos, L - 1)
         kg = jnp.take_along_axis(kt[:, :, None], pos[..., None], axis=3)  # [Bt, Hkv, L, K'B, hd]
         vg = jnp.take_along_axis(vt[:, :, None], pos[..., None], axis=3)
-        o = _attend(qg, [("bqkgd,bkqsd->bkgqs", kg, vg, ok[:, :, None])])
+        o = _attend(qg, [("bqkgd,bkqsd->bkgqs", kg, vg, ok[:, :, None])], flash)
         return o.reshape(Bt, L, H, v.shape[-1])
     first = min(L, K * B)  # queries that attend every visible key
     outs = []
     for i in range(first):
         outs.append(_attend(qg[:, i:i + 1], [("bqkgd,bskd->bkgqs", k[:, :i + 1], v[:, :i + 1],
-                                              np.ones((1, i + 1), bool))]))
+                                              np.ones((1, i + 1), bool))], flash))
     if first < L:
         own = np.arange(L) // B
         others = jnp.where(jnp.asarray(own[:, None] == np.arange(scores.shape[-1])), NEG, scores)[:, :, first:]
@@ -115,7 +124,7 @@ def msa_attention(q, k, v, scores, B, K, impl="ideal"):
             j = i - first
             outs.append(_attend(qg[:, i:i + 1], [
                 ("bqkgd,bskd->bkgqs", k[:, s0:i + 1], v[:, s0:i + 1], np.ones((1, i + 1 - s0), bool)),
-                ("bqkgd,bkqsd->bkgqs", kg[:, :, j:j + 1], vg[:, :, j:j + 1], every)]))
+                ("bqkgd,bkqsd->bkgqs", kg[:, :, j:j + 1], vg[:, :, j:j + 1], every)], flash))
     o = jnp.concatenate(outs, axis=1) if len(outs) > 1 else outs[0]
     return o.reshape(Bt, L, H, v.shape[-1])
 
@@ -135,7 +144,8 @@ def msa_core(c, kind, p, h, q, k, v, q_lat, top_idx, aux):
     impl = "dense" if c["indexer_impl"] == "dense" else c["attention_impl"]
     scores = block_scores(prm, h, n, d, c["msa_block_size"], c["msa_local_blocks"], impl,
                           c["attention_block_q"], c["attention_block_kv"])
-    return msa_attention(q, k, v, scores, c["msa_block_size"], c["msa_topk_blocks"], c["msa_impl"]), top_idx, aux
+    return msa_attention(q, k, v, scores, c["msa_block_size"], c["msa_topk_blocks"], c["msa_impl"],
+                         c["flash_backward_recompute"]), top_idx, aux
 
 
 def layer(c, kind, p, h, top_idx, aux):
