@@ -275,6 +275,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["mhc_hyper_head"] = kw["mhc_expansion_rate"] > 1 and draw(st.booleans())
     if kw["mhc_expansion_rate"] > 1 and convention == "exact":  # HY-V4's streams kept, not mixed
         kw["mhc_plain_residual"] = draw(st.booleans())
+    if kw["mhc_expansion_rate"] > 1:  # Inkling's branch convs and A.X K2's gated norms: one residual stream
+        kw.pop("residual_conv_kernel", None), kw.pop("gated_norm_rank", None)
     # --- vision ------------------------------------------------------------------------------------------
     if vision and draw(st.integers(0, 3)) == 0:
         kw["vision_layers"] = draw(st.integers(1, 2))
@@ -459,6 +461,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if kw.get("convention", convention) == "exact" and not kw.get("layer_loops") and not kw.get("mtp_num_layers") \
             and not kw.get("parallel_layer_pattern") and kw.get("mhc_expansion_rate", 1) == 1 \
             and not kw.get("prompt_tokens") and "-" not in kw["attention_layer_pattern"] + kw.get("ffn_layer_pattern", "") \
+            and not kw.get("residual_conv_kernel") and not kw.get("gated_norm_rank") \
             and draw(st.integers(0, 3)) == 0:  # attention residuals (Kimi K3)
         kw["attn_res_block_size"] = draw(st.integers(1, 4))
     return kw

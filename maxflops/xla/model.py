@@ -222,19 +222,19 @@ class Layer(nn.Module):
             if c["mhc_expansion_rate"] > 1:
                 x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum",
                          not c["mhc_plain_residual"])
-            elif c["residual_conv_kernel"]:  # Inkling: a causal depthwise conv over the branch's output
+                continue
+            if c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
+                y = branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
+            else:
                 y = branch(_rms(x))
-                Kc = c["residual_conv_kernel"]
+            Kc = c["residual_conv_kernel"]
+            if Kc:  # Inkling: a causal depthwise conv over the branch's output, each document's its own
                 w = p(f"res_conv_{tag}", (Kc, 1, D))
-                bounds = np.cumsum((0,) + (self.segments or (y.shape[1],)))  # each document's conv its own
+                bounds = np.cumsum((0,) + (self.segments or (y.shape[1],)))
                 with jax.named_scope("residual_conv"):
                     y = y + jnp.concatenate([K.causal_conv(y[:, a:b], w, Kc) for a, b in zip(bounds[:-1], bounds[1:])],
                                             axis=1)
-                x = x + y
-            elif c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
-                x = x + branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
-            else:
-                x = x + branch(_rms(x))
+            x = x + y
         if kind.no_grad:  # a pass run without a gradient (torch.no_grad: HRM's early L cycles): its work is not
             # differentiated, and the next pass's input still carries one (HRM injects the H state into every L
             # pass's input): the value is the pass's output, the gradient flows past it unchanged (no matmul)

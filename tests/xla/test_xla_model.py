@@ -353,8 +353,8 @@ def test_hy_v4s_hyper_connections_without_residual_mixing_equal_xla(mode, knobs)
 
 @pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
                                              ("train", dict(remat_policy="full"), ()), ("prefill", {}, (5, 11)),
-                                             ("train", {}, (5, 11))],
-                         ids=["prefill", "train", "remat", "packed-prefill", "packed-train"])
+                                             ("train", {}, (5, 11)), ("train", dict(gated_norm_rank=3), ())],
+                         ids=["prefill", "train", "remat", "packed-prefill", "packed-train", "with-gated-norms"])
 def test_inklings_parts_equal_xla(mode, knobs, docs):
     """Inkling: relative-position logits (r_proj and the profiles over the extent: the window on a sliding layer),
     causal convs over the keys and values and over each branch's output, a router that scores the shared experts,
