@@ -99,10 +99,8 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
             p.warmup_unnamed["qkv_proj"] = 2 * d * q_lora * tokens
         p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens
         return h, nope + rope, v
-    hd, n_kv, shared_kv = c["head_dim"], c["num_kv_heads"], False
-    if kind.mixer in (GLOBAL, BIDIRECTIONAL):  # global layers may have their own widths (Gemma 4)
-        hd, n_kv = c["global_head_dim"] or hd, c["global_num_kv_heads"] or n_kv
-        shared_kv = c["share_kv_projections"]
+    n_kv, hd = kv_widths(kind, c)  # global layers may have their own widths (Gemma 4)
+    shared_kv = kind.mixer in (GLOBAL, BIDIRECTIONAL) and c["share_kv_projections"]
     hv = c["value_head_dim"] or hd  # (0: the head width; a shared K/V projection keeps it)
     if kind.kv_shared:  # keys and values come from an earlier layer: only q is projected
         n_kv = 0
