@@ -184,6 +184,13 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
             p.tail.pop(k, None)
         if mix:
             p.tail["mhc"] = 2 * G * G * d * tokens
+    if c["laurel_rank"] and kind.mixer != NO_MIXER:  # LAuReL: D -> r -> D beside the mixer, its output normed
+        p.out["laurel"] = 4 * d * c["laurel_rank"] * tokens
+    if c["altup_num_inputs"]:  # AltUp around the layer: the branches' outputs feed the correction's router and
+        # innovation, so a rematerialized layer recomputes their last matmuls too
+        p.out["altup"] = terms.altup(c["altup_num_inputs"], d) * tokens
+        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
+            p.tail.pop(k, None)
     K = c["residual_conv_kernel"]
     if K and (kind.mixer != NO_MIXER or kind.ffn != NO_FFN):  # Inkling's convs over each branch's output (the mixer's, the FFN's), D channels each
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
@@ -439,6 +446,8 @@ def _head_raw(c, tokens, hardware: bool = False) -> dict:
         head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens
     if c["attn_res_block_size"] and _prices_attn_res(c, hardware):
         head["attn_res"] = 4 * c["emb_dim"] * attn_res_output_rows(c) * tokens  # the output's aggregate
+    if c["altup_num_inputs"] > 1:
+        head["altup_proj"] = terms.altup_proj(c["altup_num_inputs"], c["emb_dim"]) * tokens
     if c["per_layer_input_dim"]:
         head["per_layer_emb_proj"] = terms.ple_global(c["emb_dim"], c["num_decoder_layers"],
                                                       c["per_layer_input_dim"]) * tokens

@@ -90,13 +90,18 @@ def check_relations(c: Mapping[str, Any]) -> None:
         if c[key] and c["convention"] not in ruled:
             err("convention", f"{c['convention']!r} has no rule for {what} ({key}={c[key]!r}); use one of "
                               + ", ".join(map(repr, ruled)))
-    for key in ("residual_conv_kernel", "gated_norm_rank"):  # (Inkling's and A.X K2's plain residual stream)
+    for key in ("residual_conv_kernel", "gated_norm_rank", "altup_num_inputs", "laurel_rank"):  # (Inkling's, A.X
+        # K2's and Gemma 3n's residual schemes)
         if c[key] and c["mhc_expansion_rate"] > 1:
-            err(key, f"{c[key]} with mhc_expansion_rate={c['mhc_expansion_rate']}: not modelled (its layers keep one "
-                     "residual stream)")
+            err(key, f"{c[key]} with mhc_expansion_rate={c['mhc_expansion_rate']}: not modelled (two residual "
+                     "schemes at once)")
         if c[key] and c["attn_res_block_size"]:
-            err(key, f"{c[key]} with attn_res_block_size={c['attn_res_block_size']}: not modelled (its layers keep "
-                     "one residual stream)")
+            err(key, f"{c[key]} with attn_res_block_size={c['attn_res_block_size']}: not modelled (two residual "
+                     "schemes at once)")
+    if c["altup_num_inputs"]:  # Gemma 3n's layers: AltUp around a plain pre-norm layer, no MTP modules
+        for key in ("residual_conv_kernel", "gated_norm_rank", "mtp_num_layers"):
+            if c[key]:
+                err(key, f"{c[key]} with altup_num_inputs={c['altup_num_inputs']}: not modelled")
     if c["attn_res_block_size"]:  # Kimi K3's layers: a mixer and an FFN each, in one decoder
         for key in ("mtp_num_layers", "layer_loops", "parallel_layer_pattern", "prompt_tokens"):
             if c[key]:

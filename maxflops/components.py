@@ -89,6 +89,9 @@ register(
                            "and the output (row scores D -> 1, the weighted sum)"),
     _trunk("norm_gate", 47, "gated norms: the low-rank sigmoid gate on a layer's input norm (and its FFN's norm on MoE "
                             "layers), D -> r -> D"),
+    _trunk("altup", 48, "AltUp: the router, prediction and correction coefficients and the streams' mix around "
+                        "each layer (Gemma 3n)"),
+    _trunk("laurel", 49, "LAuReL: the low-rank branch D -> r -> D beside the mixer (Gemma 3n)"),
     _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
     _trunk("rel_logits", 55, "relative-position logits: each head's vector against the bank of bias profiles over "
                              "the extent (Inkling)"),
@@ -117,6 +120,8 @@ register(
     _trunk("mhc_head", 250, "mHC's hyper head"),
     _trunk("logits", 260, "the output head"),
     _trunk("per_layer_emb_proj", 270, "per-layer embeddings: the projection D -> layers x P"),
+    _trunk("altup_proj", 275, "AltUp: the D -> D projections of the embedding into the other streams and out of "
+                              "them"),
     _trunk("vision_encoder", 280, "the vision encoder's weights"),
     _trunk("vision_attention", 290, "the vision encoder's attention", ATTENTION_KIND),
     _trunk("vision_projector", 300, "the vision projector"),

@@ -167,6 +167,16 @@ SCHEMA: dict[str, Field] = {
                                         "layers the FFN's norm, scale their output by a sigmoid gate from a "
                                         "low-rank MLP of it, D -> this rank -> D (4 D r FLOPs per gated norm and "
                                         "token, component norm_gate); 0: plain norms.", minimum=0),
+    "altup_num_inputs": field_of(0, int, "AltUp (Gemma 3n's alternating updates): the residual state is this many "
+                                         "streams of D; each layer runs on the first (the active one) after a "
+                                         "prediction mixes the streams (a router D -> n, coefficients n -> n^2, the "
+                                         "mix n x n over D) and corrects them after (the router again, coefficients "
+                                         "n -> n, an elementwise scale); the other streams enter as D -> D "
+                                         "projections of the embedding and leave through D -> D projections "
+                                         "(components altup, altup_proj); 0: one plain residual stream.", minimum=0),
+    "laurel_rank": field_of(0, int, "LAuReL (Gemma 3n's learned augmented residual): beside the mixer, on its normed "
+                                    "input, a low-rank D -> r -> D branch added to the residual (4 D r FLOPs per "
+                                    "token and mixer layer, component laurel); 0: none.", minimum=0),
     "attn_res_block_size": field_of(0, int, "Attention residuals (Kimi K3's AttnRes): every this many layers the "
                                             "running residual is kept as a snapshot, and each layer's attention "
                                             "and FFN inputs (and the model's output) are a softmax-weighted sum "

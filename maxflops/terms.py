@@ -247,6 +247,21 @@ def mhc(streams: int, d: int, outer: bool = False, pre: bool = True, mix: bool =
         + (g * d if outer else 0)
 
 
+def altup(streams: int, d: int) -> int:
+    """One layer's AltUp matmuls, one token, n = streams: the router D -> n twice (before the layer on the active
+    stream, after it on the layer's output), the prediction coefficients n -> n^2, the prediction's mix of the n
+    streams over D (n x n, 2 n^2 D) and the correction coefficients n -> n. The correction scales each stream's
+    innovation by its coefficient: elementwise, no matmul."""
+    n = streams
+    return 2 * (2 * d * n) + 2 * n * n * n + 2 * n * n * d + 2 * n * n
+
+
+def altup_proj(streams: int, d: int) -> int:
+    """AltUp's stream projections, one token: D -> D from the embedding into each of the n - 1 other streams, and
+    D -> D out of each of them before the streams are averaged."""
+    return 2 * (streams - 1) * 2 * d * d
+
+
 def mhc_head(streams: int, d: int) -> int:
     """The mHC hyper head per token: the projection G*D -> G of the stream weights. Their weighted sum over the G
     streams is elementwise (a multiply and a sum in MaxText's and transformers' code), like the decay of a gated

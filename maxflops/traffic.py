@@ -41,7 +41,7 @@ from .weights import bytes_of, parse_rules
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
                             "indexer_proj_attn", "compressor",
-                            "layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate"})
+                            "layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate", "laurel"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +103,8 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
         outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d) // 2
     if hw["attn_res_block_size"]:  # the output aggregate's score vector
         outside["attn_res"] = d
+    if hw["altup_num_inputs"] > 1:
+        outside["altup_proj"] = terms.altup_proj(hw["altup_num_inputs"], d) // 2
     if hw["per_layer_input_dim"]:
         outside["per_layer_global"] = terms.ple_global(d, hw["num_decoder_layers"], hw["per_layer_input_dim"]) // 2
     out["weights"] += price(outside, None)
@@ -143,6 +145,9 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         cache = {"weights": width * K * c["weight_bytes"], "state": 2 * (K - 1) * width * c["state_bytes"] * seqs.count}
     if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
         elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
+    if c["altup_num_inputs"]:  # AltUp: its router (used twice, read once) and both coefficient matrices
+        n = c["altup_num_inputs"]
+        elements["altup"] = c["emb_dim"] * n + n * n * n + n * n
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)

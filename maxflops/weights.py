@@ -26,7 +26,7 @@ GROUPS = {
     "moe_router": ("moe_router",),
     "logits": ("logits", "mhc_head"),
     "embeddings": ("embeddings", "per_layer_global"),
-    "other": ("layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate"),
+    "other": ("layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate", "laurel", "altup", "altup_proj"),
 }
 GROUP_OF = {component: group for group, members in GROUPS.items() for component in members}
 

@@ -277,6 +277,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["mhc_plain_residual"] = draw(st.booleans())
     if kw["mhc_expansion_rate"] > 1:  # Inkling's branch convs and A.X K2's gated norms: one residual stream
         kw.pop("residual_conv_kernel", None), kw.pop("gated_norm_rank", None)
+    if convention == "exact" and kw["mhc_expansion_rate"] == 1 and not kw.get("mtp_num_layers") \
+            and draw(st.integers(0, 3)) == 0:  # Gemma 3n's AltUp streams and LAuReL
+        kw["altup_num_inputs"] = draw(st.integers(1, 4))
+        kw["laurel_rank"] = draw(st.integers(0, 5))
+        kw.pop("residual_conv_kernel", None), kw.pop("gated_norm_rank", None)
     # --- vision ------------------------------------------------------------------------------------------
     if vision and draw(st.integers(0, 3)) == 0:
         kw["vision_layers"] = draw(st.integers(1, 2))
@@ -462,7 +467,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             and not kw.get("parallel_layer_pattern") and kw.get("mhc_expansion_rate", 1) == 1 \
             and not kw.get("prompt_tokens") and "-" not in kw["attention_layer_pattern"] + kw.get("ffn_layer_pattern", "") \
             and not kw.get("residual_conv_kernel") and not kw.get("gated_norm_rank") \
-            and draw(st.integers(0, 3)) == 0:  # attention residuals (Kimi K3)
+            and not kw.get("altup_num_inputs") and not kw.get("laurel_rank") and draw(st.integers(0, 3)) == 0:  # attention residuals (Kimi K3)
         kw["attn_res_block_size"] = draw(st.integers(1, 4))
     return kw
 
@@ -510,7 +515,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
-    "residual_conv_kernel", "moe_router_shared",
+    "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank",
 }
 
 

@@ -56,6 +56,8 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
         out.update(proof_of(fam).reduce(c))
     if c["mhc_expansion_rate"] > 1:
         out["mhc_expansion_rate"] = min(c["mhc_expansion_rate"], 3)
+    if c["laurel_rank"]:
+        out["laurel_rank"] = min(c["laurel_rank"], 5)
     if c["num_experts"] > 1:
         e = min(c["num_experts"], 8)
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
@@ -212,6 +214,9 @@ class Layer(nn.Module):
             with jax.named_scope("mlp"):
                 return K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
 
+        if c["altup_num_inputs"]:  # AltUp: x is the streams [B, L, n, D]
+            x = _altup_layer(p, x, kind, mixer, ffn, c["laurel_rank"])
+            return (x, state["top_idx"], state["aux"]), None
         if kind.attn_res:  # attention residuals: x is (the running residual, the bank of snapshots)
             x = _attn_res_layer(p, x, kind.attn_res, mixer, ffn, c["weighted_sum_impl"] == "einsum")
             return (x, state["top_idx"], state["aux"]), None
@@ -240,6 +245,34 @@ class Layer(nn.Module):
             # pass's input): the value is the pass's output, the gradient flows past it unchanged (no matmul)
             x = jax.lax.stop_gradient(x) + (x_in - jax.lax.stop_gradient(x_in))
         return (x, state["top_idx"], state["aux"]), None
+
+
+def _altup_layer(p, x, kind, mixer, ffn, laurel_rank):
+    """One layer under AltUp (Gemma 3n's Gemma3nTextDecoderLayer, without its per-layer embedding): the streams x
+    [B, L, n, D] predicted (a router D -> n on the normed active stream, tanh, coefficients n -> n^2, the streams
+    mixed n x n over D, plus themselves); the layer on the active prediction (its mixer on the normed input, beside it
+    LAuReL's D -> r -> D normed, then the FFN); the correction (the router on the layer's output, coefficients n -> n
+    plus one, each stream's innovation scaled by its coefficient: elementwise)."""
+    B, L, n, D = x.shape
+    router = p("altup_router", (D, n))
+    with jax.named_scope("altup"):
+        mod = jnp.tanh(K.dense(_rms(x[:, :, 0]), router))
+        coefs = K.dense(mod, p("altup_predict", (n, n * n))).reshape(B, L, n, n)
+        pred = jnp.einsum("blnd,blnm->blmd", x, coefs) + x
+    active = pred[:, :, 0]
+    h = active
+    if kind.mixer != NO_MIXER:
+        normed = _rms(active)
+        h = h + mixer(normed)
+        if laurel_rank:
+            with jax.named_scope("laurel"):
+                h = h + _rms(K.dense(K.dense(normed, p("laurel_left", (D, laurel_rank))),
+                                     p("laurel_right", (laurel_rank, D))))
+    if kind.ffn != NO_FFN:
+        h = h + ffn(_rms(h))
+    with jax.named_scope("altup"):
+        correct = K.dense(jnp.tanh(K.dense(_rms(h), router)), p("altup_correct", (n, n))) + 1.0
+    return pred + (h - active)[:, :, None, :] * correct[..., None]
 
 
 def _gated_norm(p, x, tag, r):
@@ -343,6 +376,12 @@ class Decoder(nn.Module):
             if c["mtp_num_layers"] and c["mode"] == "train":
                 raise ValueError("mtp_num_layers: MTP modules with mHC streams are not modelled in the Flax model")
             x = jnp.broadcast_to(x[:, :, None, :], (B, L, G, D))  # the embedding in every stream
+        A = c["altup_num_inputs"]
+        if A:  # AltUp: the embedding and its projections D -> D, one per other stream
+            if c["mtp_num_layers"] and c["mode"] == "train":
+                raise ValueError("mtp_num_layers: MTP modules with AltUp streams are not modelled in the Flax model")
+            with jax.named_scope("altup_proj"):
+                x = jnp.stack([x] + [K.dense(x, self.param(f"altup_in{i}", _init(), (D, D))) for i in range(1, A)], 2)
         top = jnp.zeros((B, L, min(c["index_topk"], L)), jnp.int32)
         if c["attn_res_block_size"]:  # attention residuals: the running residual and an empty bank of snapshots
             x = (x, jnp.zeros((B, L, 0, D), x.dtype))
@@ -366,6 +405,11 @@ class Decoder(nn.Module):
                 x = (jax.nn.sigmoid(w)[..., None] * x).sum(2)
             else:
                 x = x.sum(2)
+        if A:  # AltUp's streams out: the active one as it is, the others through D -> D, averaged
+            with jax.named_scope("altup_proj"):
+                x = jnp.mean(jnp.stack([x[:, :, 0]] + [K.dense(x[:, :, i], self.param(f"altup_out{i}", _init(),
+                                                                                         (D, D))) for i in range(1, A)],
+                                       2), 2)
         logits = [_head(head, x)]
         mtp_kinds = [plan.kinds[i] for _, i in plan.rows if plan.kinds[i].mtp]
         k = 0

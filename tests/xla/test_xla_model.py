@@ -371,3 +371,28 @@ def test_inklings_parts_equal_xla(mode, knobs, docs):
     b = maxflops.count(c, segment_lengths=list(docs) or None)
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
+                                             ("train", dict(remat_policy="full"), ()), ("train", {}, (5, 11)),
+                                             ("train", dict(altup_num_inputs=1, laurel_rank=0), ())],
+                         ids=["prefill", "train", "remat", "packed-train", "one-stream-no-laurel"])
+def test_gemma3ns_altup_and_laurel_equal_xla(mode, knobs, docs):
+    """Gemma 3n's AltUp (streams predicted before each layer and corrected after it, projected in from the embedding
+    and out before the head) and LAuReL (D -> r -> D beside the attention), on sliding and global layers of their
+    own FFN widths; XLA equal to the engine, by component."""
+    cfg = maxflops.model_config(num_decoder_layers=3, attention_layer_pattern="LLG", emb_dim=64, mlp_dim=96,
+                                num_query_heads=4, num_kv_heads=2, head_dim=16, vocab_size=500, sliding_window_size=6,
+                                altup_num_inputs=4, laurel_rank=6, layer_widths=("mlp_dim@1=80",),
+                                max_target_length=16)
+    if docs:
+        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, segment_lengths=docs, **knobs)
+    b = maxflops.count(c, segment_lengths=list(docs) or None)
+    assert c["altup_num_inputs"] == knobs.get("altup_num_inputs", 4)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
+    assert b.hardware_flops == xla.matmul_flops
+    scoped = xla.by_scope(SCOPES, innermost=True)
+    assert scoped.pop("other") == 0
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)

@@ -48,6 +48,7 @@ REFUSED: dict[str, frozenset] = {
     'gemma': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
     'gemma2': frozenset(['head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
     'gemma3_text': frozenset(['head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
+    'gemma3n_text': frozenset(['altup_num_inputs', 'head_dim', 'hidden_activation', 'hidden_size', 'hidden_size_per_layer_input', 'laurel_rank', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'num_kv_shared_layers', 'sliding_window', 'vocab_size']),
     'gemma4_text': frozenset(['attention_k_eq_v', 'enable_moe_block', 'head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'num_kv_shared_layers', 'sliding_window', 'vocab_size']),
     'gemma4_unified_text': frozenset(['attention_k_eq_v', 'head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'num_kv_shared_layers', 'sliding_window', 'vocab_size']),
     'glm': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),

@@ -67,8 +67,6 @@ NEEDS = {
     'xlstm': 'mLSTM with exponential gating',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
-    'gemma3n': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
-    'gemma3n_text': "Gemma 3n's AltUp streams, LAuReL, per-layer embeddings and KV sharing",
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
     'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
     'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
