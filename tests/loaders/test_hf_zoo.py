@@ -207,6 +207,8 @@ def coverage_table() -> str:
             conv = bool(case["forward_ops"].get("aten.convolution"))
             proof = "forward exact" + (", routed slots proved in the eager tests" if name in ROUTED_BY_DATA else
                                        ", training exact" + (" (depthwise conv set aside)" if conv else ""))
+            if eager_only(name):
+                proof += "; the embedders transformers runs on every token's dummy id set aside"
             status, note = "read", (f"text model `{t.wrapper}`; towers named, not priced. " if t.wrapper else "") + proof
         elif case["kind"] == "not_decoder":
             status, note = "not a decoder LM", unread.NOT_DECODER[name]
