@@ -79,7 +79,9 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
         return
     if c["router_flops"]:
         scored = c["num_experts"] + c["zero_experts"] + (c["shared_experts"] if c["moe_router_shared"] else 0)
-        p.out["moe_router"] = terms.router(d_ffn, scored) * tokens
+        R = c["moe_router_mlp_dim"]  # ZAYA's router: D -> R, an MLP of two R -> R, then R -> the scored experts
+        p.out["moe_router"] = (terms.router(R, scored) + 2 * d_ffn * R + 2 * 2 * R * R if R else
+                               terms.router(d_ffn, scored)) * tokens
     d_exp = c["moe_latent_size"] or d_ffn  # the routed experts' width: a latent MoE's projected space
     per_expert_token = terms.mlp(d_exp, c["moe_mlp_dim"], gated)
     if hardware and c["moe_impl"] != "ideal":

@@ -349,8 +349,11 @@ READ_WHEN: dict = {
        for k in ("short_conv_kernel", "short_conv_impl")},
     "relative_logits_extent": (lambda c: c["relative_logits_dim"] > 0 and any(x in _letters(c) for x in "GC"),
                                "no global or chunked layer has relative-position logits (relative_logits_dim = 0)"),
-    "aux_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 or c["residual_conv_kernel"] > 0,
-                      "the model has no convs around attention (kv_conv_kernel and residual_conv_kernel are 0)"),
+    "aux_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 or c["residual_conv_kernel"] > 0 or
+                      c["cca_depthwise_kernel"] > 0,
+                      "the model has no convs around attention (kv_conv_kernel, residual_conv_kernel and "
+                      "cca_depthwise_kernel are 0)"),
+    "moe_router_mlp_dim": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_router_shared": (lambda c: c["num_experts"] > 1 and c["shared_experts"] > 0,
                           "the model has no shared experts beside routed ones"),
     "mhc_plain_residual": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams "

@@ -95,6 +95,8 @@ register(
     _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
     _trunk("rel_logits", 55, "relative-position logits: each head's vector against the bank of bias profiles over "
                              "the extent (Inkling)"),
+    _trunk("cca_conv", 56, "compressed convolutional attention's convs over the q and k channels: depthwise, then "
+                           "one group per head (ZAYA)"),
     _trunk("kv_conv", 57, "the causal depthwise convs over an attention layer's keys and values (Inkling)"),
     _trunk("out_proj", 60, "the mixer's output projection"),
     _trunk("residual_conv", 135, "the causal depthwise convs over each branch's output before the residual add "

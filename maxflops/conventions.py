@@ -147,7 +147,8 @@ EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layer
               "gated_norm_rank": "gated norms", "relative_logits_dim": "relative-position logits",
               "kv_conv_kernel": "convs over the keys and values", "residual_conv_kernel": "convs over the branches' "
                                                                                           "outputs",
-              "moe_router_shared": "a router that scores the shared experts", "altup_num_inputs": "AltUp streams",
+              "moe_router_shared": "a router that scores the shared experts", "altup_num_inputs": "AltUp streams", "moe_router_mlp_dim": "an MLP router",
+              "cca_depthwise_kernel": "compressed convolutional attention",
               "laurel_rank": "LAuReL branches", "mhc_plain_residual": "hyper-connections without the residual "
                                                                     "mixing"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))

@@ -161,6 +161,9 @@ SCHEMA: dict[str, Field] = {
                                              "over the FFN's output, each with a residual, before they join the "
                                              "layer's residual stream (Inkling's attn_sconv and mlp_sconv); 0: none.",
                                      minimum=0),
+    "moe_router_mlp_dim": field_of(0, int, "An MLP router (ZAYA's): D -> this width, two layers of this width to "
+                                           "itself, then -> the scored experts (2 D R + 4 R^2 + 2 R E FLOPs per "
+                                           "token, component moe_router); 0: a linear router D -> E.", minimum=0),
     "moe_router_shared": field_of(False, bool, "The MoE router also scores the shared experts (Inkling's: D -> "
                                                "routed + shared experts), its shared scores weighing them."),
     "gated_norm_rank": field_of(0, int, "Gated norms (A.X K2's GatedRMSNorm): the layer's input norm, and on MoE "
@@ -322,7 +325,10 @@ SCHEMA: dict[str, Field] = {
                                               "'elementwise': XLA's optimizer turns them into multiplies, as in "
                                               "MaxText's compiled step.", choices=("matmul", "elementwise")),
     "aux_conv_impl": field_of("valid", str, "Hardware: the convs around attention (kv_conv_kernel, "
-                                            "residual_conv_kernel): " + _CONV_IMPL_DOC,
+                                            "residual_conv_kernel): " + _CONV_IMPL_DOC + " Compressed "
+                                            "convolutional attention's two convs (cca_depthwise_kernel) take "
+                                            "'valid' or 'padded' (the sequence padded by t0 - 1 + t1 - 1 zeros "
+                                            "before both unpadded convs: transformers' ZAYA).",
                               choices=("valid", "padded", "pre_padded")),
     "weighted_sum_impl": field_of("einsum", str, "Hardware: per-token weighted sums over a few heads or streams (the "
                                            "indexer's head weighting, mHC's pre contraction over its G streams): "

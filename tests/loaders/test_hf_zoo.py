@@ -64,6 +64,9 @@ KNOBS |= {
     "bailing_hybrid": dict(kda_impl="chunked", kda_chunk_size=64, kda_conv_impl="padded"),
     # InklingShortConvolution: a conv1d padded by K - 1 on both sides, sliced to the sequence
     "inkling_text": dict(aux_conv_impl="padded"),
+    # ZayaCCAProjection: the sequence padded by t0 - 1 + t1 - 1 zeros before both convs; its skip expert, biased by
+    # -1 in a fresh model, is never picked
+    "zaya": dict(aux_conv_impl="padded", zero_expert_share=0.0),
     # HYV4HyperConnection sums the pre-weighted streams elementwise (its indexer weighs its heads with a matmul)
     "hy_v4": dict(dsa_impl="dense", weighted_sum_impl="streams_elementwise"), "dots3_note_text": dict(dsa_impl="dense"),
     "dots3_note": dict(dsa_impl="dense"),
@@ -77,27 +80,34 @@ NO_MTP = dict(mtp_num_layers=0)
 # over the channels (its forward and backward ops come out of torch's count, maxflops' conv out of its own), and the
 # state reads and updates autograd skips in the chunked linear attentions (departure() below).
 GDN_SOLVE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
-CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv", "kv_conv", "residual_conv")
+CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv", "kv_conv", "residual_conv", "cca_conv")
 KNOBS |= {name: dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded") for name in GDN_SOLVE}
 # LongCat-Flash's zero experts take a share of the routed slots that depends on the run's routing (a stated knob,
 # zero_expert_share): test_hf_eager.py records the slots and proves it; the zoo run does not record them.
 ROUTED_BY_DATA = {"longcat_flash"}
 
 
-def eager_only(name) -> int:
-    """Forward FLOPs transformers' eager model runs that the model needs not (3x in training, both operands taking a
-    gradient): Gemma3nModel runs its vision and audio embedders (an embedding, a norm, a projection of the tower's
-    width -> D) on every token, each a text token's dummy id, and keeps their output only where a token is the
-    tower's (none on text); maxflops counts the text model. Held against the fixture's per-module count."""
+def eager_only(name) -> tuple:
+    """(forward, training step) FLOPs transformers' eager model runs that the model needs not:
+    - Gemma3nModel runs its vision and audio embedders (an embedding, a norm, a projection of the tower's width -> D)
+      on every token, each a text token's dummy id, and keeps their output only where a token is the tower's (none
+      on text): 3x in training (both operands take a gradient); held against the fixture's per-module count;
+    - ZayaCCAProjection, without a cache, projects a zero vector per sequence (v_proj_delayed of zeros: the state
+      before the first token, whose delayed value half is that projection's bias) on every layer: 2x in training
+      (its weight's gradient; the zeros take none)."""
     case = CASES[name]
-    if case.get("model_class") != "Gemma3nForConditionalGeneration":
-        return 0
     cfg, tokens = case["config"], case["batch"] * case["length"]
-    d = cfg["text_config"]["hidden_size"]
-    widths = (cfg["vision_config"]["hidden_size"], cfg["audio_config"]["hidden_size"])
-    total = sum(2 * tokens * w * d for w in widths)
-    assert total == case["modules"]["model.embed_vision"] + case["modules"]["model.embed_audio"]
-    return total
+    if case.get("model_class") == "Gemma3nForConditionalGeneration":
+        d = cfg["text_config"]["hidden_size"]
+        widths = (cfg["vision_config"]["hidden_size"], cfg["audio_config"]["hidden_size"])
+        total = sum(2 * tokens * w * d for w in widths)
+        assert total == case["modules"]["model.embed_vision"] + case["modules"]["model.embed_audio"]
+        return total, 3 * total
+    if case.get("model_class") == "ZayaForCausalLM":
+        half = cfg["num_key_value_heads"] * cfg["head_dim"] // 2
+        total = 2 * cfg["hidden_size"] * half * case["batch"] * cfg["num_hidden_layers"]
+        return total, 2 * total
+    return 0, 0
 
 
 def _config(name, mode, tmp_path):
@@ -122,7 +132,7 @@ def test_fixture():
 @pytest.mark.parametrize("name", [t for t in READ if t not in ROUTED_BY_DATA])
 def test_forward_equals_transformers_eager(name, tmp_path):
     assert CASES[name]["status"] == "ok", CASES[name]["status"]
-    assert maxflops.count(_config(name, "prefill", tmp_path)).hardware_flops + eager_only(name) == \
+    assert maxflops.count(_config(name, "prefill", tmp_path)).hardware_flops + eager_only(name)[0] == \
         CASES[name]["total_flops"]
 
 
@@ -161,7 +171,7 @@ def test_training_step_equals_transformers_eager(name, tmp_path):
     conv_ops = ops.get("aten.convolution", 0) + ops.get("aten.convolution_backward", 0)
     convs = sum(b.hardware_components.get(k, 0) for k in CONVS)
     assert bool(conv_ops) == bool(convs), name
-    assert b.hardware_flops - convs - departure(b, c, case) + 3 * eager_only(name) == case["train_flops"] - conv_ops
+    assert b.hardware_flops - convs - departure(b, c, case) + eager_only(name)[1] == case["train_flops"] - conv_ops
 
 
 @pytest.mark.parametrize("name", [t for t in READ if CASES[t]["forward_ops"].get("aten.convolution")])
@@ -207,8 +217,10 @@ def coverage_table() -> str:
             conv = bool(case["forward_ops"].get("aten.convolution"))
             proof = "forward exact" + (", routed slots proved in the eager tests" if name in ROUTED_BY_DATA else
                                        ", training exact" + (" (depthwise conv set aside)" if conv else ""))
-            if eager_only(name):
+            if name == "gemma3n":
                 proof += "; the embedders transformers runs on every token's dummy id set aside"
+            if name == "zaya":
+                proof += "; the zero vector transformers projects per sequence set aside"
             status, note = "read", (f"text model `{t.wrapper}`; towers named, not priced. " if t.wrapper else "") + proof
         elif case["kind"] == "not_decoder":
             status, note = "not a decoder LM", unread.NOT_DECODER[name]

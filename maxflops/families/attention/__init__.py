@@ -160,6 +160,31 @@ def inkling_parts(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> N
             conv.price(p, "kv_conv", channels, K, c, seqs, decode, tokens)
 
 
+def cca_taps(c, seqs, decode: bool, tokens, hardware: bool) -> tuple:
+    """Compressed convolutional attention's two convs over the q and k channels (ZAYA's conv_qk_depthwise of t0 taps,
+    then conv_qk_grouped of t1 taps, one group per head, head width in and out): (depthwise taps, grouped taps) per
+    channel. Model FLOPs: each a causal conv over the sequence, its non-padding taps. Hardware 'padded' (transformers:
+    the sequence padded by t0 - 1 + t1 - 1 zeros before both unpadded convs): every tap of the depthwise conv's
+    L + t1 - 1 outputs and of the grouped conv's L; in decode the cached inputs and the new token, the depthwise conv
+    at the t1 positions the grouped one reads."""
+    t0, t1 = c["cca_depthwise_kernel"], c["cca_grouped_kernel"]
+    if hardware and c["aux_conv_impl"] == "padded":
+        if decode:
+            return t0 * t1 * tokens, t1 * tokens
+        return seqs.sum(lambda L: t0 * (L + t1 - 1)), t1 * tokens
+    return conv.model_taps(c, seqs, decode, tokens, t0), conv.model_taps(c, seqs, decode, tokens, t1)
+
+
+def cca_parts(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> None:
+    """ZAYA's compressed convolutional attention on a GQA layer: the depthwise conv over the (heads + KV heads) x
+    head width q and k channels, then the grouped conv (head width -> head width per head and tap); its projections
+    are GQA's (the values half from the token, half from the one before: the same widths)."""
+    n_kv, hd = kv_widths(kind, c)
+    channels = (c["num_query_heads"] + n_kv) * hd
+    dw, grouped = cca_taps(c, seqs, decode, tokens, hardware)
+    p.out["cca_conv"] = 2 * channels * dw + 2 * channels * hd * grouped
+
+
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     h, d_qk, d_v = project(p, kind, c, tokens, hardware=False)
     if c["attention_differential"]:  # each map weighs values twice as wide (the two value halves side by side)
@@ -167,6 +192,8 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     core(p, h, d_qk, d_v, pairs(kind.mixer, kind.span, seqs, c, decode))
     if kind.projection == "gqa":
         inkling_parts(p, kind, c, seqs, decode, tokens, hardware=False)
+        if c["cca_depthwise_kernel"]:
+            cca_parts(p, kind, c, seqs, decode, tokens, hardware=False)
 
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -178,6 +205,8 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     core(p, h, d_qk, d_v, impl_pairs(kind.mixer, kind.span, seqs, c, decode))
     if kind.projection == "gqa":
         inkling_parts(p, kind, c, seqs, decode, tokens, hardware=True)
+        if c["cca_depthwise_kernel"]:
+            cca_parts(p, kind, c, seqs, decode, tokens, hardware=True)
 
 
 # --- decode: the KV cache -------------------------------------------------------------------------------------
@@ -201,6 +230,14 @@ def decode_cache(kind, c, seqs) -> dict:
     kb = c["kv_cache_bytes"]
     out = {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb,
            "kv_write": seqs.count * write * kb}
+    t0 = c["cca_depthwise_kernel"]
+    if t0 and kind.projection == "gqa":  # CCA: both convs' kernels; per sequence the conv inputs it keeps (the last
+        # t0 - 1 + t1 - 1) and the delayed half of the values (the last token's), read and written
+        n_kv, hd = kv_widths(kind, c)
+        t1, channels = c["cca_grouped_kernel"], (c["num_query_heads"] + n_kv) * hd
+        out["weights"] = out.get("weights", 0) + channels * (t0 + hd * t1) * c["weight_bytes"]
+        kept = (t0 - 1 + t1 - 1) * channels + n_kv * hd // 2
+        out["state"] = out.get("state", 0) + 2 * kept * c["state_bytes"] * seqs.count
     K = c["kv_conv_kernel"]
     if K and kind.projection == "gqa":  # the k/v convs: their kernels, and per sequence their last K - 1 inputs
         n_kv, hd = kv_widths(kind, c)
@@ -250,7 +287,23 @@ def check(c, letters: str, err) -> None:
             err("num_kv_heads", f"{c['num_kv_heads']} KV heads and {c['num_query_heads']} query heads with "
                                 "attention_differential: both must be even (the values split in two halves of KV "
                                 "heads, the outputs combine heads in pairs)")
-    for key in ("relative_logits_dim", "kv_conv_kernel"):
+    if bool(c["cca_depthwise_kernel"]) != bool(c["cca_grouped_kernel"]):
+        err("cca_grouped_kernel" if c["cca_depthwise_kernel"] else "cca_depthwise_kernel",
+            "0: compressed convolutional attention runs both convs (cca_depthwise_kernel and cca_grouped_kernel, "
+            "each at least 1 tap)")
+    if c["cca_depthwise_kernel"]:
+        if c["aux_conv_impl"] == "pre_padded":
+            err("aux_conv_impl", "'pre_padded' is not modelled for compressed convolutional attention's convs (use "
+                                 "'valid' or 'padded')")
+        for key in ("value_head_dim", "global_head_dim", "global_num_kv_heads", "share_kv_projections",
+                    "attention_differential", "attention_router_experts", "kv_conv_kernel", "num_kv_shared_layers"):
+            if c[key]:
+                err(key, f"{c[key]!r} with cca_depthwise_kernel: compressed convolutional attention is modelled on "
+                         "plain GQA (ZAYA's) only")
+        if c["head_dim"] % 2 or c["num_query_heads"] % c["num_kv_heads"]:
+            err("head_dim", f"{c['head_dim']} with cca_depthwise_kernel: the values are two halves of each KV head "
+                            "(the head width must be even)")
+    for key in ("relative_logits_dim", "kv_conv_kernel", "cca_depthwise_kernel"):
         if c[key] and c["attention_type"] != "global":
             err(key, f"{c[key]} is modelled on GQA layers (Inkling's), not attention_type={c['attention_type']!r}")
     if c["relative_logits_dim"] and not c["relative_logits_extent"] and any(x in letters for x in "GC"):
@@ -305,6 +358,14 @@ SCHEMA = {
     "kv_conv_kernel": field_of(0, int, "A causal depthwise conv of this many taps over each GQA layer's keys and "
                                        "values after their projections (Inkling's k_sconv, v_sconv); 0: none.",
                                minimum=0),
+    "cca_depthwise_kernel": field_of(0, int, "Compressed convolutional attention (ZAYA's CCA): on each GQA layer a "
+                                             "causal depthwise conv of this many taps over the q and k channels "
+                                             "((heads + KV heads) x head_dim), then cca_grouped_kernel; 0: none.",
+                                     minimum=0),
+    "cca_grouped_kernel": field_of(0, int, "Compressed convolutional attention's second conv: this many taps, one "
+                                           "group per q or k head (head_dim in and out per tap: 2 head_dim^2 per "
+                                           "head, tap and token); component cca_conv with the depthwise one.",
+                                   minimum=0),
     "mla_q_latent_concat": field_of(False, bool, "MLA whose q up-projection reads the q latent normed and raw side "
                                                  "by side (A.X K2's q_gate_proj: 2 q_lora_rank -> heads x (qk + "
                                                  "v_head_dim) with the output gate): twice the up-projection's "

@@ -63,7 +63,6 @@ NEEDS = {
     'inkling2_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals",
     'inkling2_loop_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals, "
                           'and looped depth with message gates',
-    'zaya': 'compressed convolutional attention (convs over q/k, a delayed v) and an MLP router with top-1 MoE',
     'xlstm': 'mLSTM with exponential gating',
     'doge': 'dynamic-mask attention and CDMoE (product-key retrieval of single-neuron experts)',
     'reformer': 'LSH and chunked local attention with reversible layers',
