@@ -177,6 +177,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         if convention == "exact" and even and draw(st.integers(0, 3)) == 0:  # DiffLlama's differential attention
             kw.update(attention_differential=True, global_head_dim=0, global_num_kv_heads=0,
                       share_kv_projections=False, value_head_dim=0)
+        if convention == "exact" and not kw.get("attention_differential") and not kw.get("attention_router_experts") \
+                and draw(st.integers(0, 4)) == 0:  # ZAYA's compressed convolutional attention (even head widths)
+            kw.update(cca_depthwise_kernel=draw(st.integers(1, 3)), cca_grouped_kernel=draw(st.integers(1, 3)),
+                      global_head_dim=0, global_num_kv_heads=0, share_kv_projections=False, value_head_dim=0,
+                      head_dim=2 * max(1, w["head_dim"] // 2))
     if atype == "mla":
         kw["attention_head_gate"] = draw(st.booleans())  # Dots3's sigmoid gate per head
         kw["attention_output_gate"] = draw(st.booleans())  # Kimi K3's gate per value channel
@@ -193,7 +198,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["o_lora_rank"] = w["o_lora_rank"]
     if not set(OWN_PROJECTION) & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
-    if not compressed and kw.get("attention_type", "global") != "mla":  # KV sharing is modelled for GQA only
+    if not compressed and kw.get("attention_type", "global") != "mla" and not kw.get("cca_depthwise_kernel"):
+        # (KV sharing is modelled for GQA only, without CCA)
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
         kw["double_wide_kv_shared_mlp"] = draw(st.booleans())
     windowed = any(ch in pattern for ch in "LSH")
@@ -221,7 +227,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if convention == "exact" and atype == "global" and draw(st.integers(0, 3)) == 0:  # Inkling's attention extras
         kw["relative_logits_dim"] = draw(st.integers(1, 4))
         kw["relative_logits_extent"] = draw(st.integers(1, 20))
-        kw["kv_conv_kernel"] = draw(st.integers(0, 4))
+        kw["kv_conv_kernel"] = 0 if kw.get("cca_depthwise_kernel") else draw(st.integers(0, 4))
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # Inkling's convs over the branches' outputs
         kw["residual_conv_kernel"] = draw(st.integers(1, 4))
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # A.X K2's gated norms
@@ -237,6 +243,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["shared_experts"] = draw(st.integers(0, 2))
         kw["shared_expert_mlp_dim"] = _maybe(draw, w["shared_expert_mlp_dim"])
         kw["shared_expert_gate"] = draw(st.booleans())
+        if convention == "exact":  # ZAYA's MLP router
+            kw["moe_router_mlp_dim"] = draw(st.sampled_from([0, 0, 5]))
         if kw["shared_experts"] and convention == "exact":  # Inkling's router scores the shared experts too
             kw["moe_router_shared"] = draw(st.booleans())
         kw["moe_latent_size"] = _maybe(draw, w["moe_latent_size"])  # a latent MoE (Nemotron-3 Super)
@@ -265,7 +273,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                                                                 or kw.get("attention_router_experts")):
                 key = "mlp_dim"  # (heads in pairs: kept even by the config's own)
             if key in ("num_kv_heads", "head_dim") and (kw.get("global_num_kv_heads") or kw.get("global_head_dim")
-                                                         or kw.get("attention_type") == "mla"):
+                                                         or kw.get("attention_type") == "mla"
+                                                         or kw.get("cca_depthwise_kernel")):
                 key = "mlp_dim"  # (a 'G' layer's own widths are those keys' there; MLA reads neither)
             value = {"num_query_heads": kv * draw(st.integers(1, 3)), "num_kv_heads": draw(st.sampled_from(
                 _divisors(q)))}.get(key) or draw(st.integers(1, 24))
@@ -400,6 +409,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw[key] = draw(st.sampled_from(SCHEMA[key].choices))
         if kw.get("zero_experts") and kw["moe_impl"] == "capacity":  # (refused: test_hf_eager's LongCat case)
             kw["moe_impl"] = "ideal"
+        if kw.get("cca_depthwise_kernel"):  # (CCA's convs: 'valid' or 'padded', grouped weight gradients)
+            kw["aux_conv_impl"] = draw(st.sampled_from(["valid", "padded"]))
+            kw["conv_weight_grad"] = "grouped"
         for key in HARDWARE_BOOLS:
             kw[key] = draw(st.booleans())
         kw["attention_block_q"] = draw(st.integers(1, 24))
@@ -515,7 +527,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
-    "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank",
+    "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
+    "moe_router_mlp_dim",
 }
 
 

@@ -50,7 +50,13 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
     xt = x.reshape(B * L, D)
     T = B * L
     with jax.named_scope("moe_router"):
-        logits = dense(xt, p["router"])
+        if "router_down" in p:  # an MLP router (ZAYA's): D -> R, normed, two GELU layers R -> R, then R -> E
+            r = dense(xt, p["router_down"])
+            r = r * jax.lax.rsqrt(jnp.mean(r * r, -1, keepdims=True) + 1e-6)
+            r = jax.nn.gelu(dense(jax.nn.gelu(dense(r, p["router_fc1"])), p["router_fc2"]))
+            logits = dense(r, p["router"])
+        else:
+            logits = dense(xt, p["router"])
     logits, shared_logits = logits[:, :num_experts], logits[:, num_experts:]  # (a router that scores the shared
     gate_w, idx = jax.lax.top_k(logits, k)  # experts too: Inkling's)
     gate_w = jax.nn.softmax(gate_w, -1)

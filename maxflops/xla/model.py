@@ -199,8 +199,12 @@ class Layer(nn.Module):
                 E, F = c["num_experts"], c["moe_mlp_dim"]
                 X = c["moe_latent_size"] or D  # a latent MoE's experts work on the latent
                 scored = E + (c["shared_experts"] if c["moe_router_shared"] else 0)  # (Inkling's: shared scored)
-                params = {"router": p("router", (D, scored)), "experts_up": p("experts_up", (E, X, F)),
+                R = c["moe_router_mlp_dim"]  # (ZAYA's MLP router: D -> R -> R -> R -> the experts)
+                params = {"router": p("router", (R or D, scored)), "experts_up": p("experts_up", (E, X, F)),
                           "experts_down": p("experts_down", (E, F, X))}
+                if R:
+                    params |= {"router_down": p("router_down", (D, R)), "router_fc1": p("router_fc1", (R, R)),
+                               "router_fc2": p("router_fc2", (R, R))}
                 if gated:
                     params["experts_gate"] = p("experts_gate", (E, X, F))
                 if c["moe_latent_size"]:

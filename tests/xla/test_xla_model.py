@@ -396,3 +396,29 @@ def test_gemma3ns_altup_and_laurel_equal_xla(mode, knobs, docs):
     scoped = xla.by_scope(SCOPES, innermost=True)
     assert scoped.pop("other") == 0
     assert {k: v for k, v in scoped.items() if v} == by_component(b)
+
+
+@pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
+                                             ("train", dict(remat_policy="full"), ()), ("prefill", {}, (5, 11)),
+                                             ("train", {}, (5, 11)),
+                                             ("train", dict(cca_depthwise_kernel=3, cca_grouped_kernel=1), ())],
+                         ids=["prefill", "train", "remat", "packed-prefill", "packed-train", "kernels-3-1"])
+def test_zayas_cca_and_mlp_router_equal_xla(mode, knobs, docs):
+    """ZAYA: compressed convolutional attention (the q and k channels through a depthwise and a per-head grouped
+    causal conv, the values half delayed) on global and sliding layers, a MoE whose router is an MLP; XLA equal to
+    the engine by component (each document's convs its own)."""
+    cfg = maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="GL", emb_dim=64, num_query_heads=4,
+                                num_kv_heads=2, head_dim=8, vocab_size=500, sliding_window_size=6,
+                                cca_depthwise_kernel=2, cca_grouped_kernel=2, num_experts=4, num_experts_per_tok=1,
+                                moe_mlp_dim=20, moe_router_mlp_dim=12, max_target_length=16)
+    if docs:
+        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, segment_lengths=docs, **knobs)
+    assert c["cca_depthwise_kernel"] and c["moe_router_mlp_dim"] == 12
+    b = maxflops.count(c, segment_lengths=list(docs) or None)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
+    scoped = xla.by_scope(SCOPES, innermost=True)
+    assert scoped.pop("other") == 0
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+    assert b.hardware_flops == xla.matmul_flops

@@ -295,6 +295,9 @@ def check(c, letters: str, err) -> None:
         if c["aux_conv_impl"] == "pre_padded":
             err("aux_conv_impl", "'pre_padded' is not modelled for compressed convolutional attention's convs (use "
                                  "'valid' or 'padded')")
+        if c["conv_weight_grad"] == "dense":
+            err("conv_weight_grad", "'dense' is not modelled for compressed convolutional attention's convs (its "
+                                    "grouped conv's weight gradient; use 'grouped')")
         for key in ("value_head_dim", "global_head_dim", "global_num_kv_heads", "share_kv_projections",
                     "attention_differential", "attention_router_experts", "kv_conv_kernel", "num_kv_shared_layers"):
             if c[key]:

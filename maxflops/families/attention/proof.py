@@ -130,6 +130,25 @@ def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False, v_head_dim=0):
     return q, k, v, gate
 
 
+def cca(p, q, k, v, t0: int, t1: int):
+    """ZAYA's compressed convolutional attention after the GQA projections: q and k side by side through a causal
+    depthwise conv (t0 taps) and a causal grouped conv (t1 taps, one group per head: head width in and out), added
+    to them; each KV head's values half from the token, half from the one before (a shift: no FLOPs)."""
+    B, L, H, hd = q.shape
+    n_kv = k.shape[2]
+    C = (H + n_kv) * hd
+    with jax.named_scope("cca_conv"):
+        qk = jnp.concatenate([q.reshape(B, L, H * hd), k.reshape(B, L, n_kv * hd)], -1)
+        y = causal_conv(qk, p("cca_depthwise", (t0, 1, C)), t0)
+        y = jax.lax.conv_general_dilated(y, p("cca_grouped", (t1, hd, C)), window_strides=(1,), padding=[(t1 - 1, 0)],
+                                         dimension_numbers=("NWC", "WIO", "NWC"), feature_group_count=H + n_kv)
+    q = q + y[..., :H * hd].reshape(q.shape)
+    k = k + y[..., H * hd:].reshape(k.shape)
+    half = v.shape[-1] // 2
+    delayed = jnp.pad(v[:, :-1, :, half:], ((0, 0), (1, 0), (0, 0), (0, 0)))
+    return q, k, jnp.concatenate([v[..., :half], delayed], -1)
+
+
 def latent_concat(q_lat):
     """A.X K2's q up-projection input: the q latent normed and raw, side by side (2 q_lora_rank)."""
     normed = q_lat * jax.lax.rsqrt(jnp.mean(q_lat * q_lat, -1, keepdims=True) + 1e-6)
@@ -247,6 +266,8 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         if not shared:
             params["wv"] = p("wv", (D, n_kv * hv))
         q, k, vv, gate = gqa_qkv(params, h, H, n_kv, hd, gated_q, hv)
+        if c["cca_depthwise_kernel"]:
+            q, k, vv = cca(p, q, k, vv, c["cca_depthwise_kernel"], c["cca_grouped_kernel"])
         Kc = c["kv_conv_kernel"]
         if Kc:  # Inkling's causal depthwise convs over the keys and the values (each with its residual)
             with jax.named_scope("kv_conv"):
