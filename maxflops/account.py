@@ -4,6 +4,7 @@ accumulation, conventions. The train multipliers are ``maxflops.training``'s; re
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -80,10 +81,12 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
     if c["router_flops"]:
         scored = c["num_experts"] + c["zero_experts"] + (c["shared_experts"] if c["moe_router_shared"] else 0)
         R = c["moe_router_mlp_dim"]  # ZAYA's router: D -> R, an MLP of two R -> R, then R -> the scored experts
+        if c["moe_router_product_keys"]:  # Doge's product keys: D -> 2 x floor(sqrt(E)) (two half-key scores)
+            scored = 2 * math.isqrt(c["num_experts"])
         p.out["moe_router"] = (terms.router(R, scored) + 2 * d_ffn * R + 2 * 2 * R * R if R else
                                terms.router(d_ffn, scored)) * tokens
     d_exp = c["moe_latent_size"] or d_ffn  # the routed experts' width: a latent MoE's projected space
-    per_expert_token = terms.mlp(d_exp, c["moe_mlp_dim"], gated)
+    per_expert_token = terms.mlp(d_exp, c["moe_mlp_dim"], gated and not c["moe_experts_ungated"])
     if hardware and c["moe_impl"] != "ideal":
         _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_exp)
     else:

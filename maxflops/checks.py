@@ -4,6 +4,7 @@ an ``InertKeyWarning``)."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Mapping
 
@@ -98,6 +99,15 @@ def check_relations(c: Mapping[str, Any]) -> None:
         if c[key] and c["attn_res_block_size"]:
             err(key, f"{c[key]} with attn_res_block_size={c['attn_res_block_size']}: not modelled (two residual "
                      "schemes at once)")
+    if c["moe_router_product_keys"]:
+        for key in ("zero_experts", "moe_router_shared", "moe_router_mlp_dim"):
+            if c[key]:
+                err(key, f"{c[key]!r} with moe_router_product_keys: a product-key router scores the routed experts "
+                         "only, by two half keys")
+        if c["num_experts_per_tok"] > math.isqrt(c["num_experts"]) ** 2:
+            err("num_experts_per_tok", f"{c['num_experts_per_tok']} with moe_router_product_keys: more than the "
+                                       f"{math.isqrt(c['num_experts']) ** 2} experts floor(sqrt(num_experts)) half "
+                                       "keys pair into")
     if c["altup_num_inputs"]:  # Gemma 3n's layers: AltUp around a plain pre-norm layer, no MTP modules
         for key in ("residual_conv_kernel", "gated_norm_rank", "mtp_num_layers"):
             if c[key]:
@@ -354,6 +364,9 @@ READ_WHEN: dict = {
                       "the model has no convs around attention (kv_conv_kernel, residual_conv_kernel and "
                       "cca_depthwise_kernel are 0)"),
     "moe_router_mlp_dim": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
+    "moe_router_product_keys": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
+    "moe_experts_ungated": (lambda c: c["num_experts"] > 1 and len(c["mlp_activations"]) == 2,
+                            "the model has no routed experts, or its FFNs are ungated already"),
     "moe_router_shared": (lambda c: c["num_experts"] > 1 and c["shared_experts"] > 0,
                           "the model has no shared experts beside routed ones"),
     "mhc_plain_residual": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams "

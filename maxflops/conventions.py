@@ -149,6 +149,8 @@ EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layer
                                                                                           "outputs",
               "moe_router_shared": "a router that scores the shared experts", "altup_num_inputs": "AltUp streams", "moe_router_mlp_dim": "an MLP router",
               "cca_depthwise_kernel": "compressed convolutional attention",
+              "dynamic_mask_keys": "dynamic-mask attention", "moe_router_product_keys": "a product-key router",
+              "moe_experts_ungated": "ungated experts beside gated FFNs",
               "laurel_rank": "LAuReL branches", "mhc_plain_residual": "hyper-connections without the residual "
                                                                     "mixing"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))

@@ -161,6 +161,12 @@ SCHEMA: dict[str, Field] = {
                                              "over the FFN's output, each with a residual, before they join the "
                                              "layer's residual stream (Inkling's attn_sconv and mlp_sconv); 0: none.",
                                      minimum=0),
+    "moe_router_product_keys": field_of(False, bool, "A product-key router (Doge's CDMoE): D -> 2 x floor(sqrt(E)) "
+                                                     "scores, two half keys whose sums over every pair score the "
+                                                     "experts (the sums and the top-k are no matmuls)."),
+    "moe_experts_ungated": field_of(False, bool, "The routed experts are ungated (act(x W_up) W_down) while the dense "
+                                                 "and shared FFNs follow mlp_activations (Doge's CDMoE: single-neuron "
+                                                 "experts of moe_mlp_dim 1 beside a gated shared MLP)."),
     "moe_router_mlp_dim": field_of(0, int, "An MLP router (ZAYA's): D -> this width, two layers of this width to "
                                            "itself, then -> the scored experts (2 D R + 4 R^2 + 2 R E FLOPs per "
                                            "token, component moe_router); 0: a linear router D -> E.", minimum=0),

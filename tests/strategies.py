@@ -198,8 +198,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["o_lora_rank"] = w["o_lora_rank"]
     if not set(OWN_PROJECTION) & set(pattern):
         kw["attention_output_dim"] = _maybe(draw, w["attention_output_dim"])
-    if not compressed and kw.get("attention_type", "global") != "mla" and not kw.get("cca_depthwise_kernel"):
-        # (KV sharing is modelled for GQA only, without CCA)
+    if convention == "exact" and atype == "global" and causal and "C" not in pattern and draw(st.integers(0, 4)) == 0:
+        kw["dynamic_mask_keys"] = draw(st.integers(1, 30))  # Doge's dynamic mask (no k/v convs, no KV sharing)
+    if not compressed and kw.get("attention_type", "global") != "mla" and not kw.get("cca_depthwise_kernel") \
+            and not kw.get("dynamic_mask_keys"):
+        # (KV sharing is modelled for GQA only, without CCA or the dynamic mask)
         kw["num_kv_shared_layers"] = draw(st.integers(0, n - 1))
         kw["double_wide_kv_shared_mlp"] = draw(st.booleans())
     windowed = any(ch in pattern for ch in "LSH")
@@ -227,7 +230,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if convention == "exact" and atype == "global" and draw(st.integers(0, 3)) == 0:  # Inkling's attention extras
         kw["relative_logits_dim"] = draw(st.integers(1, 4))
         kw["relative_logits_extent"] = draw(st.integers(1, 20))
-        kw["kv_conv_kernel"] = 0 if kw.get("cca_depthwise_kernel") else draw(st.integers(0, 4))
+        kw["kv_conv_kernel"] = 0 if kw.get("cca_depthwise_kernel") or kw.get("dynamic_mask_keys") else \
+            draw(st.integers(0, 4))
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # Inkling's convs over the branches' outputs
         kw["residual_conv_kernel"] = draw(st.integers(1, 4))
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # A.X K2's gated norms
@@ -243,14 +247,18 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["shared_experts"] = draw(st.integers(0, 2))
         kw["shared_expert_mlp_dim"] = _maybe(draw, w["shared_expert_mlp_dim"])
         kw["shared_expert_gate"] = draw(st.booleans())
-        if convention == "exact":  # ZAYA's MLP router
+        if convention == "exact":  # ZAYA's MLP router, Doge's ungated experts beside gated FFNs
             kw["moe_router_mlp_dim"] = draw(st.sampled_from([0, 0, 5]))
+            kw["moe_experts_ungated"] = len(kw["mlp_activations"]) == 2 and draw(st.booleans())
         if kw["shared_experts"] and convention == "exact":  # Inkling's router scores the shared experts too
             kw["moe_router_shared"] = draw(st.booleans())
         kw["moe_latent_size"] = _maybe(draw, w["moe_latent_size"])  # a latent MoE (Nemotron-3 Super)
         kw["first_num_dense_layers"] = draw(st.integers(0, n))
         kw["interleave_moe_layer_step"] = draw(st.integers(1, 3))
-        if convention == "exact" and draw(st.integers(0, 3)) == 0:  # zero-computation experts (LongCat-Flash)
+        if convention == "exact" and E >= 4 and kw["num_experts_per_tok"] <= 4 and not kw.get("moe_router_mlp_dim") \
+                and not kw.get("moe_router_shared") and draw(st.integers(0, 3)) == 0:  # Doge's product keys
+            kw["moe_router_product_keys"] = True
+        elif convention == "exact" and draw(st.integers(0, 3)) == 0:  # zero-computation experts (LongCat-Flash)
             kw["zero_experts"] = draw(st.integers(1, 3))
             kw["zero_expert_share"] = draw(st.sampled_from([-1.0, 0.0, 0.25, 0.5, 1.0]))
     # --- per-layer extras -------------------------------------------------------------------------------
@@ -528,7 +536,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
-    "moe_router_mlp_dim",
+    "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated",
 }
 
 

@@ -40,7 +40,8 @@ def mlp(p, x, gated=True, prefix=""):
     return dense(h, p[prefix + "down"])
 
 
-def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, shared=0, shared_gate=False):
+def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, shared=0, shared_gate=False,
+        experts_gated=None, product_keys=False):
     """Top-k MoE over the tokens of x [B, L, D]. ``ideal``: each token runs its k experts (their weights are
     gathered per token); ``capacity``: per sequence, every expert runs ceil(cf * L * k / E) slots (padded,
     overflow dropped); ``dense``: every expert runs every token. Router D -> E; shared experts and their gate
@@ -55,19 +56,24 @@ def moe(p, x, num_experts, k, gated=True, impl="ideal", capacity_factor=1.0, sha
             r = r * jax.lax.rsqrt(jnp.mean(r * r, -1, keepdims=True) + 1e-6)
             r = jax.nn.gelu(dense(jax.nn.gelu(dense(r, p["router_fc1"])), p["router_fc2"]))
             logits = dense(r, p["router"])
+        elif product_keys:  # Doge's: two half-key scores per token, every pair's sum scores an expert (no matmul)
+            half = dense(xt, p["router"])
+            n = half.shape[-1] // 2
+            logits = (half[:, :n, None] + half[:, None, n:]).reshape(T, n * n)
         else:
             logits = dense(xt, p["router"])
     logits, shared_logits = logits[:, :num_experts], logits[:, num_experts:]  # (a router that scores the shared
     gate_w, idx = jax.lax.top_k(logits, k)  # experts too: Inkling's)
     gate_w = jax.nn.softmax(gate_w, -1)
-    names = ["up", "down"] + (["gate"] if gated else [])
+    experts_gated = gated if experts_gated is None else experts_gated
+    names = ["up", "down"] + (["gate"] if experts_gated else [])
     latent = "latent_in" in p
     x_in, xt_in = x, xt
     if latent:
         with jax.named_scope("moe_latent_proj"):
             xt_in = dense(xt, p["latent_in"])
         x_in = xt_in.reshape(B, L, -1)
-    out = _routed(p, x_in, xt_in, idx, gate_w, names, num_experts, k, gated, impl, capacity_factor)
+    out = _routed(p, x_in, xt_in, idx, gate_w, names, num_experts, k, experts_gated, impl, capacity_factor)
     if latent:
         with jax.named_scope("moe_latent_proj"):
             out = dense(out, p["latent_out"])

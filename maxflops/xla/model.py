@@ -20,6 +20,7 @@ delta net's heads of 4, windows <= 5, chunks <= 6, top-k <= 5, ...); the trunk's
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 import flax.linen as nn
@@ -200,12 +201,15 @@ class Layer(nn.Module):
                 X = c["moe_latent_size"] or D  # a latent MoE's experts work on the latent
                 scored = E + (c["shared_experts"] if c["moe_router_shared"] else 0)  # (Inkling's: shared scored)
                 R = c["moe_router_mlp_dim"]  # (ZAYA's MLP router: D -> R -> R -> R -> the experts)
+                if c["moe_router_product_keys"]:  # (Doge's: D -> two half keys of floor(sqrt(E)))
+                    scored = 2 * math.isqrt(E)
                 params = {"router": p("router", (R or D, scored)), "experts_up": p("experts_up", (E, X, F)),
                           "experts_down": p("experts_down", (E, F, X))}
                 if R:
                     params |= {"router_down": p("router_down", (D, R)), "router_fc1": p("router_fc1", (R, R)),
                                "router_fc2": p("router_fc2", (R, R))}
-                if gated:
+                experts_gated = gated and not c["moe_experts_ungated"]
+                if experts_gated:
                     params["experts_gate"] = p("experts_gate", (E, X, F))
                 if c["moe_latent_size"]:
                     params |= {"latent_in": p("latent_in", (D, X)), "latent_out": p("latent_out", (X, D))}
@@ -214,7 +218,8 @@ class Layer(nn.Module):
                 if c["shared_experts"] and c["shared_expert_gate"]:
                     params["shared_gate"] = p("shared_gate", (D, 1))
                 return K.moe(params, h, E, c["num_experts_per_tok"], gated, c["moe_impl"], c["capacity_factor"],
-                             c["shared_experts"], c["shared_experts"] > 0 and c["shared_expert_gate"])
+                             c["shared_experts"], c["shared_experts"] > 0 and c["shared_expert_gate"],
+                             experts_gated, c["moe_router_product_keys"])
             with jax.named_scope("mlp"):
                 return K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
 

@@ -422,3 +422,28 @@ def test_zayas_cca_and_mlp_router_equal_xla(mode, knobs, docs):
     assert scoped.pop("other") == 0
     assert {k: v for k, v in scoped.items() if v} == by_component(b)
     assert b.hardware_flops == xla.matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(attention_impl="blocked", attention_block_q=4,
+                                                       attention_block_kv=3)),
+                                        ("train", dict(moe_impl="dense"))],
+                         ids=["prefill", "train", "remat", "blocked", "dense-moe"])
+def test_doges_dynamic_mask_and_cdmoe_equal_xla(mode, knobs):
+    """Doge: the dynamic mask's scores from the values (dt_proj; the mask itself elementwise, over the tiles of the
+    causal mask it picks within), the CDMoE's product-key router, single-neuron ungated experts beside the gated
+    shared MLP; XLA equal to the engine by component."""
+    cfg = maxflops.model_config(num_decoder_layers=2, emb_dim=64, num_query_heads=4, num_kv_heads=2, head_dim=16,
+                                vocab_size=500, dynamic_mask_keys=5, num_experts=16, num_experts_per_tok=3,
+                                moe_mlp_dim=1, moe_router_product_keys=True, moe_experts_ungated=True,
+                                shared_experts=1, shared_expert_mlp_dim=40, max_target_length=16)
+    knobs = {"attention_impl": "dense", "num_experts": 16, "moe_mlp_dim": 1, **knobs}  # (kept through the reduction)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["dynamic_mask_keys"] == 5 and c["num_experts"] == 16 and c["moe_mlp_dim"] == 1
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
+    scoped = xla.by_scope(SCOPES, innermost=True)
+    assert scoped.pop("other") == 0
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+    assert b.hardware_flops == xla.matmul_flops

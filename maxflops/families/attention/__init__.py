@@ -20,8 +20,21 @@ GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL = "global", "window", "chunk", "bidirection
 
 # --- pairs ----------------------------------------------------------------------------------------------------
 
+def dynamic(mixer: str, span: int, c) -> tuple:
+    """(mixer, span) of the pairs a query attends under Doge's dynamic mask (``dynamic_mask_keys`` = W): at most W of
+    its visible keys, whichever the scores pick; as many as a causal window of W (of the smaller span on a windowed
+    layer)."""
+    W = c["dynamic_mask_keys"]
+    if W and mixer == GLOBAL:
+        return WINDOW, W
+    if W and mixer == WINDOW:
+        return WINDOW, min(span, W)
+    return mixer, span
+
+
 def pairs(mixer: str, span: int, seqs, c, decode: bool):
     """Attended (query, key) pairs of a global, window or chunk mixer under the config's conventions."""
+    mixer, span = dynamic(mixer, span, c)
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     if mixer in (WINDOW, CHUNK) and c["window_pairs"] == "global":
@@ -65,6 +78,7 @@ def impl_pairs(mixer, span, seqs, c, decode: bool):
         if decode:
             return seqs.sum_scalar(lambda kv: masks.blocked_decode(mixer, span, kv, bkv))
         return seqs.sum(lambda L: masks.blocked(mixer, span, L, bq, bkv))
+    mixer, span = dynamic(mixer, span, c)  # (the tiles above: those of the mask the scores pick within)
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     return seqs.exact_pairs(mixer, span)
@@ -107,6 +121,8 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
     gate = c["attention_output_gate"] and c["gate_projections"]
     head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per query head
     head_gate += 2 * d * c["attention_router_experts"]  # a mixture of attention heads' router D -> its experts
+    if c["dynamic_mask_keys"]:  # Doge's dynamic mask: each token's values scored per KV head (dt_proj)
+        head_gate += 2 * n_kv * (c["value_head_dim"] or hd) * n_kv
     p.out["qkv_proj"] = (terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) + head_gate) * tokens
     norms = c["qkv_norms"]
     if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
@@ -228,8 +244,14 @@ def decode_cache(kind, c, seqs) -> dict:
     """The KV cache a decode step reads (every attended entry) and writes (the new token's)."""
     entry, write = entry_bytes(kind, c)
     kb = c["kv_cache_bytes"]
-    out = {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv)) * entry * kb,
+    mixer, span = dynamic(kind.mixer, kind.span, c) if kind.projection == "gqa" else (kind.mixer, kind.span)
+    out = {"kv_read": seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv)) * entry * kb,
            "kv_write": seqs.count * write * kb}
+    if c["dynamic_mask_keys"] and kind.projection == "gqa":  # the scores the mask picks by: one per KV head and
+        n_kv = kv_widths(kind, c)[0]  # key, every visible one read, the new token's written
+        visible = seqs.sum(lambda kv: masks.new_token_keys(kind.mixer, kind.span, kv))
+        out["index_read"] = visible * n_kv * c["index_cache_bytes"]
+        out["index_write"] = seqs.count * n_kv * c["index_cache_bytes"]
     t0 = c["cca_depthwise_kernel"]
     if t0 and kind.projection == "gqa":  # CCA: both convs' kernels; per sequence the conv inputs it keeps (the last
         # t0 - 1 + t1 - 1) and the delayed half of the values (the last token's), read and written
@@ -306,7 +328,16 @@ def check(c, letters: str, err) -> None:
         if c["head_dim"] % 2 or c["num_query_heads"] % c["num_kv_heads"]:
             err("head_dim", f"{c['head_dim']} with cca_depthwise_kernel: the values are two halves of each KV head "
                             "(the head width must be even)")
-    for key in ("relative_logits_dim", "kv_conv_kernel", "cca_depthwise_kernel"):
+    if c["dynamic_mask_keys"]:
+        if not c["causal"]:
+            err("dynamic_mask_keys", f"{c['dynamic_mask_keys']} with causal=False: the dynamic mask is modelled on "
+                                     "causal attention (Doge's)")
+        if "C" in letters:
+            err("dynamic_mask_keys", f"{c['dynamic_mask_keys']} with chunked ('C') layers: not modelled")
+        if c["kv_conv_kernel"] or c["num_kv_shared_layers"]:
+            err("dynamic_mask_keys", f"{c['dynamic_mask_keys']} with kv_conv_kernel or num_kv_shared_layers: not "
+                                     "modelled")
+    for key in ("relative_logits_dim", "kv_conv_kernel", "cca_depthwise_kernel", "dynamic_mask_keys"):
         if c[key] and c["attention_type"] != "global":
             err(key, f"{c[key]} is modelled on GQA layers (Inkling's), not attention_type={c['attention_type']!r}")
     if c["relative_logits_dim"] and not c["relative_logits_extent"] and any(x in letters for x in "GC"):
@@ -361,6 +392,12 @@ SCHEMA = {
     "kv_conv_kernel": field_of(0, int, "A causal depthwise conv of this many taps over each GQA layer's keys and "
                                        "values after their projections (Inkling's k_sconv, v_sconv); 0: none.",
                                minimum=0),
+    "dynamic_mask_keys": field_of(0, int, "Dynamic-mask attention (Doge's DMA): each GQA layer scores every key "
+                                          "from its values (dt_proj, KV heads x head width -> KV heads per token, "
+                                          "in qkv_proj) and each query attends at most this many of its visible "
+                                          "keys, those the scores pick: as many pairs as a causal window of it; "
+                                          "decode reads every visible key's score (index_read). 0: none.",
+                                  minimum=0),
     "cca_depthwise_kernel": field_of(0, int, "Compressed convolutional attention (ZAYA's CCA): on each GQA layer a "
                                              "causal depthwise conv of this many taps over the q and k channels "
                                              "((heads + KV heads) x head_dim), then cca_grouped_kernel; 0: none.",

@@ -268,6 +268,10 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         q, k, vv, gate = gqa_qkv(params, h, H, n_kv, hd, gated_q, hv)
         if c["cca_depthwise_kernel"]:
             q, k, vv = cca(p, q, k, vv, c["cca_depthwise_kernel"], c["cca_grouped_kernel"])
+        if c["dynamic_mask_keys"]:  # Doge's dynamic mask: a score per KV head and key from its values (dt_proj);
+            with jax.named_scope("qkv_proj"):  # the mask it picks is elementwise (here it scales the values: the
+                dt = dense(vv.reshape(B, L, -1), p("w_dt", (n_kv * hv, n_kv)))  # same matmuls)
+            vv = vv * jax.nn.sigmoid(dt)[..., None]
         Kc = c["kv_conv_kernel"]
         if Kc:  # Inkling's causal depthwise convs over the keys and the values (each with its residual)
             with jax.named_scope("kv_conv"):
