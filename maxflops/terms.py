@@ -222,6 +222,20 @@ def ssd_chunked(heads: int, head_dim: int, state: int, chunk: int, chunks: int) 
     return heads * (chunks * (2 * q * q * n + 2 * q * q * p + 4 * q * n * p) + 2 * (chunks + 1) ** 2 * p * n)
 
 
+def mlstm_read(dqk: int, dv: int) -> int:
+    """The mLSTM recurrence's matmuls, one token and head: the memory read q C (2 dqk dv) and the normalizer read
+    q . n (2 dqk). Its updates C <- f C + i k (x) v and n <- f n + i k are elementwise (an outer product)."""
+    return 2 * dqk * dv + 2 * dqk
+
+
+def mlstm_chunk(dqk: int, dv: int, chunk: int) -> int:
+    """The chunkwise mLSTM, one chunk of C tokens and one head: the state update K^T V and the state read Q C (2 C
+    dqk dv each), the intra-chunk Q K^T (2 C^2 dqk) and its gated product with V (2 C^2 dv), and the normalizer read
+    Q n (2 C dqk; the normalizer's update is a sum)."""
+    c = chunk
+    return 2 * 2 * c * dqk * dv + 2 * c * c * (dqk + dv) + 2 * c * dqk
+
+
 def ple_layer(d: int, p: int) -> int:
     """One layer's per-layer-embedding matmuls, one token: gate D -> P and projection P -> D."""
     return 2 * d * p + 2 * p * d

@@ -42,7 +42,7 @@ PAIR_RULE_KNOBS = ("causal_pairs", "window_pairs", "dsa_pairs", "indexer_pairs",
 HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_scale", "capacity_rule", "dsa_impl",
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
-                    "kda_impl", "kda_conv_impl", "lightning_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
+                    "kda_impl", "kda_conv_impl", "lightning_impl", "mlstm_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
                     "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl", "aux_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
@@ -60,7 +60,7 @@ IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "m
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
          "make_vocab_size_divisible_by": 1, "mamba_impl": "recurrent", "mamba_conv_impl": "valid",
-         "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent",
+         "kda_impl": "recurrent", "kda_conv_impl": "valid", "lightning_impl": "recurrent", "mlstm_impl": "recurrent",
          "gdp_impl": "recurrent", "gdp_conv_impl": "valid", "short_conv_impl": "valid",
          "differential_impl": "doubled_values", "rglru_conv_impl": "valid", "warmup_dead_last_layer": False,
          "pipeline_stages": 1,
@@ -364,6 +364,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["rwkv_attention_dim"] = draw(st.sampled_from([0, 5, 12]))
     if "X" in pattern:
         kw["cross_attention_tokens"] = draw(st.sampled_from([0, 1, 6, 13]))  # 0: the layers idle (text alone)
+    if "T" in pattern:  # xLSTM's mLSTM: heads, and q/k and v widths whole numbers of them
+        H_m = kw["mlstm_num_heads"] = draw(st.integers(1, 3))
+        kw["mlstm_qk_dim"] = H_m * draw(st.integers(1, 4))
+        kw["mlstm_v_dim"] = H_m * draw(st.integers(1, 4))
     if "N" in pattern:
         kw["lightning_num_heads"] = draw(st.integers(0, 3))
         kw["lightning_head_dim"] = draw(st.sampled_from([0, w["lightning_head_dim"]]))
@@ -433,6 +437,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["kda_chunk_size"] = draw(st.integers(1, 16))
         kw["gdp_chunk_size"] = draw(st.integers(1, 16))
         kw["lightning_block_size"] = draw(st.integers(1, 16))
+        kw["mlstm_chunk_size"] = draw(st.integers(1, 16))
         kw["make_vocab_size_divisible_by"] = draw(st.sampled_from([1, 8, 128]))
         kw["tensor_parallel_size"] = draw(st.integers(1, 4))
         skip = draw(st.integers(0, n))
@@ -536,7 +541,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
-    "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated",
+    "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated", "mlstm_num_heads",
+    "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size",
 }
 
 

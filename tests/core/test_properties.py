@@ -320,6 +320,7 @@ def decode_exact_hardware(c):
             and c["gdn_impl"] == "recurrent" and c["gdn_conv_impl"] != "padded" and c["indexer_impl"] == "attention"
             and not c["indexer_skip_short"] and c["mamba_impl"] == "recurrent" and c["mamba_conv_impl"] != "padded"
             and c["kda_impl"] == "recurrent" and c["kda_conv_impl"] != "padded" and c["lightning_impl"] == "recurrent"
+            and c["mlstm_impl"] == "recurrent" and c["aux_conv_impl"] != "padded"
             and c["gdp_impl"] == "recurrent" and c["gdp_conv_impl"] != "padded"
             and c["pipeline_stages"] == 1)  # (the bubble, a fraction of each row, is rounded per row)
 
@@ -344,6 +345,7 @@ def test_decode_is_difference_of_prefills(kw, T, data):
                   gdn_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), mamba_impl="recurrent",
                   mamba_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), kda_impl="recurrent",
                   kda_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])), lightning_impl="recurrent",
+                  mlstm_impl="recurrent", aux_conv_impl="valid",
                   gdp_impl="recurrent", gdp_conv_impl=data.draw(st.sampled_from(["valid", "pre_padded"])))
     if any(q.split(":")[1].split("=")[0] in PAIR_RULE_KNOBS for q in kw.get("convention_quirks", ())):
         del kw["convention_quirks"]

@@ -447,3 +447,21 @@ def test_doges_dynamic_mask_and_cdmoe_equal_xla(mode, knobs):
     assert scoped.pop("other") == 0
     assert {k: v for k, v in scoped.items() if v} == by_component(b)
     assert b.hardware_flops == xla.matmul_flops
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full"))],
+                         ids=["prefill", "train", "remat"])
+def test_mlstm_layers_equal_xla(mode, knobs):
+    """xLSTM: mLSTM layers (the recurrent form) each with a gated FFN, beside an attention layer; XLA equal to the
+    engine by component."""
+    cfg = maxflops.model_config(num_decoder_layers=3, attention_layer_pattern="TTG", emb_dim=64, mlp_dim=96,
+                                num_query_heads=4, num_kv_heads=2, head_dim=16, mlstm_num_heads=4, vocab_size=500,
+                                max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    b = maxflops.count(c)
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
+    scoped = xla.by_scope(SCOPES, innermost=True)
+    assert scoped.pop("other") == 0
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+    assert b.hardware_flops == xla.matmul_flops

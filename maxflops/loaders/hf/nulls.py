@@ -139,6 +139,7 @@ REFUSED: dict[str, frozenset] = {
     'starcoder2': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
     'vaultgemma': frozenset(['head_dim', 'hidden_activation', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'sliding_window', 'vocab_size']),
     'xglm': frozenset(['activation_function', 'attention_heads', 'd_model', 'ffn_dim', 'layerdrop', 'num_layers', 'vocab_size']),
+    'xlstm': frozenset(['chunk_size', 'ffn_proj_factor', 'ffn_round_up_to_multiple_of', 'hidden_size', 'num_heads', 'num_hidden_layers', 'qk_dim_factor', 'v_dim_factor', 'vocab_size']),
     'youtu': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'kv_lora_rank', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'qk_nope_head_dim', 'qk_rope_head_dim', 'v_head_dim', 'vocab_size']),
     'zamba': frozenset(['hidden_size', 'intermediate_size', 'mamba_d_conv', 'mamba_d_state', 'mamba_dt_rank', 'mamba_expand', 'n_mamba_heads', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'vocab_size']),
     'zamba2': frozenset(['adapter_rank', 'chunk_size', 'hidden_size', 'mamba_d_conv', 'mamba_d_state', 'mamba_expand', 'mamba_ngroups', 'n_mamba_heads', 'num_attention_heads', 'num_hidden_layers', 'use_shared_attention_adapter', 'vocab_size']),

@@ -63,7 +63,6 @@ NEEDS = {
     'inkling2_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals",
     'inkling2_loop_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals, "
                           'and looped depth with message gates',
-    'xlstm': 'mLSTM with exponential gating',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
     'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
