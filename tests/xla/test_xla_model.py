@@ -22,6 +22,17 @@ def by_component(b):
     return b.by_kind(hardware=True)
 
 
+def assert_equal_by_component(b, model, params, tokens, mode):
+    """XLA's count of the step equals the engine's hardware FLOPs, in total and by component (every dot in a declared
+    scope)."""
+    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
+    xla = count_lowered(fn, *args)
+    assert b.hardware_flops == xla.matmul_flops
+    scoped = xla.by_scope(SCOPES, innermost=True)
+    assert scoped.pop("other") == 0
+    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+
+
 def xla_and_analytic(name, mode, **knobs):
     c, model, params, tokens = M.build(maxflops.load_config(name), abstract=True, mode=mode, **knobs)
     b = maxflops.count(c)
@@ -390,12 +401,7 @@ def test_gemma3ns_altup_and_laurel_equal_xla(mode, knobs, docs):
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, segment_lengths=docs, **knobs)
     b = maxflops.count(c, segment_lengths=list(docs) or None)
     assert c["altup_num_inputs"] == knobs.get("altup_num_inputs", 4)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    xla = count_lowered(fn, *args)
-    assert b.hardware_flops == xla.matmul_flops
-    scoped = xla.by_scope(SCOPES, innermost=True)
-    assert scoped.pop("other") == 0
-    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+    assert_equal_by_component(b, model, params, tokens, mode)
 
 
 @pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
@@ -416,12 +422,7 @@ def test_zayas_cca_and_mlp_router_equal_xla(mode, knobs, docs):
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, segment_lengths=docs, **knobs)
     assert c["cca_depthwise_kernel"] and c["moe_router_mlp_dim"] == 12
     b = maxflops.count(c, segment_lengths=list(docs) or None)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    xla = count_lowered(fn, *args)
-    scoped = xla.by_scope(SCOPES, innermost=True)
-    assert scoped.pop("other") == 0
-    assert {k: v for k, v in scoped.items() if v} == by_component(b)
-    assert b.hardware_flops == xla.matmul_flops
+    assert_equal_by_component(b, model, params, tokens, mode)
 
 
 @pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
@@ -441,12 +442,7 @@ def test_doges_dynamic_mask_and_cdmoe_equal_xla(mode, knobs):
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
     assert c["dynamic_mask_keys"] == 5 and c["num_experts"] == 16 and c["moe_mlp_dim"] == 1
     b = maxflops.count(c)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    xla = count_lowered(fn, *args)
-    scoped = xla.by_scope(SCOPES, innermost=True)
-    assert scoped.pop("other") == 0
-    assert {k: v for k, v in scoped.items() if v} == by_component(b)
-    assert b.hardware_flops == xla.matmul_flops
+    assert_equal_by_component(b, model, params, tokens, mode)
 
 
 @pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full"))],
@@ -459,9 +455,4 @@ def test_mlstm_layers_equal_xla(mode, knobs):
                                 max_target_length=16)
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
     b = maxflops.count(c)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    xla = count_lowered(fn, *args)
-    scoped = xla.by_scope(SCOPES, innermost=True)
-    assert scoped.pop("other") == 0
-    assert {k: v for k, v in scoped.items() if v} == by_component(b)
-    assert b.hardware_flops == xla.matmul_flops
+    assert_equal_by_component(b, model, params, tokens, mode)
