@@ -86,6 +86,7 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
         lines.append({"model": f"NOT COUNTED: {what}", "traffic": f"decode bytes do not price: {what}"}.get(
             scope, f"hardware FLOPs do not price: {what}"))
     if config is not None:
+        lines += _stated(config)
         if b.mode == "decode":
             lines.append(f"decode step: {tok} new token{'' if tok == 1 else 's'}, KV length {config['decode_kv_length']}")
         else:
@@ -140,6 +141,18 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
                 lines.append(f"weight bytes per element by group (weight_bytes_rules, over weight_bytes): "
                              f"{', '.join(config['weight_bytes_rules'])}")
     return "\n".join(lines)
+
+
+def _stated(config) -> list:
+    """Lines for the inputs no config file holds, the count resting on a stated value (a data-dependent share)."""
+    z = config.get("zero_experts", 0)
+    if not z or not config.get("num_experts", 1) > 1:
+        return []
+    share = config["zero_expert_share"]
+    said = (f"uniform, {z}/{config['num_experts'] + z} of them (zero_expert_share=-1)" if share < 0 else
+            f"zero_expert_share={share:g}")
+    return [f"STATED: the share of top-k slots the {z} zero-computation expert{'s take' if z > 1 else ' takes'}: {said}; "
+            "the checkpoint's routing decides it (set zero_expert_share)"]
 
 
 _IMPL_DEFAULTS = {"attention_impl": "ideal", "flash_backward_recompute": False, "mla_absorbed": False,

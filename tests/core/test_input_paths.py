@@ -574,3 +574,17 @@ def test_published_files_with_keys_transformers_does_not_read_load():
         assert maxflops.count(loaded).total > 0, name
     coder = loaders.load_hf_config(HF_REAL / "qwen3-coder-480b-a35b-instruct" / "config.json")
     assert coder.ignored["shared_expert_intermediate_size"].startswith("no FLOPs effect: no Qwen3MoeConfig field")
+
+
+# --- 4. a count that rests on a stated share says so ----------------------------------------------------------------
+
+def test_a_report_states_the_zero_experts_share_it_rests_on(tmp_path):
+    """ZAYA's skip expert (and LongCat-Flash's zero experts) take a share of the top-k slots that no file holds: the
+    report names the share it used and the key that sets it."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "zaya", "num_hidden_layers": 2}))
+    out = cli(f"--model={path}").stdout
+    assert "STATED: the share of top-k slots the 1 zero-computation expert takes: uniform, 1/17 of them" in out
+    out = cli(f"--model={path}", "--config.zero_expert_share=0.25").stdout
+    assert "zero_expert_share=0.25" in out
+    assert "STATED" not in cli("--model=llama3.1-8b").stdout
