@@ -60,13 +60,17 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    'inkling2_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals",
-    'inkling2_loop_text': "Inkling 2's dynamic short convs, gated output projections and block attention residuals, "
-                          'and looped depth with message gates',
+    'inkling2_text': "Inkling 2's dynamic short convs (per-token taps on the full layers' keys and values), "
+                     'attention sinks from D, a gated output projection and block attention residuals (one query per '
+                     "q, k, v input on the full layers) beside the branches' convs",
+    'inkling2_loop_text': "Inkling 2's dynamic short convs, attention sinks, a gated output projection and block "
+                          'attention residuals, and looped depth with message gates',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
-    'qwen4_exp': 'an indexer, mHC and n-gram embeddings',
-    'qwen4_exp_text': 'an indexer, mHC and n-gram embeddings',
+    'qwen4_exp': "QSA (an indexer scoring mean-pooled key blocks, a token budget of whole blocks and the partial "
+                 'tail), gated low-rank residual streams and hashed n-gram embeddings into the streams',
+    'qwen4_exp_text': "QSA (an indexer scoring mean-pooled key blocks, a token budget of whole blocks and the "
+                      'partial tail), gated low-rank residual streams and hashed n-gram embeddings into the streams',
 }
 
 
