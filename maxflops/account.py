@@ -162,6 +162,9 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         p.tail = {"layer_up_proj": p.out["layer_up_proj"]}
     if c["per_layer_input_dim"]:  # per-layer embedding: gate D -> P, projection P -> D
         p.out["per_layer_emb"] = terms.ple_layer(d, c["per_layer_input_dim"]) * tokens
+        # its gate reads the layer's output: a rematerialized layer recomputes the branches' last matmuls too
+        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", "layer_up_proj", *p.closing):
+            p.tail.pop(k, None)
     if kind.engram:
         streams = c["mhc_expansion_rate"]
         e_in = c["engram_num_heads"] * c["engram_head_dim"] * (c["engram_max_ngram_size"] - 1)
@@ -194,7 +197,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
     if c["altup_num_inputs"]:  # AltUp around the layer: the branches' outputs feed the correction's router and
         # innovation, so a rematerialized layer recomputes their last matmuls too
         p.out["altup"] = terms.altup(c["altup_num_inputs"], d) * tokens
-        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
+        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", "layer_up_proj", *p.closing):
             p.tail.pop(k, None)
     K = c["residual_conv_kernel"]
     if K and (kind.mixer != NO_MIXER or kind.ffn != NO_FFN):  # Inkling's convs over each branch's output (the mixer's, the FFN's), D channels each

@@ -147,7 +147,8 @@ class Layer(nn.Module):
     segments: tuple = ()  # packed (THD) documents of the one row, lengths summing to its length; () = one sequence
 
     @nn.compact
-    def __call__(self, carry, _=None):
+    def __call__(self, carry, ple=None):
+        """``ple``: this layer's per-layer embedding [B, L, P] (Gemma 4's, Gemma 3n's), or None."""
         x, top_idx, aux = carry
         c = dict(self.cfg)
         c.update(self.kind.widths)  # a layer of its own widths (layer_widths)
@@ -225,6 +226,8 @@ class Layer(nn.Module):
 
         if c["altup_num_inputs"]:  # AltUp: x is the streams [B, L, n, D]
             x = _altup_layer(p, x, kind, mixer, ffn, c["laurel_rank"])
+            if ple is not None:  # the per-layer embedding from the corrected active stream into the others
+                x = x.at[:, :, 1:].add(_per_layer(p, x[:, :, 0], ple)[:, :, None, :])
             return (x, state["top_idx"], state["aux"]), None
         if kind.attn_res:  # attention residuals: x is (the running residual, the bank of snapshots)
             x = _attn_res_layer(p, x, kind.attn_res, mixer, ffn, c["weighted_sum_impl"] == "einsum")
@@ -249,11 +252,22 @@ class Layer(nn.Module):
                     y = y + jnp.concatenate([K.causal_conv(y[:, a:b], w, Kc) for a, b in zip(bounds[:-1], bounds[1:])],
                                             axis=1)
             x = x + y
+        if ple is not None:  # the per-layer embedding, gated by the layer's output, added to it
+            x = x + _per_layer(p, x, ple)
         if kind.no_grad:  # a pass run without a gradient (torch.no_grad: HRM's early L cycles): its work is not
             # differentiated, and the next pass's input still carries one (HRM injects the H state into every L
             # pass's input): the value is the pass's output, the gradient flows past it unchanged (no matmul)
             x = jax.lax.stop_gradient(x) + (x_in - jax.lax.stop_gradient(x_in))
         return (x, state["top_idx"], state["aux"]), None
+
+
+def _per_layer(p, x, ple):
+    """Per-layer embeddings in a layer (Gemma 4's, Gemma 3n's): a gate D -> P of the layer's output times the layer's
+    slice of the embedding's projection, then P -> D, normed."""
+    D, P = x.shape[-1], ple.shape[-1]
+    with jax.named_scope("per_layer_emb"):
+        g = jax.nn.gelu(K.dense(x, p("ple_gate", (D, P)))) * ple
+        return _rms(K.dense(g, p("ple_out", (P, D))))
 
 
 def _altup_layer(p, x, kind, mixer, ffn, laurel_rank):
@@ -385,6 +399,17 @@ class Decoder(nn.Module):
             if c["mtp_num_layers"] and c["mode"] == "train":
                 raise ValueError("mtp_num_layers: MTP modules with mHC streams are not modelled in the Flax model")
             x = jnp.broadcast_to(x[:, :, None, :], (B, L, G, D))  # the embedding in every stream
+        if c["num_kv_shared_layers"]:
+            raise ValueError("num_kv_shared_layers: layers reusing an earlier layer's keys and values are not modelled "
+                             "in the Flax model")
+        ple_dim, ple = c["per_layer_input_dim"], None
+        if ple_dim:  # per-layer embeddings: the embedding projected D -> layers x P, one slice per decoder layer
+            for key in ("layer_loops", "mtp_num_layers", "prompt_tokens"):
+                if c[key]:
+                    raise ValueError(f"{key}: per-layer embeddings with it are not modelled in the Flax model")
+            with jax.named_scope("per_layer_emb_proj"):
+                ple = K.dense(x, self.param("ple_proj", _init(), (D, c["num_decoder_layers"] * ple_dim)))
+            ple = _rms(ple.reshape(B, L, c["num_decoder_layers"], ple_dim))
         A = c["altup_num_inputs"]
         if A:  # AltUp: the embedding and its projections D -> D, one per other stream
             if c["mtp_num_layers"] and c["mode"] == "train":
@@ -396,12 +421,16 @@ class Decoder(nn.Module):
             x = (x, jnp.zeros((B, L, 0, D), x.dtype))
         carry = (x, top, jnp.zeros((), emb.dtype))
         layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
+        start = 0
         for r, (kind, n) in enumerate(_runs(plan)):
+            rows = None if ple is None else jnp.moveaxis(ple[:, :, start:start + n], 2, 0)  # [n, B, L, P]
             if n == 1:
-                carry, _ = layer_cls(kind, self.cfg, self.segments, name=f"run{r}")(carry)
+                carry, _ = layer_cls(kind, self.cfg, self.segments, name=f"run{r}")(
+                    carry, None if rows is None else rows[0])
             else:
                 scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
-                carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, None)
+                carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, rows)
+            start += n
         x, top, aux = carry
         if c["attn_res_block_size"]:  # the output: one more aggregate (no norm of its own)
             x = _attn_res_aggregate(*x, self.param("res_out", _init(), (D,)), c["weighted_sum_impl"] == "einsum")

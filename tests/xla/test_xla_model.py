@@ -456,3 +456,24 @@ def test_mlstm_layers_equal_xla(mode, knobs):
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
     b = maxflops.count(c)
     assert_equal_by_component(b, model, params, tokens, mode)
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(altup_num_inputs=3, laurel_rank=4))],
+                         ids=["prefill", "train", "remat", "with-altup"])
+def test_per_layer_embeddings_equal_xla(mode, knobs):
+    """Per-layer embeddings (Gemma 4 E2B/E4B's, Gemma 3n's): the embedding projected D -> layers x P once, and in
+    every layer a gate D -> P of its output times its slice, then P -> D (with AltUp, from the corrected active stream
+    into the others); XLA equal to the engine by component."""
+    cfg = maxflops.model_config(num_decoder_layers=3, attention_layer_pattern="LLG", emb_dim=64, mlp_dim=96,
+                                num_query_heads=4, num_kv_heads=2, head_dim=16, vocab_size=500, sliding_window_size=6,
+                                per_layer_input_dim=6, max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["per_layer_input_dim"] == 6
+    assert_equal_by_component(maxflops.count(c), model, params, tokens, mode)
+
+
+def test_the_flax_model_refuses_kv_sharing_by_name():
+    cfg = maxflops.model_config(num_decoder_layers=3, num_kv_shared_layers=1, max_target_length=16)
+    with pytest.raises(ValueError, match="num_kv_shared_layers"):
+        M.build(cfg, abstract=True, mode="prefill")
