@@ -92,6 +92,8 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     if c["mtp_num_layers"] and not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "own":
         out["mtp_layer_pattern"] = c["attention_layer_pattern"][(n - 1) % len(c["attention_layer_pattern"])]
     out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)
+    if c["num_kv_shared_layers"]:  # the last layers of the reduced depth reuse keys and values: one pattern's worth
+        out["num_kv_shared_layers"] = min(c["num_kv_shared_layers"], len(pattern), layers - 1)
     if c["attn_res_block_size"]:  # attention residuals: snapshots every 2 layers (several over the reduced depth)
         out["attn_res_block_size"] = min(c["attn_res_block_size"], 2)
     if c["layer_widths"]:
@@ -221,8 +223,9 @@ class Layer(nn.Module):
                 return K.moe(params, h, E, c["num_experts_per_tok"], gated, c["moe_impl"], c["capacity_factor"],
                              c["shared_experts"], c["shared_experts"] > 0 and c["shared_expert_gate"],
                              experts_gated, c["moe_router_product_keys"])
+            width = c["mlp_dim"] * (2 if kind.kv_shared and c["double_wide_kv_shared_mlp"] else 1)  # (Gemma 4 E2B)
             with jax.named_scope("mlp"):
-                return K.mlp(_mlp_params(p, "", D, c["mlp_dim"], gated), h, gated)
+                return K.mlp(_mlp_params(p, "", D, width, gated), h, gated)
 
         if c["altup_num_inputs"]:  # AltUp: x is the streams [B, L, n, D]
             x = _altup_layer(p, x, kind, mixer, ffn, c["laurel_rank"])
@@ -399,9 +402,6 @@ class Decoder(nn.Module):
             if c["mtp_num_layers"] and c["mode"] == "train":
                 raise ValueError("mtp_num_layers: MTP modules with mHC streams are not modelled in the Flax model")
             x = jnp.broadcast_to(x[:, :, None, :], (B, L, G, D))  # the embedding in every stream
-        if c["num_kv_shared_layers"]:
-            raise ValueError("num_kv_shared_layers: layers reusing an earlier layer's keys and values are not modelled "
-                             "in the Flax model")
         ple_dim, ple = c["per_layer_input_dim"], None
         if ple_dim:  # per-layer embeddings: the embedding projected D -> layers x P, one slice per decoder layer
             for key in ("layer_loops", "mtp_num_layers", "prompt_tokens"):

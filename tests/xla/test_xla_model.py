@@ -473,7 +473,34 @@ def test_per_layer_embeddings_equal_xla(mode, knobs):
     assert_equal_by_component(maxflops.count(c), model, params, tokens, mode)
 
 
-def test_the_flax_model_refuses_kv_sharing_by_name():
-    cfg = maxflops.model_config(num_decoder_layers=3, num_kv_shared_layers=1, max_target_length=16)
-    with pytest.raises(ValueError, match="num_kv_shared_layers"):
-        M.build(cfg, abstract=True, mode="prefill")
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(double_wide_kv_shared_mlp=True, per_layer_input_dim=5))],
+                         ids=["prefill", "train", "remat", "double-wide-with-ple"])
+def test_kv_shared_layers_equal_xla(mode, knobs):
+    """KV sharing (Gemma 4's, Gemma 3n's): the last layers project queries only and attend an earlier layer's keys
+    and values (the Flax layer stands in for them without a matmul); XLA equal to the engine by component."""
+    cfg = maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="LG", emb_dim=64, mlp_dim=96,
+                                num_query_heads=4, num_kv_heads=2, head_dim=16, vocab_size=500, sliding_window_size=6,
+                                num_kv_shared_layers=2, max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["num_kv_shared_layers"] == 2
+    assert_equal_by_component(maxflops.count(c), model, params, tokens, mode)
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full"))],
+                         ids=["prefill", "train", "remat"])
+def test_a_gemma3n_file_builds_a_flax_model_equal_to_xla(mode, knobs, tmp_path):
+    """The zoo's Gemma 3n file (AltUp, LAuReL, per-layer embeddings, KV sharing, two FFN widths) through the loader:
+    the Flax model of what it reads equals XLA by component."""
+    import json
+
+    from maxflops.loaders import load_hf_config
+    from repo import ROOT
+
+    case = json.loads((ROOT / "tests" / "fixtures" / "hf_zoo" / "cases.json").read_text())["cases"]["gemma3n_text"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(case["config"]))
+    cfg = maxflops.model_config(**load_hf_config(path).overrides, max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["altup_num_inputs"] and c["laurel_rank"] and c["per_layer_input_dim"] and c["num_kv_shared_layers"]
+    assert_equal_by_component(maxflops.count(c), model, params, tokens, mode)

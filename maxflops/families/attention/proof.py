@@ -121,6 +121,17 @@ def gqa_qkv(p, x, n_q, n_kv, head_dim, output_gate=False, v_head_dim=0):
     B, L, _ = x.shape
     with jax.named_scope("qkv_proj"):
         q = dense(x, p["wq"]).reshape(B, L, n_q, -1)
+        if "wk" not in p:  # a KV-shared layer (Gemma 4's, Gemma 3n's): keys and values are an earlier layer's, no
+            # projection of its own; here the layer's input tiled to their shape stands in for them (no matmul:
+            # their gradients join the earlier layer's before its projections' backward, as in the model)
+            k = jnp.tile(x, (1, 1, -(-n_kv * head_dim // x.shape[-1])))[..., :n_kv * head_dim]
+            k = k.reshape(B, L, n_kv, head_dim)
+            v = jnp.tile(x, (1, 1, -(-n_kv * (v_head_dim or head_dim) // x.shape[-1])))
+            v = v[..., :n_kv * (v_head_dim or head_dim)].reshape(B, L, n_kv, v_head_dim or head_dim)
+            gate = None
+            if output_gate:
+                q, gate = q[..., :head_dim], q[..., head_dim:]
+            return q, k, v, gate
         k = dense(x, p["wk"]).reshape(B, L, n_kv, head_dim)
         # (no "wv": one projection is both keys and values, Gemma 4's global layers)
         v = dense(x, p["wv"]).reshape(B, L, n_kv, v_head_dim or head_dim) if "wv" in p else k
@@ -261,10 +272,11 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
             shared = c["share_kv_projections"]
         hv = hd if shared else c["value_head_dim"] or hd
         gated_q = c["attention_output_gate"]
-        params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wk": p("wk", (D, n_kv * hd)),
-                  "wo": p("wo", (H * hv, D))}
-        if not shared:
-            params["wv"] = p("wv", (D, n_kv * hv))
+        params = {"wq": p("wq", (D, H * hd * (2 if gated_q else 1))), "wo": p("wo", (H * hv, D))}
+        if not kind.kv_shared:  # (a KV-shared layer projects neither)
+            params["wk"] = p("wk", (D, n_kv * hd))
+            if not shared:
+                params["wv"] = p("wv", (D, n_kv * hv))
         q, k, vv, gate = gqa_qkv(params, h, H, n_kv, hd, gated_q, hv)
         if c["cca_depthwise_kernel"]:
             q, k, vv = cca(p, q, k, vv, c["cca_depthwise_kernel"], c["cca_grouped_kernel"])
