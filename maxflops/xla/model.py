@@ -14,7 +14,12 @@ delta net's heads of 4, windows <= 5, chunks <= 6, top-k <= 5, ...); the trunk's
 - layer pattern: each run of equal letters shortened to at most 2 (Gemma 3's LLLLLG -> LLG), two cycles of it
   after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept; with ffn_layer_pattern
   (hybrid layer shapes) each distinct (mixer, FFN) pair of layers kept at most twice, in order of first appearance;
-- sequences: batch 2 x 13 tokens (13 = 6 + 6 + 1: a partial chunk), attention tiles <= 4 x 3; MTP at most 1 module.
+- sequences: batch 2 x 13 tokens (13 = 6 + 6 + 1: a partial chunk), attention tiles <= 4 x 3; MTP at most 1 module;
+- KV sharing: the last layers of the reduced depth, at most one pattern's worth; LAuReL's rank at most 5.
+
+Stand-ins where a model's dataflow is no matmul's business: a KV-shared layer attends its own input tiled to the
+keys' and values' shape (the model's are an earlier layer's: no projection either way), Doge's dynamic mask scales
+the values elementwise, Inkling's relative logits scale each head's output.
 """
 
 from __future__ import annotations
