@@ -163,8 +163,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
     if c["per_layer_input_dim"]:  # per-layer embedding: gate D -> P, projection P -> D
         p.out["per_layer_emb"] = terms.ple_layer(d, c["per_layer_input_dim"]) * tokens
         # its gate reads the layer's output: a rematerialized layer recomputes the branches' last matmuls too
-        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", "layer_up_proj", *p.closing):
-            p.tail.pop(k, None)
+        _read_branch_ends(p)
     if kind.engram:
         streams = c["mhc_expansion_rate"]
         e_in = c["engram_num_heads"] * c["engram_head_dim"] * (c["engram_max_ngram_size"] - 1)
@@ -188,8 +187,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
             p.single["mhc"] = branches * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
         # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
-        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", *p.closing):
-            p.tail.pop(k, None)
+        _read_branch_ends(p, up_proj=False)
         if mix:
             p.tail["mhc"] = 2 * G * G * d * tokens
     if c["laurel_rank"] and kind.mixer != NO_MIXER:  # LAuReL: D -> r -> D beside the mixer, its output normed
@@ -197,8 +195,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
     if c["altup_num_inputs"]:  # AltUp around the layer: the branches' outputs feed the correction's router and
         # innovation, so a rematerialized layer recomputes their last matmuls too
         p.out["altup"] = terms.altup(c["altup_num_inputs"], d) * tokens
-        for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum", "layer_up_proj", *p.closing):
-            p.tail.pop(k, None)
+        _read_branch_ends(p)
     K = c["residual_conv_kernel"]
     if K and (kind.mixer != NO_MIXER or kind.ffn != NO_FFN):  # Inkling's convs over each branch's output (the mixer's, the FFN's), D channels each
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
@@ -225,6 +222,15 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
             p.out["mtp_norm"] = 2 * 3 * d * tokens
         if c["mtp_logits"]:
             p.out["logits"] = terms.logits(d, _vocab(c, hardware), c["head_dense"]) * tokens
+
+
+def _read_branch_ends(p: Priced, up_proj: bool = True) -> None:
+    """The layer's branch outputs are read again after they join the residual (mHC's post weights, AltUp's
+    correction, the per-layer gate): a rematerialized layer recomputes their last matmuls, no tail of theirs stays
+    (a latent FFN's up-projection too, with ``up_proj``)."""
+    for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum",
+              *(("layer_up_proj",) if up_proj else ()), *p.closing):
+        p.tail.pop(k, None)
 
 
 def _dispatch_groups(c, seqs, decode: bool):
