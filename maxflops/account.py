@@ -12,7 +12,7 @@ from . import masks, stepform, terms
 from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, conv, family_of, ffn_width
-from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_output_rows, layer_view
+from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_output_rows, attn_res_queries, layer_view
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
                        recomputed, train_factor, warmup)
@@ -212,7 +212,8 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         p.out["norm_gate"] = 4 * d * c["gated_norm_rank"] * norms * tokens
     if kind.attn_res and _prices_attn_res(c, hardware):
         # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows
-        p.out["attn_res"] = 4 * d * sum(kind.attn_res) * tokens
+        mixer_rows, ffn_rows = kind.attn_res
+        p.out["attn_res"] = 4 * d * (attn_res_queries(kind, c) * mixer_rows + ffn_rows) * tokens
     if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens

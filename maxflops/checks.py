@@ -96,7 +96,7 @@ def check_relations(c: Mapping[str, Any]) -> None:
         if c[key] and c["mhc_expansion_rate"] > 1:
             err(key, f"{c[key]} with mhc_expansion_rate={c['mhc_expansion_rate']}: not modelled (two residual "
                      "schemes at once)")
-        if c[key] and c["attn_res_block_size"]:
+        if c[key] and c["attn_res_block_size"] and key != "residual_conv_kernel":  # (Inkling 2 has both)
             err(key, f"{c[key]} with attn_res_block_size={c['attn_res_block_size']}: not modelled (two residual "
                      "schemes at once)")
     if c["moe_router_product_keys"]:
@@ -112,6 +112,14 @@ def check_relations(c: Mapping[str, Any]) -> None:
         for key in ("residual_conv_kernel", "gated_norm_rank", "mtp_num_layers"):
             if c[key]:
                 err(key, f"{c[key]} with altup_num_inputs={c['altup_num_inputs']}: not modelled")
+    if c["attn_res_qkv_layers"]:
+        bad = sorted(set(c["attn_res_qkv_layers"]) - set("GLC"))
+        if bad:
+            err("attn_res_qkv_layers", f"{c['attn_res_qkv_layers']!r}: {bad[0]!r} is not an attention layer letter "
+                                       "('G', 'L', 'C')")
+        if not c["attn_res_block_size"]:
+            err("attn_res_qkv_layers", f"{c['attn_res_qkv_layers']!r} with attn_res_block_size=0: the split inputs "
+                                       "are attention residuals' aggregates")
     if c["attn_res_block_size"]:  # Kimi K3's layers: a mixer and an FFN each, in one decoder
         for key in ("mtp_num_layers", "layer_loops", "parallel_layer_pattern", "prompt_tokens"):
             if c[key]:
@@ -363,6 +371,13 @@ READ_WHEN: dict = {
                       c["cca_depthwise_kernel"] > 0,
                       "the model has no convs around attention (kv_conv_kernel, residual_conv_kernel and "
                       "cca_depthwise_kernel are 0)"),
+    "kv_conv_dynamic_layers": (lambda c: any(x in _letters(c) for x in c["kv_conv_dynamic_layers"]),
+                               "no layer has a letter it names"),
+    "dynamic_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 and any(x in _letters(c)
+                                                                   for x in c["kv_conv_dynamic_layers"]),
+                          "no layer's key and value convs take per-token taps (kv_conv_dynamic_layers)"),
+    "attn_res_qkv_layers": (lambda c: any(x in _letters(c) for x in c["attn_res_qkv_layers"]),
+                            "no layer has a letter it names"),
     "moe_router_mlp_dim": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_router_product_keys": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_experts_ungated": (lambda c: c["num_experts"] > 1 and len(c["mlp_activations"]) == 2,

@@ -151,7 +151,9 @@ EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layer
               "cca_depthwise_kernel": "compressed convolutional attention",
               "dynamic_mask_keys": "dynamic-mask attention", "moe_router_product_keys": "a product-key router",
               "moe_experts_ungated": "ungated experts beside gated FFNs",
-              "laurel_rank": "LAuReL branches", "mhc_plain_residual": "hyper-connections without the residual "
+              "laurel_rank": "LAuReL branches", "attention_sink_proj": "attention sinks projected from the input",
+              "kv_conv_dynamic_layers": "convs of per-token taps over the keys and values",
+              "attn_res_qkv_layers": "attention residuals with an aggregate each for queries, keys and values", "mhc_plain_residual": "hyper-connections without the residual "
                                                                     "mixing"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))
 RULED_BY = {"attn_res_block_size": ("attention residuals", ("exact", "megatron_bridge"))}
@@ -209,6 +211,7 @@ HARDWARE_BELOW_MODEL = {
     "mla_absorbed": "True (the kv latent may be narrower than the heads)",
     "outer_product_grads": "'elementwise' (train)",
     "weighted_sum_impl": "'elementwise' or 'streams_elementwise'",
+    "dynamic_conv_impl": "'elementwise' (a dynamic conv's taps, no matmul)",
     "indexer_skip_short": "True",
     "packed_kernel": "'row' on chunked layers, documents that do not fill whole rows",
     "warmup_dead_last_layer": "True (the DSA warm-up drops the last layer's work its loss does not read)",

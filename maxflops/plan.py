@@ -185,6 +185,13 @@ def attn_res_rows(layer: int, block: int) -> tuple:
     return (before + 1 if before else 0), after + 1
 
 
+def attn_res_queries(kind: "LayerKind", c) -> int:
+    """Attention residuals: the aggregates a layer's mixer input is, 3 (its queries', keys' and values' inputs, each
+    scored by its own vector: Inkling 2's full layers, attn_res_qkv_layers) or 1."""
+    from .families.attention import lettered
+    return 3 if lettered(kind, "attn_res_qkv_layers", c) else 1
+
+
 def attn_res_output_rows(c) -> int:
     """Attention residuals: the rows the model's output aggregates (after the last layer)."""
     n = c["num_decoder_layers"]

@@ -192,6 +192,10 @@ SCHEMA: dict[str, Field] = {
                                             "over the snapshots and the running residual, scored per row by a "
                                             "D -> 1 projection (4 D FLOPs per row and token); 0: plain residuals.",
                                      minimum=0),
+    "attn_res_qkv_layers": field_of("", str, "Attention residuals on attention layers, by pattern letter ('G', "
+                                             "'L', 'C'), whose mixer input is three aggregates, one each for its "
+                                             "queries', keys' and values' inputs, each scored by its own vector "
+                                             "(Inkling 2's full layers: 'G'); '': one aggregate."),
     "mhc_expansion_rate": field_of(1, int, "mHC hyper-connections: G residual streams; above 1 every decoder layer "
                                      "mixes them around attention and around the FFN (a projection "
                                      "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",

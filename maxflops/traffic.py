@@ -33,7 +33,7 @@ from . import masks, terms
 from .account import ffn_width, price_forward
 from .config import CONVENTIONS
 from .families import family_of
-from .plan import NO_FFN, NO_MIXER, LayerKind, layer_view
+from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_queries, layer_view
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
@@ -139,7 +139,8 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         elements["qkv_proj"] += more * per_expert
         elements["out_proj"] += more * per_expert
     if kind.attn_res:  # attention residuals: each aggregate's score vector (D), for the mixer's input and the FFN's
-        elements["attn_res"] = c["emb_dim"] * sum(1 for rows in kind.attn_res if rows)
+        mixer_rows, ffn_rows = kind.attn_res
+        elements["attn_res"] = c["emb_dim"] * ((attn_res_queries(kind, c) if mixer_rows else 0) + (ffn_rows > 0))
     K = c["residual_conv_kernel"]
     cache = {}
     if K:  # Inkling's convs over each branch's output: their kernels, and per sequence their last K - 1 inputs

@@ -43,7 +43,8 @@ HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_sc
                     "remat_policy", "qkv_norms", "indexer_impl", "packed_kernel", "gdn_impl", "gdn_conv_impl",
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
                     "kda_impl", "kda_conv_impl", "lightning_impl", "mlstm_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
-                    "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl", "aux_conv_impl")
+                    "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl", "aux_conv_impl",
+                    "dynamic_conv_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -55,7 +56,7 @@ LOWERING = {k: v for k, v in HARDWARE_BELOW_MODEL.items() if k != "packed_kernel
 # The "ideal" implementation of every hardware knob: with these (and the exact convention, no vocabulary padding
 # and no indexer loss) hardware == model.
 IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "msa_impl": "ideal",
-         "aux_conv_impl": "valid", "remat_policy": "none",
+         "aux_conv_impl": "valid", "dynamic_conv_impl": "valid", "remat_policy": "none",
          "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
          "weighted_sum_impl": "einsum", "indexer_impl": "attention", "packed_kernel": "varlen",
@@ -232,6 +233,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["relative_logits_extent"] = draw(st.integers(1, 20))
         kw["kv_conv_kernel"] = 0 if kw.get("cca_depthwise_kernel") or kw.get("dynamic_mask_keys") else \
             draw(st.integers(0, 4))
+        if kw["kv_conv_kernel"]:  # Inkling 2's per-token taps
+            kw["kv_conv_dynamic_layers"] = draw(st.sampled_from(["", "G", "L", "GLC"]))
+        kw["attention_sink_proj"] = draw(st.booleans())  # Inkling 2's sinks from D
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # Inkling's convs over the branches' outputs
         kw["residual_conv_kernel"] = draw(st.integers(1, 4))
     if convention == "exact" and draw(st.integers(0, 3)) == 0:  # A.X K2's gated norms
@@ -491,9 +495,10 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     if kw.get("convention", convention) == "exact" and not kw.get("layer_loops") and not kw.get("mtp_num_layers") \
             and not kw.get("parallel_layer_pattern") and kw.get("mhc_expansion_rate", 1) == 1 \
             and not kw.get("prompt_tokens") and "-" not in kw["attention_layer_pattern"] + kw.get("ffn_layer_pattern", "") \
-            and not kw.get("residual_conv_kernel") and not kw.get("gated_norm_rank") \
+            and not kw.get("gated_norm_rank") \
             and not kw.get("altup_num_inputs") and not kw.get("laurel_rank") and draw(st.integers(0, 3)) == 0:  # attention residuals (Kimi K3)
         kw["attn_res_block_size"] = draw(st.integers(1, 4))
+        kw["attn_res_qkv_layers"] = draw(st.sampled_from(["", "G", "GL"]))  # (Inkling 2's full layers: 'G')
     return kw
 
 
@@ -542,7 +547,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
     "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated", "mlstm_num_heads",
-    "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size",
+    "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size", "kv_conv_dynamic_layers", "attention_sink_proj",
+    "attn_res_qkv_layers",
 }
 
 

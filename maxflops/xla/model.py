@@ -37,7 +37,7 @@ import optax
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
-from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, build_plan
+from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, attn_res_queries, build_plan
 from ..proofkit import kernels as K
 from .registry import proof_of, proof_of_kind
 
@@ -237,8 +237,21 @@ class Layer(nn.Module):
             if ple is not None:  # the per-layer embedding from the corrected active stream into the others
                 x = x.at[:, :, 1:].add(_per_layer(p, x[:, :, 0], ple)[:, :, None, :])
             return (x, state["top_idx"], state["aux"]), None
+        def branch_conv(y, tag):
+            """Inkling: a causal depthwise conv over a branch's output, each document's its own."""
+            Kc = c["residual_conv_kernel"]
+            if not Kc:
+                return y
+            w = p(f"res_conv_{tag}", (Kc, 1, D))
+            bounds = np.cumsum((0,) + (self.segments or (y.shape[1],)))
+            with jax.named_scope("residual_conv"):
+                return y + jnp.concatenate([K.causal_conv(y[:, a:b], w, Kc) for a, b in zip(bounds[:-1], bounds[1:])],
+                                           axis=1)
+
         if kind.attn_res:  # attention residuals: x is (the running residual, the bank of snapshots)
-            x = _attn_res_layer(p, x, kind.attn_res, mixer, ffn, c["weighted_sum_impl"] == "einsum")
+            x = _attn_res_layer(p, x, kind.attn_res, lambda h: branch_conv(mixer(h), "attn"),
+                                lambda h: branch_conv(ffn(h), "ffn"), c["weighted_sum_impl"] == "einsum",
+                                attn_res_queries(kind, c))
             return (x, state["top_idx"], state["aux"]), None
         branches = [("attn", mixer)] if kind.mixer != NO_MIXER else []
         branches += [("ffn", ffn)] if kind.ffn != NO_FFN else []
@@ -252,14 +265,7 @@ class Layer(nn.Module):
                 y = branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
             else:
                 y = branch(_rms(x))
-            Kc = c["residual_conv_kernel"]
-            if Kc:  # Inkling: a causal depthwise conv over the branch's output, each document's its own
-                w = p(f"res_conv_{tag}", (Kc, 1, D))
-                bounds = np.cumsum((0,) + (self.segments or (y.shape[1],)))
-                with jax.named_scope("residual_conv"):
-                    y = y + jnp.concatenate([K.causal_conv(y[:, a:b], w, Kc) for a, b in zip(bounds[:-1], bounds[1:])],
-                                            axis=1)
-            x = x + y
+            x = x + branch_conv(y, tag)
         if ple is not None:  # the per-layer embedding, gated by the layer's output, added to it
             x = x + _per_layer(p, x, ple)
         if kind.no_grad:  # a pass run without a gradient (torch.no_grad: HRM's early L cycles): its work is not
@@ -327,14 +333,20 @@ def _attn_res_aggregate(prefix, bank, w, einsum=True):
         return jnp.einsum("blr,blrd->bld", probs, rows) if einsum else (probs[..., None] * rows).sum(2)
 
 
-def _attn_res_layer(p, x, rows, mixer, ffn, einsum):
+def _attn_res_layer(p, x, rows, mixer, ffn, einsum, queries=1):
     """One layer under attention residuals, as Megatron-Bridge's KimiK3TransformerLayer runs it: the mixer's input
     aggregates the bank and the running residual (layer 0's is the embedding itself); a block-write layer (its FFN
     input aggregates one row more) keeps the running residual as a snapshot, and its mixer's output restarts it; the
-    FFN's input aggregates again."""
+    FFN's input aggregates again. ``queries`` 3: the mixer's queries, keys and values each read an aggregate of its
+    own (Inkling 2's full layers; here the three summed into the mixer's one input: elementwise, the same
+    matmuls)."""
     prefix, bank = x
     D = prefix.shape[-1]
-    h = _attn_res_aggregate(prefix, bank, p("res_attn", (D,)), einsum) if rows[0] else prefix
+    h = prefix
+    if rows[0]:
+        h = _attn_res_aggregate(prefix, bank, p("res_attn", (D,)), einsum)
+        for i in range(1, queries):
+            h = h + _attn_res_aggregate(prefix, bank, p(f"res_attn{i}", (D,)), einsum)
     write = rows[1] != rows[0]
     if write:
         bank = jnp.concatenate([bank, prefix[:, :, None, :]], axis=2)

@@ -67,8 +67,9 @@ def test_the_attention_parts_are_gqas(key):
         maxflops.model_config(attention_type="mla", relative_logits_extent=4, **{key: 2})
 
 
-@pytest.mark.parametrize("key", ["residual_conv_kernel", "gated_norm_rank"])
-@pytest.mark.parametrize("other", [dict(mhc_expansion_rate=2), dict(attn_res_block_size=2)])
+@pytest.mark.parametrize("key, other", [("residual_conv_kernel", dict(mhc_expansion_rate=2)),
+                                        ("gated_norm_rank", dict(mhc_expansion_rate=2)),
+                                        ("gated_norm_rank", dict(attn_res_block_size=2))])
 def test_a_second_residual_scheme_is_refused(key, other):
     with pytest.raises(ValueError, match=f"'{key}'.*not modelled"):
         maxflops.model_config(num_decoder_layers=2, **{key: 3}, **other)

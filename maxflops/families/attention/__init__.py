@@ -16,6 +16,12 @@ from .. import conv
 from ..base import Family, Priced, ffn_width
 
 GLOBAL, WINDOW, CHUNK, BIDIRECTIONAL = "global", "window", "chunk", "bidirectional"
+LETTER = {GLOBAL: "G", BIDIRECTIONAL: "G", WINDOW: "L", CHUNK: "C"}  # a mixer's attention_layer_pattern letter
+
+
+def lettered(kind, key: str, c) -> bool:
+    """An attention layer whose pattern letter is among those the letters key ``key`` names."""
+    return LETTER.get(kind.mixer, "") in c[key] if c[key] else False
 
 
 # --- pairs ----------------------------------------------------------------------------------------------------
@@ -68,8 +74,9 @@ def dense_pairs(seqs, decode: bool):
     return seqs.sum(lambda kv: kv + 1) if decode else seqs.sum(lambda L: L * L)
 
 
-def impl_pairs(mixer, span, seqs, c, decode: bool):
-    """Pairs the kernels compute under ``attention_impl``."""
+def impl_pairs(mixer, span, seqs, c, decode: bool, masked: bool = True):
+    """Pairs the kernels compute under ``attention_impl`` (``masked``: under Doge's dynamic mask where the config has
+    one; an indexer scoring every visible key passes False)."""
     impl = c["attention_impl"]
     if impl == "dense":
         return dense_pairs(seqs, decode)
@@ -78,7 +85,8 @@ def impl_pairs(mixer, span, seqs, c, decode: bool):
         if decode:
             return seqs.sum_scalar(lambda kv: masks.blocked_decode(mixer, span, kv, bkv))
         return seqs.sum(lambda L: masks.blocked(mixer, span, L, bq, bkv))
-    mixer, span = dynamic(mixer, span, c)  # (the tiles above: those of the mask the scores pick within)
+    if masked:  # (the tiles above: those of the mask the scores pick within)
+        mixer, span = dynamic(mixer, span, c)
     if decode:
         return seqs.sum(lambda kv: masks.new_token_keys(mixer, span, kv))
     return seqs.exact_pairs(mixer, span)
@@ -120,6 +128,9 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         n_kv = 0
     gate = c["attention_output_gate"] and c["gate_projections"]
     head_gate = 2 * d * h if c["attention_head_gate"] else 0  # D -> one gate per query head
+    head_gate += 2 * d * h if c["attention_sink_proj"] else 0  # D -> one sink logit per query head (Inkling 2's)
+    if c["kv_conv_kernel"] and lettered(kind, "kv_conv_dynamic_layers", c):  # the k and v convs' per-token taps,
+        head_gate += 2 * 2 * d * n_kv * c["kv_conv_kernel"]  # D -> KV heads x taps each (weight_proj)
     head_gate += 2 * d * c["attention_router_experts"]  # a mixture of attention heads' router D -> its experts
     if c["dynamic_mask_keys"]:  # Doge's dynamic mask: each token's values scored per KV head (dt_proj)
         head_gate += 2 * n_kv * (c["value_head_dim"] or hd) * n_kv
@@ -170,9 +181,11 @@ def inkling_parts(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> N
     if K:
         n_kv, hd = kv_widths(kind, c)
         channels = n_kv * (hd + (c["value_head_dim"] or hd))
-        if hardware:
+        if not hardware:
+            conv.price(p, "kv_conv", channels, K, c, seqs, decode, tokens)
+        elif not lettered(kind, "kv_conv_dynamic_layers", c):
             conv.price_hardware(p, "kv_conv", c["aux_conv_impl"], channels, K, c, seqs, decode, tokens)
-        else:
+        elif c["dynamic_conv_impl"] == "valid":  # (per-token taps 'elementwise': no matmul)
             conv.price(p, "kv_conv", channels, K, c, seqs, decode, tokens)
 
 
@@ -337,7 +350,16 @@ def check(c, letters: str, err) -> None:
         if c["kv_conv_kernel"] or c["num_kv_shared_layers"]:
             err("dynamic_mask_keys", f"{c['dynamic_mask_keys']} with kv_conv_kernel or num_kv_shared_layers: not "
                                      "modelled")
-    for key in ("relative_logits_dim", "kv_conv_kernel", "cca_depthwise_kernel", "dynamic_mask_keys"):
+    if c["kv_conv_dynamic_layers"]:
+        bad = sorted(set(c["kv_conv_dynamic_layers"]) - set("GLC"))
+        if bad:
+            err("kv_conv_dynamic_layers", f"{c['kv_conv_dynamic_layers']!r}: {bad[0]!r} is not an attention layer "
+                                          "letter ('G', 'L', 'C')")
+        if not c["kv_conv_kernel"]:
+            err("kv_conv_dynamic_layers", f"{c['kv_conv_dynamic_layers']!r} with kv_conv_kernel=0: dynamic taps are "
+                                          "those of the key and value convs (kv_conv_kernel taps)")
+    for key in ("relative_logits_dim", "kv_conv_kernel", "cca_depthwise_kernel", "dynamic_mask_keys",
+                "attention_sink_proj"):
         if c[key] and c["attention_type"] != "global":
             err(key, f"{c[key]} is modelled on GQA layers (Inkling's), not attention_type={c['attention_type']!r}")
     if c["relative_logits_dim"] and not c["relative_logits_extent"] and any(x in letters for x in "GC"):
@@ -392,6 +414,21 @@ SCHEMA = {
     "kv_conv_kernel": field_of(0, int, "A causal depthwise conv of this many taps over each GQA layer's keys and "
                                        "values after their projections (Inkling's k_sconv, v_sconv); 0: none.",
                                minimum=0),
+    "kv_conv_dynamic_layers": field_of("", str, "Attention layers, by pattern letter ('G', 'L', 'C'), whose key "
+                                                "and value convs (kv_conv_kernel) take per-token taps: each tap "
+                                                "a static weight plus one projected from the layer's key (value) "
+                                                "input, D -> KV heads x taps, shared within a KV head (Inkling 2's "
+                                                "full layers: 'G'; the projections in qkv_proj, the taps' "
+                                                "multiply-adds in kv_conv). '': static convs."),
+    "dynamic_conv_impl": field_of("elementwise", str, "Hardware: the per-token taps of a dynamic conv "
+                                                      "(kv_conv_dynamic_layers) as a multiply and a sum over each "
+                                                      "token's window, no matmul ('elementwise': transformers' "
+                                                      "Inkling 2, and XLA's count of a jnp port), or a kernel "
+                                                      "counting its multiply-adds as the model does ('valid').",
+                                  choices=("elementwise", "valid")),
+    "attention_sink_proj": field_of(False, bool, "Attention sinks projected from the layer input (Inkling 2's "
+                                                 "sink_proj): D -> one logit per query head and token, joining "
+                                                 "the softmax with no value (2 D H FLOPs per token, in qkv_proj)."),
     "dynamic_mask_keys": field_of(0, int, "Dynamic-mask attention (Doge's DMA): each GQA layer scores every key "
                                           "from its values (dt_proj, KV heads x head width -> KV heads per token, "
                                           "in qkv_proj) and each query attends at most this many of its visible "

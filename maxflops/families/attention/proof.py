@@ -17,9 +17,7 @@ import numpy as np
 
 from ...proofkit.case import Case, component, components, engine, tokamax
 from ...proofkit.kernels import NEG, causal_conv, dense
-from . import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW
-
-LETTER = {GLOBAL: "G", WINDOW: "L", CHUNK: "C"}
+from . import BIDIRECTIONAL, CHUNK, GLOBAL, LETTER, WINDOW, lettered  # noqa: F401 (LETTER: the tests' too)
 
 
 # --- masks as index ranges ---------------------------------------------------------------------------------
@@ -214,6 +212,16 @@ KERNELS = (attention, attention_decode, gqa_qkv, mla_qkv, mla_absorbed_qkv, mla_
 
 # --- the Flax layer ----------------------------------------------------------------------------------------------
 
+def dynamic_conv(x, static, taps):
+    """A causal conv of per-token taps over x [B, L, Hkv, d] (Inkling 2's full layers' keys and values): tap j (the
+    token j back, zeros before the sequence) weighted by static [K, Hkv, d] plus the token's own taps [B, L, Hkv, 1,
+    K], shared within a KV head: a multiply and a sum per tap, no matmul."""
+    K, L = static.shape[0], x.shape[1]
+    padded = jnp.pad(x, ((0, 0), (K - 1, 0), (0, 0), (0, 0)))
+    windows = jnp.stack([padded[:, K - 1 - j:K - 1 - j + L] for j in range(K)], axis=-1)  # [B, L, Hkv, d, K]
+    return (windows * (jnp.moveaxis(static, 0, -1) + taps)).sum(-1)
+
+
 def softmax_core(c, kind, p, h, q, k, v, q_lat, top_idx, aux):
     """The core of a plain attention layer: masked attention over its mixer's pairs (``attention_impl``)."""
     o = attention(q, k, v, kind.mixer, kind.span, c["attention_impl"], c["attention_block_q"],
@@ -285,13 +293,25 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
                 dt = dense(vv.reshape(B, L, -1), p("w_dt", (n_kv * hv, n_kv)))  # same matmuls)
             vv = vv * jax.nn.sigmoid(dt)[..., None]
         Kc = c["kv_conv_kernel"]
-        if Kc:  # Inkling's causal depthwise convs over the keys and the values (each with its residual)
+        if Kc and lettered(kind, "kv_conv_dynamic_layers", c):  # Inkling 2's convs of per-token taps
+            if c["dynamic_conv_impl"] != "elementwise":
+                raise ValueError("dynamic_conv_impl: the Flax model runs a dynamic conv's taps elementwise")
+            with jax.named_scope("qkv_proj"):  # each tap a static weight plus one from D per KV head
+                k_taps = dense(h, p("k_taps", (D, n_kv * Kc))).reshape(B, L, n_kv, 1, Kc)
+                v_taps = dense(h, p("v_taps", (D, n_kv * Kc))).reshape(B, L, n_kv, 1, Kc)
+            with jax.named_scope("kv_conv"):
+                k = k + dynamic_conv(k, p("k_conv", (Kc, n_kv, hd)), k_taps)
+                vv = vv + dynamic_conv(vv, p("v_conv", (Kc, n_kv, hv)), v_taps)
+        elif Kc:  # Inkling's causal depthwise convs over the keys and the values (each with its residual)
             with jax.named_scope("kv_conv"):
                 k = k + causal_conv(k.reshape(B, L, -1), p("k_conv", (Kc, 1, n_kv * hd)), Kc).reshape(k.shape)
                 vv = vv + causal_conv(vv.reshape(B, L, -1), p("v_conv", (Kc, 1, n_kv * hv)), Kc).reshape(vv.shape)
         if c["attention_head_gate"]:  # one scalar per query head, D -> H (LFM3's g_proj)
             with jax.named_scope("qkv_proj"):
                 head_gate = dense(h, p("wg", (D, H)))[..., None]
+        if c["attention_sink_proj"]:  # a sink logit per query head, D -> H (Inkling 2's sink_proj): it joins the
+            with jax.named_scope("qkv_proj"):  # softmax with no value, scaling each head's output by Z / (Z + e^s)
+                sink = dense(h, p("w_sink", (D, H)))[..., None]
         if c["attention_router_experts"]:  # a mixture of attention heads' router (JetMoE): its scores scale the
             with jax.named_scope("qkv_proj"):  # experts' outputs (elementwise)
                 routed = jax.nn.sigmoid(dense(h, p("w_router", (D, c["attention_router_experts"])))).mean(-1)
@@ -316,6 +336,8 @@ def layer(c, kind, p, h, top_idx, aux, core=softmax_core):
         o = o * jax.nn.sigmoid(gate)
     if c["attention_head_gate"]:
         o = o * jax.nn.sigmoid(head_gate)
+    if c["attention_sink_proj"]:  # (here a sigmoid of the logit: elementwise alike)
+        o = o * jax.nn.sigmoid(-sink)
     if absorbed:
         out = mla_absorbed_out(params, o, H, c["kv_lora_rank"], c["qk_nope_head_dim"], gate)
     else:

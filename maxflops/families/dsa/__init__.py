@@ -103,7 +103,7 @@ def hardware_indexer_run(p: Priced, kind, c, seqs, decode, kl_per_pair):
     elif c["indexer_impl"] == "dense":  # plain einsums over the full square, whatever kernel runs the attention
         scored = attention.dense_pairs(run, decode)
     else:
-        scored = attention.impl_pairs(GLOBAL, 0, run, c, decode)
+        scored = attention.impl_pairs(GLOBAL, 0, run, c, decode, masked=False)
     if c["mode"] == "train" and c["indexer_loss_scaling_factor"] > 0:
         if c["indexer_loss_pairs"] == "selected":  # the sparse loss's target: the selected pairs' keys, gathered
             p.out["indexer_kl"] = kl_per_pair * (0 if run is None else run.exact_pairs(DSA, kind.span))

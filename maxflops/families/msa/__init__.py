@@ -75,7 +75,7 @@ def _indexer(p: Priced, c, seqs, decode: bool, tokens, hardware: bool) -> None:
     elif c["indexer_impl"] == "dense":
         scored = attention.dense_pairs(seqs, decode)
     else:
-        scored = attention.impl_pairs(GLOBAL, 0, seqs, c, decode)
+        scored = attention.impl_pairs(GLOBAL, 0, seqs, c, decode, masked=False)
     p.out["indexer_score"] = 2 * n * d * scored
 
 

@@ -60,9 +60,6 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    'inkling2_text': "Inkling 2's dynamic short convs (per-token taps on the full layers' keys and values), "
-                     'attention sinks from D, a gated output projection and block attention residuals (one query per '
-                     "q, k, v input on the full layers) beside the branches' convs",
     'inkling2_loop_text': "Inkling 2's dynamic short convs, attention sinks, a gated output projection and block "
                           'attention residuals, and looped depth with message gates',
     'reformer': 'LSH and chunked local attention with reversible layers',

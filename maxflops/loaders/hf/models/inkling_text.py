@@ -34,15 +34,10 @@ def spans(layers: list) -> str:
     return "+".join(out)
 
 
-def _read(r: Reader, d) -> dict:
-    n = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
-    o = {"num_decoder_layers": n, "emb_dim": r.int("hidden_size", d("hidden_size"), minimum=1),
-         "vocab_size": r.int("vocab_size", d("vocab_size"), minimum=1),
-         "num_query_heads": r.int("num_attention_heads", d("num_attention_heads"), minimum=1),
-         "num_kv_heads": r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1),
-         "head_dim": r.int("head_dim", d("head_dim"), minimum=1)}
-    act = r.activation("hidden_act", d("hidden_act"))
-    o["mlp_activations"] = (act, "linear")
+def read_attention(r: Reader, d, o: dict, n: int) -> list:
+    """The attention layers both Inkling generations share: full ('hybrid') and sliding ('hybrid_sliding') GQA layers
+    with the sliding ones' own heads and width, the relative-position logits and the convs' taps (into ``o``); the
+    layers' letters."""
     # the layers: layer_types, else local_layer_ids (sliding), else sliding unless (i + 1) % 6 == 0
     if parts.given(r, "layer_types"):
         letters = parts.layer_types(r, n, {"hybrid": "G", "hybrid_sliding": "L"})
@@ -77,6 +72,19 @@ def _read(r: Reader, d) -> dict:
         r.ignore("rel_extent", "unused: no full layers (a sliding layer's logits cover its window)")
     o["kv_conv_kernel"] = o["residual_conv_kernel"] = parts.alias(r, "conv_kernel_size", "sconv_kernel_size",
                                                                  d("conv_kernel_size"), minimum=1)
+    return letters
+
+
+def _read(r: Reader, d) -> dict:
+    n = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
+    o = {"num_decoder_layers": n, "emb_dim": r.int("hidden_size", d("hidden_size"), minimum=1),
+         "vocab_size": r.int("vocab_size", d("vocab_size"), minimum=1),
+         "num_query_heads": r.int("num_attention_heads", d("num_attention_heads"), minimum=1),
+         "num_kv_heads": r.int("num_key_value_heads", d("num_key_value_heads"), minimum=1),
+         "head_dim": r.int("head_dim", d("head_dim"), minimum=1)}
+    act = r.activation("hidden_act", d("hidden_act"))
+    o["mlp_activations"] = (act, "linear")
+    letters = read_attention(r, d, o, n)
     # the FFN: a checkpoint's dense_intermediate_size makes intermediate_size the experts' width
     if parts.given(r, "mlp_layer_types"):
         is_moe = parts.per_layer(r, "mlp_layer_types", n, {"dense": False, "sparse": True})
