@@ -213,7 +213,10 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
     if kind.attn_res and _prices_attn_res(c, hardware):
         # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows
         mixer_rows, ffn_rows = kind.attn_res
-        p.out["attn_res"] = 4 * d * (attn_res_queries(kind, c) * mixer_rows + ffn_rows) * tokens
+        # (a looped pass's messages: four queries over the previous pass's rows)
+        p.out["attn_res"] = 4 * d * (attn_res_queries(kind, c) * mixer_rows + ffn_rows + 4 * kind.messages) * tokens
+    if kind.messages:  # the message gates of its query, key, value and FFN inputs: 2D -> r, r -> D twice, each
+        p.out["message_gate"] = 4 * 8 * d * c["loop_message_rank"] * tokens
     if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens

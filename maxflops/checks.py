@@ -12,6 +12,21 @@ from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
 from .families import FAMILIES, LETTERS
 
 
+def _loops(c, repeated: bool = False) -> list:
+    """(first, last, rule) of each well-formed layer_loops rule (``repeated``: of more than one pass); a malformed one
+    is the layer_loops check's to report."""
+    from .plan import parse_loop_rule
+    out = []
+    for rule in c["layer_loops"]:
+        try:
+            a, b, k, _ = parse_loop_rule(rule)
+        except ValueError:
+            continue
+        if k > 1 or not repeated:
+            out.append((a, b, rule))
+    return out
+
+
 def _check_layer_widths(c, err) -> None:
     """Each layer_widths rule parses and names decoder layers; every layer's own heads divide as the config's must;
     its own head width or KV heads on a 'G' layer of a config that gives those layers global_head_dim /
@@ -112,6 +127,15 @@ def check_relations(c: Mapping[str, Any]) -> None:
         for key in ("residual_conv_kernel", "gated_norm_rank", "mtp_num_layers"):
             if c[key]:
                 err(key, f"{c[key]} with altup_num_inputs={c['altup_num_inputs']}: not modelled")
+    if c["loop_message_rank"]:  # Inkling 2 Loop: messages between the passes of a looped block of whole blocks
+        block = c["attn_res_block_size"]
+        if not (c["layer_loops"] and block):
+            err("loop_message_rank", f"{c['loop_message_rank']} needs layer_loops and attn_res_block_size (messages "
+                                     "are aggregates of a looped pass's attention-residual snapshots)")
+        for a, b, rule in _loops(c) if block else ():
+            if a == 0 or a % block or (b + 1) % block:
+                err("layer_loops", f"{rule!r} with loop_message_rank: a looped block with messages starts after "
+                                   f"layer 0 and spans whole blocks of attn_res_block_size={block} layers")
     if c["attn_res_qkv_layers"]:
         bad = sorted(set(c["attn_res_qkv_layers"]) - set("GLC"))
         if bad:
@@ -121,7 +145,7 @@ def check_relations(c: Mapping[str, Any]) -> None:
             err("attn_res_qkv_layers", f"{c['attn_res_qkv_layers']!r} with attn_res_block_size=0: the split inputs "
                                        "are attention residuals' aggregates")
     if c["attn_res_block_size"]:  # Kimi K3's layers: a mixer and an FFN each, in one decoder
-        for key in ("mtp_num_layers", "layer_loops", "parallel_layer_pattern", "prompt_tokens"):
+        for key in ("mtp_num_layers", "parallel_layer_pattern", "prompt_tokens"):
             if c[key]:
                 err(key, f"{c[key]!r} with attn_res_block_size={c['attn_res_block_size']}: not modelled")
         if c["mhc_expansion_rate"] > 1:
@@ -378,6 +402,8 @@ READ_WHEN: dict = {
                           "no layer's key and value convs take per-token taps (kv_conv_dynamic_layers)"),
     "attn_res_qkv_layers": (lambda c: any(x in _letters(c) for x in c["attn_res_qkv_layers"]),
                             "no layer has a letter it names"),
+    "loop_message_rank": (lambda c: any(b >= a for a, b, _ in _loops(c, repeated=True)),
+                          "no looped block runs more than one pass"),
     "moe_router_mlp_dim": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_router_product_keys": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_experts_ungated": (lambda c: c["num_experts"] > 1 and len(c["mlp_activations"]) == 2,

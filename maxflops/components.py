@@ -92,6 +92,8 @@ register(
     _trunk("altup", 48, "AltUp: the router, prediction and correction coefficients and the streams' mix around "
                         "each layer (Gemma 3n)"),
     _trunk("laurel", 49, "LAuReL: the low-rank branch D -> r -> D beside the mixer (Gemma 3n)"),
+    _trunk("message_gate", 50, "looped depth's message gates: a looped layer's query, key, value and FFN inputs gated "
+                               "by the previous pass's messages, 2D -> r -> two r -> D each (Inkling 2 Loop)"),
     _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
     _trunk("rel_logits", 55, "relative-position logits: each head's vector against the bank of bias profiles over "
                              "the extent (Inkling)"),

@@ -73,6 +73,8 @@ class LayerKind:
     idle: str = ""  # why the layer is skipped whole (its family's idle rule: no mixer, no FFN), or ""
     attn_res: tuple = ()  # attention residuals: (rows at the mixer's input, rows at the FFN's input); () without
     no_grad: bool = False  # training: a looped pass run without a gradient (layer_loops 'a-b*k/g'): forward only
+    messages: int = 0  # a looped pass after the first reading the previous pass's messages (loop_message_rank): the
+    # rows their aggregate reads (0: none)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +187,18 @@ def attn_res_rows(layer: int, block: int) -> tuple:
     return (before + 1 if before else 0), after + 1
 
 
+def loop_message_rows(c) -> dict:
+    """Looped depth with messages (Inkling 2 Loop): each looped layer -> the rows its message aggregate reads on a
+    pass after the first: the snapshots the previous pass kept after its first (a loop's layers l with
+    l % attn_res_block_size == 0), and that pass's output."""
+    block, out = c["attn_res_block_size"], {}
+    for rule in c["layer_loops"]:
+        a, b, _, _ = parse_loop_rule(rule)
+        kept = sum(1 for l in range(a, b + 1) if l % block == 0)  # (kept - 1 snapshots, and the output)
+        out.update(dict.fromkeys(range(a, b + 1), kept))
+    return out
+
+
 def attn_res_queries(kind: "LayerKind", c) -> int:
     """Attention residuals: the aggregates a layer's mixer input is, 3 (its queries', keys' and values' inputs, each
     scored by its own vector: Inkling 2's full layers, attn_res_qkv_layers) or 1."""
@@ -245,6 +259,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     widths = layer_widths(c) if c["layer_widths"] else [{}] * n
     order = _order(c) if c["layer_loops"] else [(layer, 1, False) for layer in range(n)]
     looped = {layer for layer, p, _ in order if p > 1}
+    messages = loop_message_rows(c) if c["loop_message_rank"] else {}
     passes = []
     for layer, p, no_grad in order:
         passes.append(p)
@@ -267,6 +282,7 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                                                  widths=tuple(sorted(widths[layer].items())),
                                                  no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
                                                  no_grad=no_grad and c["mode"] == "train",
+                                                 messages=messages.get(layer, 0) if p > 1 else 0,
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":

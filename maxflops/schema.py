@@ -192,6 +192,15 @@ SCHEMA: dict[str, Field] = {
                                             "over the snapshots and the running residual, scored per row by a "
                                             "D -> 1 projection (4 D FLOPs per row and token); 0: plain residuals.",
                                      minimum=0),
+    "loop_message_rank": field_of(0, int, "Looped depth with messages (Inkling 2 Loop's loop_gate_rank), with "
+                                          "layer_loops and attention residuals: every pass restarts from the "
+                                          "snapshots and residual its loop began with, and on each pass after the "
+                                          "first every looped layer reads the previous pass's messages (an "
+                                          "aggregate of four queries over that pass's snapshots after its first "
+                                          "and its output, in attn_res) and gates its query, key, value and FFN "
+                                          "inputs by them, each gate 2D -> r -> two r -> D (8 D r FLOPs per gate "
+                                          "and token, component message_gate); 0: passes without messages.",
+                                  minimum=0),
     "attn_res_qkv_layers": field_of("", str, "Attention residuals on attention layers, by pattern letter ('G', "
                                              "'L', 'C'), whose mixer input is three aggregates, one each for its "
                                              "queries', keys' and values' inputs, each scored by its own vector "

@@ -41,7 +41,8 @@ from .weights import bytes_of, parse_rules
 # Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
                             "indexer_proj_attn", "compressor",
-                            "layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate", "laurel"})
+                            "layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate", "laurel",
+                            "message_gate"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,14 +86,19 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
 
     per_kind = [_layer(kind, hw, seqs) for kind in plan.kinds]
     # a looped layer's weights are read once for all its passes (its caches are each pass's own): the rows of a
-    # first pass, numbered as layers
-    once = [i for (_, i), p in zip(plan.rows, plan.passes or [1] * len(plan.rows)) if p == 1]
+    # first pass, numbered as layers, and the message weights of a second pass (loop_message_rank)
+    passes = plan.passes or [1] * len(plan.rows)
+    once = [i for (_, i), p in zip(plan.rows, passes) if p == 1]
     if rules:  # layer by layer: a rule may name layers
         for layer, i in enumerate(once):
             out["weights"] += price(per_kind[i][0], layer)
     else:
         for k, (elements, _) in enumerate(per_kind):
             out["weights"] += price(elements, None) * once.count(k)
+    second = [(int(name.split()[1].split(".")[0]), i) for (name, i), p in zip(plan.rows, passes) if p == 2]
+    for layer, i in second:
+        if plan.kinds[i].messages:
+            out["weights"] += price({"message_gate": per_kind[i][0]["message_gate"]}, layer if rules else None)
     for (_, cache), rows in zip(per_kind, plan.multiplicity):
         for name, value in cache.items():
             out[name] += value * rows
@@ -141,6 +147,8 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
     if kind.attn_res:  # attention residuals: each aggregate's score vector (D), for the mixer's input and the FFN's
         mixer_rows, ffn_rows = kind.attn_res
         elements["attn_res"] = c["emb_dim"] * ((attn_res_queries(kind, c) if mixer_rows else 0) + (ffn_rows > 0))
+    if kind.messages:  # a looped pass's messages: the gates' weights and the message aggregate's four queries
+        elements["message_gate"] += 4 * c["emb_dim"]
     K = c["residual_conv_kernel"]
     cache = {}
     if K:  # Inkling's convs over each branch's output: their kernels, and per sequence their last K - 1 inputs

@@ -492,13 +492,18 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         a, k = draw(st.integers(0, n - 1)), draw(st.integers(1, 3))
         grads = f"/{draw(st.integers(0, k))}" if draw(st.booleans()) else ""  # HRM's passes without a gradient
         kw["layer_loops"] = (f"{a}-{draw(st.integers(a, n - 1))}*{k}{grads}",)
-    if kw.get("convention", convention) == "exact" and not kw.get("layer_loops") and not kw.get("mtp_num_layers") \
+    if kw.get("convention", convention) == "exact" and not kw.get("mtp_num_layers") \
             and not kw.get("parallel_layer_pattern") and kw.get("mhc_expansion_rate", 1) == 1 \
             and not kw.get("prompt_tokens") and "-" not in kw["attention_layer_pattern"] + kw.get("ffn_layer_pattern", "") \
             and not kw.get("gated_norm_rank") \
             and not kw.get("altup_num_inputs") and not kw.get("laurel_rank") and draw(st.integers(0, 3)) == 0:  # attention residuals (Kimi K3)
         kw["attn_res_block_size"] = draw(st.integers(1, 4))
         kw["attn_res_qkv_layers"] = draw(st.sampled_from(["", "G", "GL"]))  # (Inkling 2's full layers: 'G')
+        if kw.get("layer_loops"):  # Inkling 2 Loop's messages, on a loop of whole blocks after layer 0
+            a, b, k = map(int, kw["layer_loops"][0].split("/")[0].replace("*", "-").split("-"))
+            block = kw["attn_res_block_size"]
+            if k > 1 and a > 0 and a % block == 0 and (b + 1) % block == 0:
+                kw["loop_message_rank"] = draw(st.integers(0, 3))
     return kw
 
 
@@ -548,7 +553,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
     "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated", "mlstm_num_heads",
     "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size", "kv_conv_dynamic_layers", "attention_sink_proj",
-    "attn_res_qkv_layers",
+    "attn_res_qkv_layers", "loop_message_rank",
 }
 
 

@@ -65,7 +65,7 @@ KNOBS |= {
     # InklingShortConvolution: a conv1d padded by K - 1 on both sides, sliced to the sequence
     "inkling_text": dict(aux_conv_impl="padded"),
     # Inkling 2's static convs as Inkling's (its dynamic convs' taps a multiply and a sum: the default)
-    "inkling2_text": dict(aux_conv_impl="padded"),
+    "inkling2_text": dict(aux_conv_impl="padded"), "inkling2_loop_text": dict(aux_conv_impl="padded"),
     # xLSTM's inference mode (the class default): whole chunks chunkwise, the tokens after them by the step kernel
     "xlstm": dict(mlstm_impl="chunked_then_recurrent"),
     # ZayaCCAProjection: the sequence padded by t0 - 1 + t1 - 1 zeros before both convs; its skip expert, biased by

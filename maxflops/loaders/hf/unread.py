@@ -60,8 +60,6 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    'inkling2_loop_text': "Inkling 2's dynamic short convs, attention sinks, a gated output projection and block "
-                          'attention residuals, and looped depth with message gates',
     'reformer': 'LSH and chunked local attention with reversible layers',
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
     'qwen4_exp': "QSA (an indexer scoring mean-pooled key blocks, a token budget of whole blocks and the partial "

@@ -28,7 +28,7 @@ DEFAULTS = {
 }
 
 
-def _read(r: Reader, d) -> dict:
+def read(r: Reader, d) -> dict:
     n = r.int("num_hidden_layers", d("num_hidden_layers"), minimum=1)
     o = {"num_decoder_layers": n, "emb_dim": r.int("hidden_size", d("hidden_size"), minimum=1),
          "num_query_heads": r.int("num_attention_heads", d("num_attention_heads"), minimum=1),
@@ -60,4 +60,4 @@ def _read(r: Reader, d) -> dict:
     return o
 
 
-TYPE = HFType(defaults=DEFAULTS, read=_read)
+TYPE = HFType(defaults=DEFAULTS, read=read)
