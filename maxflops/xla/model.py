@@ -37,7 +37,7 @@ import optax
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
-from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, attn_res_queries, build_plan
+from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, attn_res_queries, build_plan, parse_loop_rule
 from ..proofkit import kernels as K
 from .registry import proof_of, proof_of_kind
 
@@ -154,8 +154,9 @@ class Layer(nn.Module):
     segments: tuple = ()  # packed (THD) documents of the one row, lengths summing to its length; () = one sequence
 
     @nn.compact
-    def __call__(self, carry, ple=None):
-        """``ple``: this layer's per-layer embedding [B, L, P] (Gemma 4's, Gemma 3n's), or None."""
+    def __call__(self, carry, ple=None, messages=None):
+        """``ple``: this layer's per-layer embedding [B, L, P] (Gemma 4's, Gemma 3n's), or None; ``messages``: a
+        looped pass's previous pass (its snapshots after its first, its output), or None."""
         x, top_idx, aux = carry
         c = dict(self.cfg)
         c.update(self.kind.widths)  # a layer of its own widths (layer_widths)
@@ -251,7 +252,7 @@ class Layer(nn.Module):
         if kind.attn_res:  # attention residuals: x is (the running residual, the bank of snapshots)
             x = _attn_res_layer(p, x, kind.attn_res, lambda h: branch_conv(mixer(h), "attn"),
                                 lambda h: branch_conv(ffn(h), "ffn"), c["weighted_sum_impl"] == "einsum",
-                                attn_res_queries(kind, c))
+                                attn_res_queries(kind, c), messages, c["loop_message_rank"])
             return (x, state["top_idx"], state["aux"]), None
         branches = [("attn", mixer)] if kind.mixer != NO_MIXER else []
         branches += [("ffn", ffn)] if kind.ffn != NO_FFN else []
@@ -333,26 +334,43 @@ def _attn_res_aggregate(prefix, bank, w, einsum=True):
         return jnp.einsum("blr,blrd->bld", probs, rows) if einsum else (probs[..., None] * rows).sum(2)
 
 
-def _attn_res_layer(p, x, rows, mixer, ffn, einsum, queries=1):
+def _message_gate(p, h, message, j, r):
+    """Inkling 2 Loop's message gate: from the normed input and message side by side (2D -> r), a forget gate and a
+    message gate (r -> D each, tanh): (1 - forget) h + gate message."""
+    D = h.shape[-1]
+    with jax.named_scope("message_gate"):
+        g = K.dense(jnp.concatenate([_rms(h), _rms(message)], -1), p(f"msg_down{j}", (2 * D, r)))
+        forget, keep = (jnp.tanh(K.dense(g, p(f"msg_{w}{j}", (r, D)))) for w in ("forget", "keep"))
+    return (1 - forget) * h + keep * message
+
+
+def _attn_res_layer(p, x, rows, mixer, ffn, einsum, queries=1, messages=None, rank=0):
     """One layer under attention residuals, as Megatron-Bridge's KimiK3TransformerLayer runs it: the mixer's input
     aggregates the bank and the running residual (layer 0's is the embedding itself); a block-write layer (its FFN
     input aggregates one row more) keeps the running residual as a snapshot, and its mixer's output restarts it; the
     FFN's input aggregates again. ``queries`` 3: the mixer's queries, keys and values each read an aggregate of its
-    own (Inkling 2's full layers; here the three summed into the mixer's one input: elementwise, the same
-    matmuls)."""
+    own (Inkling 2's full layers). ``messages`` (a looped pass after the first, Inkling 2 Loop): the previous pass's
+    snapshots after its first and its output, aggregated by four queries, gate the query, key, value and FFN inputs
+    (``rank``). The mixer's separate inputs are summed into its one input here (elementwise: the same matmuls)."""
     prefix, bank = x
     D = prefix.shape[-1]
-    h = prefix
+    inputs = [prefix]
     if rows[0]:
-        h = _attn_res_aggregate(prefix, bank, p("res_attn", (D,)), einsum)
-        for i in range(1, queries):
-            h = h + _attn_res_aggregate(prefix, bank, p(f"res_attn{i}", (D,)), einsum)
+        inputs = [_attn_res_aggregate(prefix, bank, p("res_attn" + (f"{i}" if i else ""), (D,)), einsum)
+                  for i in range(queries)]
+    sent = None
+    if messages is not None:
+        sent = [_attn_res_aggregate(messages[1], messages[0], p(f"msg_query{j}", (D,)), einsum) for j in range(4)]
+        inputs = [_message_gate(p, inputs[min(j, len(inputs) - 1)], sent[j], j, rank) for j in range(3)]
+    h = sum(inputs[1:], inputs[0])
     write = rows[1] != rows[0]
     if write:
         bank = jnp.concatenate([bank, prefix[:, :, None, :]], axis=2)
     out = mixer(_rms(h))
     prefix = out if write else prefix + out
     h = _attn_res_aggregate(prefix, bank, p("res_mlp", (D,)), einsum)
+    if sent is not None:
+        h = _message_gate(p, h, sent[3], 3, rank)
     return prefix + ffn(_rms(h)), bank
 
 
@@ -385,6 +403,27 @@ def _mhc(p, x, branch, tag, einsum_sum=True, mix=True):
     with jax.named_scope("mhc"):
         mixed = jnp.einsum("blgh,blgd->blhd", res, x)
     return mixed + post[..., None] * y[:, :, None, :]
+
+
+def _looped_attn_res(plan, c, carry, make):
+    """The decoder rows of a looped model under attention residuals (Inkling 2 Loop): each pass of a looped block
+    restarts from the residual and snapshots the block began with; a pass after the first gets the previous pass's
+    snapshots after its first and its output as messages where its kind reads them."""
+    starts = {parse_loop_rule(rule)[0] for rule in c["layer_loops"]}
+    before = previous = None
+    for r, ((name, i), p) in enumerate(zip(plan.rows, plan.passes)):
+        kind = plan.kinds[i]
+        if kind.mtp:
+            continue
+        layer = int(name.split()[1].split(".")[0])
+        x, top, aux = carry
+        if layer in starts and p == 1:
+            before = x
+        elif layer in starts:  # a later pass: from the loop's start, the previous pass as its messages
+            previous = (x[1][:, :, before[1].shape[2] + 1:], x[0])
+            carry = (before, top, aux)
+        carry, _ = make(r, kind)(carry, None, previous if kind.messages else None)
+    return carry
 
 
 def _runs(plan):
@@ -439,7 +478,10 @@ class Decoder(nn.Module):
         carry = (x, top, jnp.zeros((), emb.dtype))
         layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
         start = 0
-        for r, (kind, n) in enumerate(_runs(plan)):
+        if c["attn_res_block_size"] and c["layer_loops"]:  # looped passes over attention residuals: row by row
+            carry = _looped_attn_res(plan, c, carry, lambda r, kind: layer_cls(kind, self.cfg, self.segments,
+                                                                                name=f"row{r}"))
+        for r, (kind, n) in enumerate(_runs(plan) if not (c["attn_res_block_size"] and c["layer_loops"]) else ()):
             rows = None if ple is None else jnp.moveaxis(ple[:, :, start:start + n], 2, 0)  # [n, B, L, P]
             if n == 1:
                 carry, _ = layer_cls(kind, self.cfg, self.segments, name=f"run{r}")(

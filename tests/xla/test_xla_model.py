@@ -388,7 +388,7 @@ def test_inklings_parts_equal_xla(mode, knobs, docs):
                                              ("train", dict(remat_policy="full"), ()), ("prefill", {}, (5, 11)),
                                              ("train", {}, (5, 11))],
                          ids=["prefill", "train", "remat", "packed-prefill", "packed-train"])
-def test_inkling2s_parts_equal_xla(mode, knobs, docs):
+def test_inkling2s_parts_equal_xla(mode, knobs, docs, loop=False):
     """Inkling 2: on every attention layer a sink logit per head from D and an output gate; on the full layers key
     and value convs of per-token taps (their taps a multiply and a sum); attention residuals whose full layers read an
     aggregate each for queries, keys and values, beside the convs over each branch's output; XLA equal to the engine,
@@ -398,18 +398,29 @@ def test_inkling2s_parts_equal_xla(mode, knobs, docs):
                                 relative_logits_dim=4, relative_logits_extent=9, kv_conv_kernel=3,
                                 kv_conv_dynamic_layers="G", attention_sink_proj=True, attention_output_gate=True,
                                 residual_conv_kernel=4, attn_res_block_size=2, attn_res_qkv_layers="G",
-                                num_experts=4, num_experts_per_tok=2, moe_mlp_dim=20, max_target_length=16)
+                                num_experts=4, num_experts_per_tok=2, moe_mlp_dim=20, max_target_length=16,
+                                **(dict(layer_loops=("2-3*3",), loop_message_rank=5) if loop else {}))
     if docs:
         knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, segment_lengths=docs, **knobs)
     assert c["kv_conv_dynamic_layers"] == c["attn_res_qkv_layers"] == "G" and c["attention_sink_proj"]
     b = maxflops.count(c, segment_lengths=list(docs) or None)
+    assert bool(b.hardware_components.get("message_gate")) == loop
     fn, args = M.step_program(model, params, tokens, mode, abstract=True)
     xla = count_lowered(fn, *args)
     assert b.hardware_flops == xla.matmul_flops
     scoped = xla.by_scope(SCOPES, innermost=True)
     assert scoped.pop("other") == 0
     assert {k: v for k, v in scoped.items() if v} == by_component(b)
+
+
+@pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
+                                             ("train", dict(remat_policy="full"), ()), ("train", {}, (5, 11))],
+                         ids=["prefill", "train", "remat", "packed-train"])
+def test_inkling2_loops_passes_and_messages_equal_xla(mode, knobs, docs):
+    """Inkling 2 Loop: layers 2-3 run three passes, each from the snapshots the loop began with, the later two gating
+    their query, key, value and FFN inputs by the previous pass's messages; XLA equal to the engine, by component."""
+    test_inkling2s_parts_equal_xla(mode, knobs, docs, loop=True)
 
 
 @pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),
