@@ -190,7 +190,9 @@ SCHEMA: dict[str, Field] = {
                                             "running residual is kept as a snapshot, and each layer's attention "
                                             "and FFN inputs (and the model's output) are a softmax-weighted sum "
                                             "over the snapshots and the running residual, scored per row by a "
-                                            "D -> 1 projection (4 D FLOPs per row and token); 0: plain residuals.",
+                                            "D -> 1 projection (4 D FLOPs per row and token); a looped block's "
+                                            "passes (layer_loops) each restart from the snapshots and residual "
+                                            "the block began with (Inkling 2 Loop); 0: plain residuals.",
                                      minimum=0),
     "loop_message_rank": field_of(0, int, "Looped depth with messages (Inkling 2 Loop's loop_gate_rank), with "
                                           "layer_loops and attention residuals: every pass restarts from the "
