@@ -378,11 +378,13 @@ READ_WHEN: dict = {
     "dead_compressor": (lambda c: any(x in _letters(c) for x in "SH"), "no layer is compressed ('S' / 'H')"),
     **{k: (lambda c: c["use_sparse_indexer"] or "S" in _letters(c),
            "the model runs no indexer (use_sparse_indexer is false and no layer is 'S')") for k in _INDEX_KEYS},
-    **{k: (lambda c: c["use_sparse_indexer"] or any(x in _letters(c) for x in "SB"),
-           "the model runs no indexer (use_sparse_indexer is false and no layer is 'S' or 'B')")
+    **{k: (lambda c: c["use_sparse_indexer"] or any(x in _letters(c) for x in "SBQ"),
+           "the model runs no indexer (use_sparse_indexer is false and no layer is 'S', 'B' or 'Q')")
        for k in ("index_n_heads", "index_head_dim")},
     **{k: (lambda c: "B" in _letters(c), "no layer is MiniMax sparse attention ('B' in attention_layer_pattern)")
        for k in ("msa_block_size", "msa_topk_blocks", "msa_local_blocks", "msa_impl")},
+    **{k: (lambda c: "Q" in _letters(c), "no layer is QSA ('Q' in attention_layer_pattern)")
+       for k in ("qsa_block_size", "qsa_budget", "qsa_impl")},
     "indexer_loss_pairs": (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla"
                            and c["indexer_loss_scaling_factor"] > 0 and c["mode"] == "train",
                            "it shapes the DSA indexer's KL loss in training (MLA with use_sparse_indexer and "

@@ -90,6 +90,18 @@ def compressed_topk(L, m, K):
     return compressed_visible(head, m) + K * (L - head)
 
 
+def qsa_pairs(L, r, K):
+    """Attended pairs of a QSA layer (Qwen4-Exp): query i's visible keys in complete blocks of r (floor((i+1)/r) of
+    them) and the partial tail ((i+1) mod r); it attends min(blocks, K) whole blocks and the tail:
+    r * compressed_topk(L, r, K) + sum_{v<=L} v mod r, the last sum chunked(L, r) - r floor(L / r)."""
+    return r * compressed_topk(L, r, K) + chunked(L, r) - r * (L // r)
+
+
+def new_token_qsa_keys(kv, r, K):
+    """Keys the token at position ``kv`` attends in a QSA layer: min(floor((kv+1)/r), K) whole blocks and the tail."""
+    return r * new_token_blocks(kv, r, K) + (kv + 1) % r
+
+
 def compressed_blocks(L, m):
     """Blocks a length-L sequence forms (the partial last one is not formed)."""
     return L // m

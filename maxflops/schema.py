@@ -108,7 +108,7 @@ SCHEMA: dict[str, Field] = {
                                             "Mamba-1, P gated delta product, K Kimi delta attention, N lightning "
                                             "attention, V short conv, Z Zamba's block, R Griffin's recurrent "
                                             "block, W RWKV's time mix, X cross-attention, "
-                                            "B MiniMax sparse attention: "
+                                            "B MiniMax sparse attention, T mLSTM, Q QSA: "
                                             "maxflops.families.LETTERS); - no mixer (an FFN-only layer: see "
                                             "ffn_layer_pattern). Any length: a per-layer list is a pattern of "
                                             "num_decoder_layers letters, and letters past the last layer are "

@@ -44,7 +44,7 @@ HARDWARE_CHOICES = ("attention_impl", "moe_impl", "moe_dispatch", "moe_router_sc
                     "conv_weight_grad", "outer_product_grads", "weighted_sum_impl", "mamba_impl", "mamba_conv_impl",
                     "kda_impl", "kda_conv_impl", "lightning_impl", "mlstm_impl", "gdp_impl", "gdp_conv_impl", "dead_compressor",
                     "short_conv_impl", "differential_impl", "rglru_conv_impl", "msa_impl", "aux_conv_impl",
-                    "dynamic_conv_impl")
+                    "dynamic_conv_impl", "qsa_impl")
 HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "indexer_skip_short", "remat_mtp")
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
@@ -55,7 +55,7 @@ LOWERING = {k: v for k, v in HARDWARE_BELOW_MODEL.items() if k != "packed_kernel
 
 # The "ideal" implementation of every hardware knob: with these (and the exact convention, no vocabulary padding
 # and no indexer loss) hardware == model.
-IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "msa_impl": "ideal",
+IDEAL = {"attention_impl": "ideal", "moe_impl": "ideal", "dsa_impl": "ideal", "msa_impl": "ideal", "qsa_impl": "ideal",
          "aux_conv_impl": "valid", "dynamic_conv_impl": "valid", "remat_policy": "none",
          "flash_backward_recompute": False, "mla_absorbed": False, "gdn_impl": "recurrent", "gdn_conv_impl": "valid",
          "conv_weight_grad": "grouped", "indexer_skip_short": False, "outer_product_grads": "matmul",
@@ -143,7 +143,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     compressed = atype == "compressed"
     letters = usable_letters(convention, compressed)
     if atype != "global":  # cross-attention and MiniMax sparse attention layers are modelled on GQA
-        letters = letters.replace("X", "").replace("B", "")
+        letters = letters.replace("X", "").replace("B", "").replace("Q", "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -162,7 +162,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     indexer = atype != "global" and draw(st.booleans())
     kw["use_sparse_indexer"] = indexer
     if causal is None:
-        causal = compressed or indexer or mode == "decode" or "Z" in pattern or "B" in pattern or draw(st.integers(0, 4)) > 0
+        causal = compressed or indexer or mode == "decode" or "Z" in pattern or "B" in pattern or "Q" in pattern \
+            or draw(st.integers(0, 4)) > 0
     kw["causal"] = causal
     if atype == "global":
         kw["global_head_dim"] = _maybe(draw, w["global_head_dim"])
@@ -228,6 +229,11 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["msa_block_size"] = draw(st.integers(1, 8))
         kw["msa_topk_blocks"] = draw(st.integers(1, 4))
         kw["msa_local_blocks"] = draw(st.integers(1, kw["msa_topk_blocks"]))
+    if "Q" in pattern:  # QSA: its indexer's widths, blocks and budget
+        kw["index_n_heads"] = draw(st.integers(1, 4))
+        kw["index_head_dim"] = w["index_head_dim"]
+        kw["qsa_block_size"] = draw(st.integers(1, 8))
+        kw["qsa_budget"] = kw["qsa_block_size"] * draw(st.integers(1, 4))
     if convention == "exact" and atype == "global" and draw(st.integers(0, 3)) == 0:  # Inkling's attention extras
         kw["relative_logits_dim"] = draw(st.integers(1, 4))
         kw["relative_logits_extent"] = draw(st.integers(1, 20))
@@ -552,7 +558,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
     "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated", "mlstm_num_heads",
-    "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size", "kv_conv_dynamic_layers", "attention_sink_proj",
+    "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size", "qsa_block_size", "qsa_budget", "kv_conv_dynamic_layers", "attention_sink_proj",
     "attn_res_qkv_layers", "loop_message_rank",
 }
 

@@ -756,7 +756,7 @@ RELATIONS = [
     {"attention_layer_pattern": "GY"},  # (no family takes Y)
     {"attention_type": "mla", "attention_layer_pattern": "S"},
     {"attention_type": "global", "attention_layer_pattern": "H"},
-    {"mode": "train", "mtp_num_layers": 1, "mtp_layer_pattern": "GQ"},
+    {"mode": "train", "mtp_num_layers": 1, "mtp_layer_pattern": "GY"},
     {"attention_type": "compressed", "attention_layer_pattern": "G", "causal": False},
     {"attention_type": "compressed", "attention_layer_pattern": "C", "chunk_attn_window_size": 4, "causal": True},
     {"attention_type": "compressed", "attention_layer_pattern": "D", "causal": True},

@@ -247,12 +247,15 @@ SCHEMA = {
     "indexer_impl": field_of("attention", str, "Hardware: the (query, key) pairs the DSA indexer scores, and the indexer "
                                          "KL loss's target covers: as attention_impl runs them ('attention'), or the "
                                          "full L x L square ('dense': MaxText computes both as plain einsums, "
-                                         "whatever kernel runs the attention).", choices=("attention", "dense")),
+                                         "whatever kernel runs the attention); a QSA layer's (query, block) "
+                                         "pairs: each query's complete visible blocks, or every complete block "
+                                         "of the sequence ('dense').", choices=("attention", "dense")),
     "indexer_skip_short": field_of(False, bool, "Hardware: the program skips the DSA indexer for a sequence of at most "
                                           "index_topk tokens, where it would keep every key (MaxText does); a CSA "
                                           "layer's for a sequence of at most index_topk blocks (L < (K+1)m); a "
                                           "MiniMax sparse ('B') layer's for one of at most msa_topk_blocks blocks "
-                                          "(L <= K B)."),
+                                          "(L <= K B); a QSA ('Q') layer's for one of fewer than (K + 1) r tokens "
+                                          "(K = qsa_budget / r)."),
     "dsa_pairs": field_of("exact", str, "DSA attended pairs: 'exact' sum_i min(i+1, K); 'maxtext' T*K - K^2/2 "
                                   "(T^2/2 when T <= K); 'megatron' dense pairs scaled by "
                                   "min(1, attended/dense); 'megatron_floor' the same with attended = e*s - e^2/2, "
