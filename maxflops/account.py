@@ -180,9 +180,12 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # one mixing per branch: around the mixer and the FFN
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        pre = not (hardware and c["weighted_sum_impl"] != "einsum")
+        pre = not (hardware and c["weighted_sum_impl"] != "einsum") and not c["mhc_lowrank"]
         mix = not c["mhc_plain_residual"]
-        p.out["mhc"] = branches * terms.mhc(G, d, c["mhc_outer_flops"], pre, mix) * tokens
+        if c["mhc_lowrank"]:  # gated hyper-connections: low-rank input weights per channel (elementwise mean)
+            p.out["mhc"] = branches * terms.mhc_lowrank(G, d, c["mhc_lowrank"]) * tokens
+        else:
+            p.out["mhc"] = branches * terms.mhc(G, d, c["mhc_outer_flops"], pre, mix) * tokens
         if pre:  # the pre contraction's stream gradient is each stream's weight times the output's: an outer product
             p.single["mhc"] = branches * 2 * G * d * tokens
         # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
@@ -219,7 +222,7 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         p.out["message_gate"] = 4 * 8 * d * c["loop_message_rank"] * tokens
     if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
-            p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d) * tokens
+            p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d, c["mhc_lowrank"]) * tokens
         if c["mtp_eh_proj"]:
             p.out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
         if c["mtp_norm_flops"]:
@@ -461,7 +464,7 @@ def _head(c, tokens, hardware: bool = False) -> dict:
 def _head_raw(c, tokens, hardware: bool = False) -> dict:
     head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware), c["head_dense"]) * tokens}
     if _has_hyper_head(c, hardware):
-        head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"]) * tokens
+        head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"], c["mhc_lowrank"]) * tokens
     if c["attn_res_block_size"] and _prices_attn_res(c, hardware):
         head["attn_res"] = 4 * c["emb_dim"] * attn_res_output_rows(c) * tokens  # the output's aggregate
     if c["altup_num_inputs"] > 1:

@@ -220,6 +220,9 @@ def check_relations(c: Mapping[str, Any]) -> None:
             if mtp_letters:
                 family.check(c, mtp_letters, err_mtp)
     pattern = used
+    if c["mhc_lowrank"] and not c["mhc_plain_residual"]:
+        err("mhc_lowrank", f"{c['mhc_lowrank']} needs mhc_plain_residual=True (gated hyper-connections keep the "
+                           "streams: no G x G mixing)")
     if c["mhc_hyper_head"] and c["mhc_expansion_rate"] < 2:
         err("mhc_hyper_head", "True needs mHC streams (mhc_expansion_rate >= 2), got mhc_expansion_rate="
                               f"{c['mhc_expansion_rate']}")
@@ -412,6 +415,7 @@ READ_WHEN: dict = {
                             "the model has no routed experts, or its FFNs are ungated already"),
     "moe_router_shared": (lambda c: c["num_experts"] > 1 and c["shared_experts"] > 0,
                           "the model has no shared experts beside routed ones"),
+    "mhc_lowrank": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams (mhc_expansion_rate = 1)"),
     "mhc_plain_residual": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams "
                                                                   "(mhc_expansion_rate = 1)"),
     "cross_attention_tokens": (lambda c: "X" in c["attention_layer_pattern"],

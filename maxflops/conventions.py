@@ -154,8 +154,9 @@ EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layer
               "laurel_rank": "LAuReL branches", "attention_sink_proj": "attention sinks projected from the input",
               "kv_conv_dynamic_layers": "convs of per-token taps over the keys and values",
               "loop_message_rank": "messages between looped passes",
-              "attn_res_qkv_layers": "attention residuals with an aggregate each for queries, keys and values", "mhc_plain_residual": "hyper-connections without the residual "
-                                                                    "mixing"}
+              "attn_res_qkv_layers": "attention residuals with an aggregate each for queries, keys and values",
+              "mhc_plain_residual": "hyper-connections without the residual mixing",
+              "mhc_lowrank": "gated hyper-connections"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))
 RULED_BY = {"attn_res_block_size": ("attention residuals", ("exact", "megatron_bridge"))}
 

@@ -215,6 +215,12 @@ SCHEMA: dict[str, Field] = {
                                                 "streams are kept, not mixed by a G x G matrix around each layer "
                                                 "branch, and only the pre and post weights are projected, G*D -> "
                                                 "2G (DeepSeek-V4's: G*D -> 2G + G^2 and the G x G mixing)."),
+    "mhc_lowrank": field_of(0, int, "Gated hyper-connections (Qwen4-Exp's hc_lowrank), with mhc_plain_residual: "
+                                    "around each branch the normed streams give per-channel input weights through "
+                                    "a low-rank map G*D -> r -> G*D (their weighted mean over the streams is "
+                                    "elementwise) and the branch output's weights per stream G*D -> G; the hyper "
+                                    "head's weights G*D -> r -> G*D likewise (4 G D r + 2 G^2 D FLOPs per branch "
+                                    "and token, 4 G D r for the head). 0: mHC's projections.", minimum=0),
     "mhc_hyper_head": field_of(False, bool, "mHC: the streams are collapsed before the final norm by a learned head "
                                       "(a projection G*D -> G and the G-way weighted sum per token; DeepSeek-V4), "
                                       "in every output head (the MTP modules' too)."),

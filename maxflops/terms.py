@@ -276,11 +276,18 @@ def altup_proj(streams: int, d: int) -> int:
     return 2 * (streams - 1) * 2 * d * d
 
 
-def mhc_head(streams: int, d: int) -> int:
-    """The mHC hyper head per token: the projection G*D -> G of the stream weights. Their weighted sum over the G
-    streams is elementwise (a multiply and a sum in MaxText's and transformers' code), like the decay of a gated
-    delta net, so it counts 0."""
-    return 2 * streams * d * streams
+def mhc_head(streams: int, d: int, lowrank: int = 0) -> int:
+    """The mHC hyper head per token: the projection G*D -> G of the stream weights (gated hyper-connections,
+    ``lowrank`` r: G*D -> r -> G*D, a weight per channel). Their weighted sum over the G streams is elementwise (a
+    multiply and a sum in MaxText's and transformers' code), like the decay of a gated delta net, so it counts 0."""
+    return 4 * streams * d * lowrank if lowrank else 2 * streams * d * streams
+
+
+def mhc_lowrank(streams: int, d: int, r: int) -> int:
+    """One gated hyper-connection around a branch (Qwen4-Exp's), one token, G = streams: the input weights' low-rank
+    map G*D -> r -> G*D and the output's stream weights G*D -> G. The per-channel weighted mean of the streams and the
+    output spread over them by its weights are elementwise."""
+    return 4 * streams * d * r + 2 * streams * streams * d
 
 
 def vit_layer(tokens: int, hidden: int, mlp_dim: int) -> tuple[int, int]:

@@ -106,7 +106,7 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
     outside = {"logits": terms.logits(d, terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"],
                                                               hw["tensor_parallel_size"]), hw["head_dense"]) // 2}
     if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
-        outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d) // 2
+        outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d, hw["mhc_lowrank"]) // 2
     if hw["attn_res_block_size"]:  # the output aggregate's score vector
         outside["attn_res"] = d
     if hw["altup_num_inputs"] > 1:
@@ -162,7 +162,10 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
     if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
         G = c["mhc_expansion_rate"]
         branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + (0 if c["mhc_plain_residual"] else G * G))
+        if c["mhc_lowrank"]:  # (gated hyper-connections: G*D -> r -> G*D and G*D -> G)
+            elements["mhc_proj"] = branches * terms.mhc_lowrank(G, c["emb_dim"], c["mhc_lowrank"]) // 2
+        else:
+            elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + (0 if c["mhc_plain_residual"] else G * G))
     for mixer in (kind, kind.parallel):
         if mixer is not None and mixer.mixer != NO_MIXER:
             for name, value in family_of(mixer).decode_cache(mixer, c, seqs).items():  # its cache (or state)

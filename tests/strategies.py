@@ -302,6 +302,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     kw["mhc_hyper_head"] = kw["mhc_expansion_rate"] > 1 and draw(st.booleans())
     if kw["mhc_expansion_rate"] > 1 and convention == "exact":  # HY-V4's streams kept, not mixed
         kw["mhc_plain_residual"] = draw(st.booleans())
+        if kw["mhc_plain_residual"]:  # Qwen4-Exp's gated hyper-connections
+            kw["mhc_lowrank"] = draw(st.sampled_from([0, 0, 1, 3]))
     if kw["mhc_expansion_rate"] > 1:  # Inkling's branch convs and A.X K2's gated norms: one residual stream
         kw.pop("residual_conv_kernel", None), kw.pop("gated_norm_rank", None)
     if convention == "exact" and kw["mhc_expansion_rate"] == 1 and not kw.get("mtp_num_layers") \
@@ -554,7 +556,7 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
-    "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual",
+    "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual", "mhc_lowrank",
     "kda_full_rank_forget_gate", "relative_logits_dim", "relative_logits_extent", "kv_conv_kernel",
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
     "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated", "mlstm_num_heads",

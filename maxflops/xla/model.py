@@ -260,7 +260,7 @@ class Layer(nn.Module):
         for tag, branch in branches:
             if c["mhc_expansion_rate"] > 1:
                 x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum",
-                         not c["mhc_plain_residual"])
+                         not c["mhc_plain_residual"], c["mhc_lowrank"])
                 continue
             if c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
                 y = branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
@@ -385,12 +385,30 @@ def _rms(x):
     return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
 
 
-def _mhc(p, x, branch, tag, einsum_sum=True, mix=True):
+def _gated_weights(p, scope, prefix, x, r):
+    """Gated hyper-connections' input weights (Qwen4-Exp's): the normed streams x [B, L, G, D] through G*D -> r ->
+    G*D, a sigmoid weight per stream and channel; the streams' weighted mean (elementwise), and the normed streams."""
+    B, L, G, D = x.shape
+    xn = _rms(x)
+    with jax.named_scope(scope):
+        w = K.dense(jax.nn.silu(K.dense(xn.reshape(B, L, G * D), p(f"{prefix}_down", (G * D, r))) / G),
+                    p(f"{prefix}_up", (r, G * D)))
+    return (jax.nn.sigmoid(w).reshape(B, L, G, D) * xn).mean(2), xn
+
+
+def _mhc(p, x, branch, tag, einsum_sum=True, mix=True, lowrank=0):
     """One mHC mixing around ``branch`` over the streams x [B, L, G, D]: a projection of the normed streams to the
     pre (G), post (G) and residual (G x G) weights, the branch on the pre-weighted sum of the streams (a contraction
     over G; a multiply and a sum without ``einsum_sum``), and the streams mixed by the residual weights (G x G over
-    D) plus the branch output spread by the post weights (elementwise)."""
+    D) plus the branch output spread by the post weights (elementwise). ``lowrank`` (Qwen4-Exp's gated
+    hyper-connections, the streams kept): per-channel input weights through G*D -> r -> G*D and the post weights
+    G*D -> G."""
     B, L, G, D = x.shape
+    if lowrank:
+        h, xn = _gated_weights(p, "mhc", f"hc_{tag}", x, lowrank)
+        with jax.named_scope("mhc"):
+            post = 2 * jax.nn.sigmoid(K.dense(xn.reshape(B, L, G * D), p(f"hc_{tag}_inject", (G * D, G))) / G)
+        return x + post[..., None] * branch(h)[:, :, None, :]
     with jax.named_scope("mhc"):
         proj = K.dense(_rms(x.reshape(B, L, G * D)), p(f"hc_{tag}", (G * D, 2 * G + (G * G if mix else 0))))
     pre, post = jax.nn.sigmoid(proj[..., :G]), 2 * jax.nn.sigmoid(proj[..., G:2 * G])
@@ -496,7 +514,10 @@ class Decoder(nn.Module):
         if P:
             x, L = x[:, P:], L - P
         if G > 1:  # collapse the streams: the hyper head's weights (a projection), or a plain sum
-            if c["mhc_hyper_head"]:
+            if c["mhc_hyper_head"] and c["mhc_lowrank"]:  # (gated: a weight per stream and channel)
+                x = _gated_weights(lambda name, shape: self.param(name, _init(), shape), "mhc_head", "hc_head", x,
+                                   c["mhc_lowrank"])[0]
+            elif c["mhc_hyper_head"]:
                 with jax.named_scope("mhc_head"):
                     w = K.dense(_rms(x.reshape(B, L, G * D)), self.param("hc_head", _init(), (G * D, G)))
                 x = (jax.nn.sigmoid(w)[..., None] * x).sum(2)

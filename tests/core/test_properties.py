@@ -297,13 +297,14 @@ def test_maxtext_compressed_topk_is_not_monotone():
 def test_decode_monotone_in_kv_length(kw, kvs):
     """Decode grows with the cache, except on chunked layers (a new chunk restarts: kv % C + 1 keys) and MiniMax
     sparse layers (past K blocks a new token attends its own block up to itself and K - 1 whole blocks: a new block
-    restarts the count); hardware
+    restarts the count) and QSA layers (past K complete blocks, K whole blocks and the tail, which a completed
+    block restarts); hardware
     also except a tiled kernel on a window (attention_impl='blocked' on 'L', 'S', 'H' layers: the window's key
     range, rounded out to key tiles, can shrink by a tile as it slides)."""
     cfg = build(kw)
     bs = [maxflops.count(cfg, decode_kv_length=kv) for kv in sorted(kvs)]
     used = cfg.attention_layer_pattern[:cfg.num_decoder_layers] + cfg.parallel_layer_pattern  # (and beside)
-    if "C" in used or "B" in used:
+    if "C" in used or "B" in used or "Q" in used:
         return
     assert _nondecreasing([b.total for b in bs])
     if not (cfg.attention_impl == "blocked" and any(ch in used for ch in "LSH")):
@@ -891,7 +892,7 @@ def test_traffic_structure(kw):
 
 def mhc_weight_bytes(cfg):
     """The mHC weights one decode step reads: per layer one mixing's projection G*D -> 2G + G^2 (2G: the streams
-    kept) around each branch
+    kept; gated, the low-rank maps and G*D -> G) around each branch
     (the mixer, the FFN: two, or one in a layer that has a mixer or an FFN alone); the hyper head's G*D -> G once per
     output head; Engram's key projection E_in -> G*D grows with G too."""
     G, D = cfg.mhc_expansion_rate, cfg.emb_dim
@@ -901,6 +902,9 @@ def mhc_weight_bytes(cfg):
     branches = sum((mixers[l % len(mixers)] != "-") + (not ffns or ffns[l % len(ffns)] != "-") for l in range(n))
     one = G * D * (2 * G + (0 if cfg.mhc_plain_residual else G * G))  # (HY-V4's: no G x G mixing)
     head = G * D * G if cfg.mhc_hyper_head else 0
+    r = cfg.mhc_lowrank
+    if r:  # (Qwen4-Exp's gated hyper-connections: G*D -> r -> G*D and G*D -> G; the head's G*D -> r -> G*D)
+        one, head = 2 * G * D * r + G * D * G, 2 * G * D * r if cfg.mhc_hyper_head else 0
     e_in = cfg.engram_num_heads * cfg.engram_head_dim * (cfg.engram_max_ngram_size - 1)
     engram = len(cfg.engram_layers) * e_in * (G - 1) * D
     return (branches * one + head + engram) * cfg.weight_bytes

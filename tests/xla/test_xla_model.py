@@ -343,6 +343,25 @@ def test_axk2s_q_path_and_gated_norms_equal_xla(mode, knobs):
 
 
 @pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
+                                        ("train", dict(qsa_impl="dense", indexer_impl="dense"))],
+                         ids=["prefill", "train", "remat", "dense-qsa"])
+def test_qwen4_exps_gated_hyper_connections_equal_xla(mode, knobs):
+    """Qwen4-Exp's layers: gated hyper-connections (mhc_lowrank: per-channel input weights G*D -> r -> G*D, output
+    weights G*D -> G, the hyper head's likewise) around gated delta nets and a QSA layer, a MoE with a gated shared
+    expert; XLA equal to the engine, by component."""
+    cfg = maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="DDDQ", emb_dim=64, num_query_heads=4,
+                                num_kv_heads=2, head_dim=16, vocab_size=500, attention_output_gate=True,
+                                gdn_num_key_heads=2, gdn_num_value_heads=4, gdn_key_head_dim=8, gdn_value_head_dim=8,
+                                index_n_heads=2, index_head_dim=8, qsa_block_size=4, qsa_budget=8,
+                                mhc_expansion_rate=3, mhc_plain_residual=True, mhc_lowrank=6, mhc_hyper_head=True,
+                                num_experts=4, num_experts_per_tok=2, moe_mlp_dim=20, shared_experts=1,
+                                shared_expert_mlp_dim=18, shared_expert_gate=True, max_target_length=16)
+    c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
+    assert c["mhc_lowrank"] == 6 and "Q" in c["attention_layer_pattern"]
+    assert_equal_by_component(maxflops.count(c), model, params, tokens, mode)
+
+
+@pytest.mark.parametrize("mode,knobs", [("prefill", {}), ("train", {}), ("train", dict(remat_policy="full")),
                                         ("train", dict(weighted_sum_impl="streams_elementwise"))],
                          ids=["prefill", "train", "remat", "streams-elementwise"])
 def test_hy_v4s_hyper_connections_without_residual_mixing_equal_xla(mode, knobs):
