@@ -168,10 +168,11 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         streams = c["mhc_expansion_rate"]
         e_in = c["engram_num_heads"] * c["engram_head_dim"] * (c["engram_max_ngram_size"] - 1)
         p.out["engram_proj"] = terms.engram_proj(e_in, streams, d) * tokens
-        p.out["engram_gate"] = 2 * streams * d * tokens
+        if not (hardware and c["weighted_sum_impl"] != "einsum"):  # (the gate's dot products, a multiply and a sum
+            p.out["engram_gate"] = 2 * streams * d * tokens  # in transformers' Qwen4-Exp: no matmul)
         k, dil = c["engram_kernel_size"], c["engram_max_ngram_size"]
-        if c["gdn_conv_taps"] == "full":
-            taps = k * tokens
+        if c["gdn_conv_taps"] == "full" or (hardware and c["aux_conv_impl"] == "padded"):
+            taps = k * tokens  # (every tap of every output: the sequence padded by (k - 1) x dil zeros before)
         elif decode:
             taps = seqs.sum(lambda kv: masks.dilated_taps(kv + 1, k, dil) - masks.dilated_taps(kv, k, dil))
         else:

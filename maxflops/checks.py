@@ -397,9 +397,9 @@ READ_WHEN: dict = {
     "relative_logits_extent": (lambda c: c["relative_logits_dim"] > 0 and any(x in _letters(c) for x in "GC"),
                                "no global or chunked layer has relative-position logits (relative_logits_dim = 0)"),
     "aux_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 or c["residual_conv_kernel"] > 0 or
-                      c["cca_depthwise_kernel"] > 0,
+                      c["cca_depthwise_kernel"] > 0 or bool(c["engram_layers"]),
                       "the model has no convs around attention (kv_conv_kernel, residual_conv_kernel and "
-                      "cca_depthwise_kernel are 0)"),
+                      "cca_depthwise_kernel are 0) and no Engram layer"),
     "kv_conv_dynamic_layers": (lambda c: any(x in _letters(c) for x in c["kv_conv_dynamic_layers"]),
                                "no layer has a letter it names"),
     "dynamic_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 and any(x in _letters(c)

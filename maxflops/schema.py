@@ -355,10 +355,14 @@ SCHEMA: dict[str, Field] = {
                                             "residual_conv_kernel): " + _CONV_IMPL_DOC + " Compressed "
                                             "convolutional attention's two convs (cca_depthwise_kernel) take "
                                             "'valid' or 'padded' (the sequence padded by t0 - 1 + t1 - 1 zeros "
-                                            "before both unpadded convs: transformers' ZAYA).",
+                                            "before both unpadded convs: transformers' ZAYA). Engram's dilated conv "
+                                            "(engram_layers) 'padded': every tap of every output, the sequence "
+                                            "padded by (K - 1) x dilation zeros before an unpadded conv "
+                                            "(transformers' Qwen4-Exp PLE); else its non-padding taps.",
                               choices=("valid", "padded", "pre_padded")),
     "weighted_sum_impl": field_of("einsum", str, "Hardware: per-token weighted sums over a few heads or streams (the "
-                                           "indexer's head weighting, mHC's pre contraction over its G streams): "
+                                           "indexer's head weighting, mHC's pre contraction over its G streams, "
+                                           "Engram's per-stream gate): "
                                            "'einsum' as matmuls (MaxText's einsums); 'elementwise' as a multiply "
                                            "and a sum, no matmul (transformers' eager code); 'streams_elementwise' "
                                            "the stream sums (mHC's, attention residuals') elementwise and the "

@@ -283,7 +283,15 @@ def test_every_class_default_the_loader_reads_is_in_its_table(tmp_path, model_ty
 
 
 # Config classes whose no-argument config no model runs: (the key the refusal names, values that load, why).
+_QSA = {"indexer_n_heads": 2, "indexer_kv_heads": 1, "indexer_head_dim": 64, "indexer_budget": 512,
+        "indexer_compress_ratio": 64}
 UNLOADABLE = {
+    "qwen4_exp_text": ("indexer_n_heads", _QSA, "Qwen4ExpTextConfig() leaves the QSA indexer's fields null while its "
+                                                "layers default to indexed_attention every fourth (transformers "
+                                                "cannot build the indexer)"),
+    "qwen4_exp": ("indexer_n_heads", {"text_config": {**json.loads((FULL / "qwen4_exp.json").read_text())["text_config"],
+                                                      **_QSA}},
+                  "Qwen4ExpConfig()'s text model leaves the QSA indexer's fields null (as Qwen4ExpTextConfig())"),
     "deepseek_v2": ("num_experts_per_tok", {"num_experts_per_tok": 6},
                     "DeepseekV2Config() leaves num_experts_per_tok null (its MoE top-k would fail)"),
     "dots1": ("n_routed_experts", {"n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1},

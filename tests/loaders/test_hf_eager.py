@@ -329,6 +329,8 @@ PRESENT_ELSEWHERE = {
                       "saved file carries all three and is exact); qk_head_dim: derived, never read",
     "inkling_text": "number_of_conv_states: InklingTextConfig sets 4 (the cache's conv states per layer), no FLOPs "
                     "effect (the zoo's saved file carries it)",
+    "qwen4_exp_text": "number_of_conv_states: Qwen4ExpTextConfig sets 3 with PLE layers, else 1 (the cache's conv "
+                      "states per layer), no FLOPs effect (the zoo's saved file carries it)",
     "hy_v4": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "axk2": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "minimax_m3_vl": "merged_hidden_size: MiniMaxM3VLConfig.__post_init__ sets text hidden_size x spatial_merge_size^2, "

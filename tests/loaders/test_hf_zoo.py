@@ -83,9 +83,15 @@ NO_MTP = dict(mtp_num_layers=0)
 # closed form (as tests/loaders/test_hf_eager.py does): a depthwise conv's backward, which FlopCounterMode prices as dense
 # over the channels (its forward and backward ops come out of torch's count, maxflops' conv out of its own), and the
 # state reads and updates autograd skips in the chunked linear attentions (departure() below).
-GDN_SOLVE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini"}
-CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv", "kv_conv", "residual_conv", "cca_conv")
+GDN_SOLVE = {"qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "olmo_hybrid", "lara_mini",
+             "qwen4_exp_text", "qwen4_exp"}
+CONVS = ("ssm_conv", "gdn_conv", "kda_conv", "short_conv", "rglru_conv", "kv_conv", "residual_conv", "cca_conv",
+         "engram_conv")
 KNOBS |= {name: dict(gdn_impl="chunked_solve", gdn_chunk_size=64, gdn_conv_impl="padded") for name in GDN_SOLVE}
+# Qwen4-Exp: its PLE conv padded before (every tap of every output), its gates' dot products a multiply and a sum, the
+# QSA layers' eager attention the masked square
+KNOBS |= {name: dict(KNOBS[name], aux_conv_impl="padded", weighted_sum_impl="elementwise", qsa_impl="dense")
+          for name in ("qwen4_exp_text", "qwen4_exp")}
 # LongCat-Flash's zero experts take a share of the routed slots that depends on the run's routing (a stated knob,
 # zero_expert_share): test_hf_eager.py records the slots and proves it; the zoo run does not record them.
 ROUTED_BY_DATA = {"longcat_flash"}

@@ -62,10 +62,6 @@ NOT_DECODER = {
 NEEDS = {
     'reformer': 'LSH and chunked local attention with reversible layers',
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
-    'qwen4_exp': "QSA (an indexer scoring mean-pooled key blocks, a token budget of whole blocks and the partial "
-                 'tail), gated low-rank residual streams and hashed n-gram embeddings into the streams',
-    'qwen4_exp_text': "QSA (an indexer scoring mean-pooled key blocks, a token budget of whole blocks and the "
-                      'partial tail), gated low-rank residual streams and hashed n-gram embeddings into the streams',
 }
 
 
