@@ -4,7 +4,6 @@ accumulation, conventions. The train multipliers are ``maxflops.training``'s; re
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -82,7 +81,7 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
         scored = c["num_experts"] + c["zero_experts"] + (c["shared_experts"] if c["moe_router_shared"] else 0)
         R = c["moe_router_mlp_dim"]  # ZAYA's router: D -> R, an MLP of two R -> R, then R -> the scored experts
         if c["moe_router_product_keys"]:  # Doge's product keys: D -> 2 x floor(sqrt(E)) (two half-key scores)
-            scored = 2 * math.isqrt(c["num_experts"])
+            scored = 2 * terms.product_keys(c["num_experts"])[0]
         p.out["moe_router"] = (terms.router(R, scored) + 2 * d_ffn * R + 2 * 2 * R * R if R else
                                terms.router(d_ffn, scored)) * tokens
     d_exp = c["moe_latent_size"] or d_ffn  # the routed experts' width: a latent MoE's projected space

@@ -4,10 +4,10 @@ an ``InertKeyWarning``)."""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Any, Mapping
 
+from . import terms
 from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
 from .families import FAMILIES, LETTERS
 
@@ -119,9 +119,10 @@ def check_relations(c: Mapping[str, Any]) -> None:
             if c[key]:
                 err(key, f"{c[key]!r} with moe_router_product_keys: a product-key router scores the routed experts "
                          "only, by two half keys")
-        if c["num_experts_per_tok"] > math.isqrt(c["num_experts"]) ** 2:
+        named = terms.product_keys(c["num_experts"])[1]
+        if c["num_experts_per_tok"] > named:
             err("num_experts_per_tok", f"{c['num_experts_per_tok']} with moe_router_product_keys: more than the "
-                                       f"{math.isqrt(c['num_experts']) ** 2} experts floor(sqrt(num_experts)) half "
+                                       f"{named} experts floor(sqrt(num_experts)) half "
                                        "keys pair into")
     if c["altup_num_inputs"]:  # Gemma 3n's layers: AltUp around a plain pre-norm layer, no MTP modules
         for key in ("residual_conv_kernel", "gated_norm_rank", "mtp_num_layers"):

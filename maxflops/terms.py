@@ -121,6 +121,13 @@ def latent_proj(d: int, latent: int) -> int:
     return 2 * 2 * d * latent
 
 
+def product_keys(num_experts: int) -> tuple[int, int]:
+    """A product-key router over E experts (Doge's): (half keys it scores per side, floor(sqrt(E)); experts their pairs
+    can name, floor(sqrt(E))^2)."""
+    half = math.isqrt(num_experts)
+    return half, half * half
+
+
 def router(d: int, num_experts: int) -> int:
     """MoE router logits D -> E: every expert is scored for every token."""
     return 2 * d * num_experts

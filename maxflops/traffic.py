@@ -133,7 +133,7 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
     if "moe_routed" in fwd:
         E, k = c["num_experts"], c["num_experts_per_tok"]
         if c["moe_router_product_keys"]:  # (the experts the half keys' pairs can name)
-            E = math.isqrt(E) ** 2
+            E = terms.product_keys(E)[1]
         reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2 and not c["moe_experts_ungated"]
         elements["moe_routed"] = terms.mlp(c["moe_latent_size"] or ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached

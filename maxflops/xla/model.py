@@ -25,7 +25,6 @@ the values elementwise, Inkling's relative logits scale each head's output.
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any
 
 import flax.linen as nn
@@ -34,6 +33,7 @@ import numpy as np
 import jax.numpy as jnp
 import optax
 
+from .. import terms
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
@@ -211,7 +211,7 @@ class Layer(nn.Module):
                 scored = E + (c["shared_experts"] if c["moe_router_shared"] else 0)  # (Inkling's: shared scored)
                 R = c["moe_router_mlp_dim"]  # (ZAYA's MLP router: D -> R -> R -> R -> the experts)
                 if c["moe_router_product_keys"]:  # (Doge's: D -> two half keys of floor(sqrt(E)))
-                    scored = 2 * math.isqrt(E)
+                    scored = 2 * terms.product_keys(E)[0]
                 params = {"router": p("router", (R or D, scored)), "experts_up": p("experts_up", (E, X, F)),
                           "experts_down": p("experts_down", (E, F, X))}
                 if R:
