@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from . import terms
 from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
 from .families import FAMILIES, LETTERS
+from .families.attention import check_letters
 
 
 def _loops(c, repeated: bool = False) -> list:
@@ -138,10 +139,7 @@ def check_relations(c: Mapping[str, Any]) -> None:
                 err("layer_loops", f"{rule!r} with loop_message_rank: a looped block with messages starts after "
                                    f"layer 0 and spans whole blocks of attn_res_block_size={block} layers")
     if c["attn_res_qkv_layers"]:
-        bad = sorted(set(c["attn_res_qkv_layers"]) - set("GLC"))
-        if bad:
-            err("attn_res_qkv_layers", f"{c['attn_res_qkv_layers']!r}: {bad[0]!r} is not an attention layer letter "
-                                       "('G', 'L', 'C')")
+        check_letters(c, "attn_res_qkv_layers", err)
         if not c["attn_res_block_size"]:
             err("attn_res_qkv_layers", f"{c['attn_res_qkv_layers']!r} with attn_res_block_size=0: the split inputs "
                                        "are attention residuals' aggregates")

@@ -425,12 +425,7 @@ def test_inkling2s_parts_equal_xla(mode, knobs, docs, loop=False):
     assert c["kv_conv_dynamic_layers"] == c["attn_res_qkv_layers"] == "G" and c["attention_sink_proj"]
     b = maxflops.count(c, segment_lengths=list(docs) or None)
     assert bool(b.hardware_components.get("message_gate")) == loop
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    xla = count_lowered(fn, *args)
-    assert b.hardware_flops == xla.matmul_flops
-    scoped = xla.by_scope(SCOPES, innermost=True)
-    assert scoped.pop("other") == 0
-    assert {k: v for k, v in scoped.items() if v} == by_component(b)
+    assert_equal_by_component(b, model, params, tokens, mode)
 
 
 @pytest.mark.parametrize("mode,knobs,docs", [("prefill", {}, ()), ("train", {}, ()),

@@ -24,6 +24,13 @@ def lettered(kind, key: str, c) -> bool:
     return LETTER.get(kind.mixer, "") in c[key] if c[key] else False
 
 
+def check_letters(c, key: str, err) -> None:
+    """A letters key names attention layer letters only."""
+    bad = sorted(set(c[key]) - set("GLC"))
+    if bad:
+        err(key, f"{c[key]!r}: {bad[0]!r} is not an attention layer letter ('G', 'L', 'C')")
+
+
 # --- pairs ----------------------------------------------------------------------------------------------------
 
 def dynamic(mixer: str, span: int, c) -> tuple:
@@ -351,10 +358,7 @@ def check(c, letters: str, err) -> None:
             err("dynamic_mask_keys", f"{c['dynamic_mask_keys']} with kv_conv_kernel or num_kv_shared_layers: not "
                                      "modelled")
     if c["kv_conv_dynamic_layers"]:
-        bad = sorted(set(c["kv_conv_dynamic_layers"]) - set("GLC"))
-        if bad:
-            err("kv_conv_dynamic_layers", f"{c['kv_conv_dynamic_layers']!r}: {bad[0]!r} is not an attention layer "
-                                          "letter ('G', 'L', 'C')")
+        check_letters(c, "kv_conv_dynamic_layers", err)
         if not c["kv_conv_kernel"]:
             err("kv_conv_dynamic_layers", f"{c['kv_conv_dynamic_layers']!r} with kv_conv_kernel=0: dynamic taps are "
                                           "those of the key and value convs (kv_conv_kernel taps)")
