@@ -38,7 +38,7 @@ from typing import Any, Mapping
 
 # Mixer kinds, each defined by its family (maxflops.families); re-exported here for the plan's readers.
 from .families import idle, mixer_of, projection_of  # noqa: E402
-from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW  # noqa: E402,F401
+from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW, lettered  # noqa: E402,F401
 from .families.compressed import COMPRESSED, CSA, HCA  # noqa: E402,F401
 from .families.dsa import DSA, computes_index  # noqa: E402,F401
 from .families.base import NO_FFN  # noqa: E402 (LayerKind.ffn of a layer without an FFN: '-' in ffn_layer_pattern)
@@ -202,7 +202,6 @@ def loop_message_rows(c) -> dict:
 def attn_res_queries(kind: "LayerKind", c) -> int:
     """Attention residuals: the aggregates a layer's mixer input is, 3 (its queries', keys' and values' inputs, each
     scored by its own vector: Inkling 2's full layers, attn_res_qkv_layers) or 1."""
-    from .families.attention import lettered
     return 3 if lettered(kind, "attn_res_qkv_layers", c) else 1
 
 
