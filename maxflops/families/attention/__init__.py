@@ -245,6 +245,33 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
             cca_parts(p, kind, c, seqs, decode, tokens, hardware=True)
 
 
+def indexed_pricing(pairs_of, hardware_pairs_of, indexer):
+    """(price, price_hardware) of a GQA layer whose queries attend the keys an indexer picks (MiniMax sparse
+    attention, QSA): the projections, the core over ``pairs_of`` / ``hardware_pairs_of`` (seqs, c, decode), and
+    ``indexer`` (p, c, seqs, decode, tokens, hardware)."""
+    def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
+        h, d_qk, d_v = project(p, kind, c, tokens, hardware=False)
+        core(p, h, d_qk, d_v, pairs_of(seqs, c, decode))
+        indexer(p, c, seqs, decode, tokens, False)
+
+    def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
+        h, d_qk, d_v = project(p, kind, c, tokens, hardware=True)
+        core(p, h, d_qk, d_v, hardware_pairs_of(seqs, c, decode))
+        indexer(p, c, seqs, decode, tokens, True)
+
+    return price, price_hardware
+
+
+def indexed_decode_cache(kind, c, seqs, attended) -> dict:
+    """The decode cache of such a layer: the attended keys and values (``attended``: kv -> keys the new token
+    attends) read and the new token's written; every cached index key and the new one (d each) read, the new one
+    written."""
+    entry, write = entry_bytes(kind, c)
+    kb, ib, d = c["kv_cache_bytes"], c["index_cache_bytes"], c["index_head_dim"]
+    return {"kv_read": seqs.sum(attended) * entry * kb, "kv_write": seqs.count * write * kb,
+            "index_read": seqs.sum(lambda kv: kv + 1) * d * ib, "index_write": seqs.count * d * ib}
+
+
 # --- decode: the KV cache -------------------------------------------------------------------------------------
 
 def entry_bytes(kind, c) -> tuple[int, int]:

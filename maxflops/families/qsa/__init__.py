@@ -73,27 +73,13 @@ def _indexer(p: Priced, c, seqs, decode: bool, tokens, hardware: bool) -> None:
     p.out["indexer_score"] = 2 * n * d * scored
 
 
-def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
-    h, d_qk, d_v = attention.project(p, kind, c, tokens, hardware=False)
-    attention.core(p, h, d_qk, d_v, pairs(seqs, c, decode))
-    _indexer(p, c, seqs, decode, tokens, hardware=False)
-
-
-def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
-    h, d_qk, d_v = attention.project(p, kind, c, tokens, hardware=True)
-    attention.core(p, h, d_qk, d_v, hardware_pairs(seqs, c, decode))
-    _indexer(p, c, seqs, decode, tokens, hardware=True)
+price, price_hardware = attention.indexed_pricing(pairs, hardware_pairs, _indexer)
 
 
 def decode_cache(kind, c, seqs) -> dict:
     """The attended keys and values (read), the new token's (written); every cached raw index key and the new one
     (read: the blocks are pooled from them), the new one (written)."""
-    entry, write = attention.entry_bytes(kind, c)
-    kb, ib, d = c["kv_cache_bytes"], c["index_cache_bytes"], c["index_head_dim"]
-    r, K = blocks(c)
-    return {"kv_read": seqs.sum(lambda kv: masks.new_token_qsa_keys(kv, r, K)) * entry * kb,
-            "kv_write": seqs.count * write * kb,
-            "index_read": seqs.sum(lambda kv: kv + 1) * d * ib, "index_write": seqs.count * d * ib}
+    return attention.indexed_decode_cache(kind, c, seqs, lambda kv: masks.new_token_qsa_keys(kv, *blocks(c)))
 
 
 def mixer_of(letter: str, layer_number: int, c):
