@@ -33,7 +33,7 @@ from . import masks, terms
 from .account import ffn_width, price_forward
 from .config import CONVENTIONS
 from .families import family_of
-from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_queries, layer_view
+from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_queries, layer_order, layer_view
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
@@ -95,7 +95,7 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
     else:
         for k, (elements, _) in enumerate(per_kind):
             out["weights"] += price(elements, None) * once.count(k)
-    second = [(int(name.split()[1].split(".")[0]), i) for (name, i), p in zip(plan.rows, passes) if p == 2]
+    second = [(layer, i) for (_, i), (layer, p) in zip(plan.rows, layer_order(hw)) if p == 2]
     for layer, i in second:
         if plan.kinds[i].messages:
             out["weights"] += price({"message_gate": per_kind[i][0]["message_gate"]}, layer if rules else None)

@@ -37,7 +37,7 @@ from .. import terms
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
-from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, attn_res_queries, build_plan, parse_loop_rule
+from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, attn_res_queries, build_plan, layer_order, parse_loop_rule
 from ..proofkit import kernels as K
 from .registry import proof_of, proof_of_kind
 
@@ -429,11 +429,9 @@ def _looped_attn_res(plan, c, carry, make):
     snapshots after its first and its output as messages where its kind reads them."""
     starts = {parse_loop_rule(rule)[0] for rule in c["layer_loops"]}
     before = previous = None
-    for r, ((name, i), p) in enumerate(zip(plan.rows, plan.passes)):
+    # (the decoder rows come first, in layer_order's order; the MTP modules' after them)
+    for r, ((_, i), (layer, p)) in enumerate(zip(plan.rows, layer_order(c))):
         kind = plan.kinds[i]
-        if kind.mtp:
-            continue
-        layer = int(name.split()[1].split(".")[0])
         x, top, aux = carry
         if layer in starts and p == 1:
             before = x
