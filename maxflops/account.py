@@ -301,6 +301,8 @@ def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     fwd, qk, tail, single, unnamed = p.out, p.qk, p.tail, p.single, p.unnamed
     if kind.inner:  # its output feeds the next layer of its rematerialized unit: nothing is a tail
         tail = {}
+    if c["remat_policy"] == "reversible":  # a reversible layer runs its whole forward again, but for what its
+        tail = {k: v for k, v in tail.items() if k in p.forward_only}  # forward kept and no gradient reads
     if c["mode"] != "train" or kind.no_grad:  # (a pass without a gradient: its forward, nothing recomputed)
         return {k: v * steps for k, v in fwd.items()}
     saved = REMAT_SAVES.get(c["remat_policy"])
@@ -447,6 +449,8 @@ def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
         if warmup(c) or not INDEXER_COMPONENTS.isdisjoint(fwd):
             # (model pricing's grad_extra: the DSA indexer's scores under a loss over the selected pairs only)
             return {k: (v * train_factor(k, c) + p.grad_extra.get(k, 0)) * steps for k, v in fwd.items()}
+        if p.forward_only:  # outputs no loss reads (LSH's buckets): their forward only
+            return {k: v * (1 if k in p.forward_only else 3) * steps for k, v in fwd.items()}
         steps *= 3  # every other component: forward and two backward matmuls (train_factor)
     return {k: v * steps for k, v in fwd.items()} if steps != 1 else fwd
 
@@ -462,7 +466,8 @@ def _head(c, tokens, hardware: bool = False) -> dict:
 
 
 def _head_raw(c, tokens, hardware: bool = False) -> dict:
-    head = {"logits": terms.logits(c["emb_dim"], _vocab(c, hardware), c["head_dense"]) * tokens}
+    width = c["head_input_dim"] or c["emb_dim"]
+    head = {"logits": terms.logits(width, _vocab(c, hardware), c["head_dense"]) * tokens}
     if _has_hyper_head(c, hardware):
         head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"], c["mhc_lowrank"]) * tokens
     if c["attn_res_block_size"] and _prices_attn_res(c, hardware):

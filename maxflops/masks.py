@@ -22,6 +22,11 @@ every visible key; after, its own block's i % B + 1 keys and K - 1 whole earlier
 
     block_topk(B, K)          m = min(L, KB): m(m+1)/2 + chunked(L - m, B) + (K-1) B (L - m)
 
+Chunked local attention looking back (Reformer's local layers): query i in chunk c = i // C sees keys from the start
+of chunk c - nb up to itself.
+
+    lookback(C, nb)           m = min(L, (nb+1)C): m(m+1)/2 + nb C (L - m) + chunked(L - m, C)
+
 Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``
 (compressed layers: ``new_token_blocks``).
 
@@ -100,6 +105,33 @@ def qsa_pairs(L, r, K):
 def new_token_qsa_keys(kv, r, K):
     """Keys the token at position ``kv`` attends in a QSA layer: min(floor((kv+1)/r), K) whole blocks and the tail."""
     return r * new_token_blocks(kv, r, K) + (kv + 1) % r
+
+
+def lookback(L, C, nb):
+    """Attended pairs of a chunked local layer that looks ``nb`` chunks back (Reformer's local attention, causal):
+    query i in chunk c = i // C sees keys from (c - nb) C (0 at least) up to i, min(i + 1, nb C + i mod C + 1) of
+    them. With m = min(L, (nb + 1) C): causal(m) + nb C (L - m) + chunked(L - m, C) (the rest starts on a chunk)."""
+    m = _minimum(L, (nb + 1) * C)
+    return causal(m) + nb * C * (L - m) + chunked(L - m, C)
+
+
+def new_token_lookback(kv, C, nb):
+    """Keys the token at position ``kv`` attends in a chunked local layer looking ``nb`` chunks back."""
+    return _minimum(kv + 1, nb * C + kv % C + 1)
+
+
+def chunk_slots(L, C):
+    """Query slots of a sequence run in whole chunks of C (a partial last chunk padded): ceil(L / C) C."""
+    return -(-L // C) * C
+
+
+def where(cond, a, b):
+    """``a`` where ``cond`` holds, else ``b``: a Python branch for one length, numpy's for an array of them."""
+    if isinstance(cond, bool):
+        return a if cond else b
+    import numpy as np
+
+    return np.where(cond, a, b)
 
 
 def compressed_blocks(L, m):

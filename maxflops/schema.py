@@ -78,6 +78,8 @@ SCHEMA: dict[str, Field] = {
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
     "head_dense": field_of(False, bool, "A D -> D projection (with its activation and norm) before the output head "
                                         "(ModernBERT's prediction head): part of the head, priced in 'logits'."),
+    "head_input_dim": field_of(0, int, "The output head's input width; 0: emb_dim (Reformer's head reads its two "
+                                       "reversible streams side by side: 2 x emb_dim).", minimum=0),
     "moe_latent_size": field_of(0, int, "Latent MoE (Nemotron-3 Super and Ultra): the routed experts work in a space "
                                    "of this width, behind one projection D -> latent and one latent -> D per token "
                                    "(the router and the shared experts stay at D); 0: none.", minimum=0),
@@ -108,7 +110,8 @@ SCHEMA: dict[str, Field] = {
                                             "Mamba-1, P gated delta product, K Kimi delta attention, N lightning "
                                             "attention, V short conv, Z Zamba's block, R Griffin's recurrent "
                                             "block, W RWKV's time mix, X cross-attention, "
-                                            "B MiniMax sparse attention, T mLSTM, Q QSA: "
+                                            "B MiniMax sparse attention, T mLSTM, Q QSA, E LSH "
+                                            "attention, O Reformer's chunked local attention: "
                                             "maxflops.families.LETTERS); - no mixer (an FFN-only layer: see "
                                             "ffn_layer_pattern). Any length: a per-layer list is a pattern of "
                                             "num_decoder_layers letters, and letters past the last layer are "
@@ -295,8 +298,11 @@ SCHEMA: dict[str, Field] = {
                                     "'save_dot_except_mlpwi' q/k/v, out and the MLP down projection, "
                                     "'save_dot_except_mlp' q/k/v and out, 'save_qkv_proj' and "
                                     "'qkv_proj_offloaded' q/k/v, 'save_out_proj' out, 'minimal_offloaded' as "
-                                    "'minimal' (offloaded tensors are not recomputed).",
-                       choices=("none", "full", "minimal", "minimal_with_context", "save_dot_with_context_except_mlp",
+                                    "'minimal' (offloaded tensors are not recomputed); 'reversible' Reformer's reversible "
+                                    "layers: each layer's whole forward again, its last matmuls included (the "
+                                    "layer's input is rebuilt from its output), but what no gradient reads (LSH "
+                                    "buckets) is kept from the forward.",
+                       choices=("none", "full", "reversible", "minimal", "minimal_with_context", "save_dot_with_context_except_mlp",
                                 "save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj",
                                 "qkv_proj_offloaded", "minimal_offloaded")),
     "remat_skip_layers": field_of(0, int, "Hardware, train: the first N decoder layers run outside rematerialization "

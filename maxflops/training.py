@@ -67,6 +67,7 @@ WARMUP_CSE = frozenset({"qkv_proj", "indexer_proj", "indexer_proj_attn", "indexe
 # output projection, 'context' the attention output, 'mlpwi' the MLP up/gate projections, 'mlpwo' its down one.
 REMAT_SAVES = {
     "full": frozenset(),
+    "reversible": frozenset(),
     "minimal": frozenset({"qkv", "out", "mlpwi", "mlpwo"}),
     "minimal_offloaded": frozenset({"qkv", "out", "mlpwi", "mlpwo"}),
     "minimal_with_context": frozenset({"qkv", "out", "mlpwi", "mlpwo", "context"}),

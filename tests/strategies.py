@@ -143,7 +143,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     compressed = atype == "compressed"
     letters = usable_letters(convention, compressed)
     if atype != "global":  # cross-attention and MiniMax sparse attention layers are modelled on GQA
-        letters = letters.replace("X", "").replace("B", "").replace("Q", "")
+        letters = letters.replace("X", "").replace("B", "").replace("Q", "").replace("E", "").replace("O", "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
@@ -162,7 +162,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     indexer = atype != "global" and draw(st.booleans())
     kw["use_sparse_indexer"] = indexer
     if causal is None:
-        causal = compressed or indexer or mode == "decode" or "Z" in pattern or "B" in pattern or "Q" in pattern \
+        causal = compressed or indexer or mode == "decode" or any(x in pattern for x in "ZBQEO") \
             or draw(st.integers(0, 4)) > 0
     kw["causal"] = causal
     if atype == "global":
@@ -234,6 +234,13 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["index_head_dim"] = w["index_head_dim"]
         kw["qsa_block_size"] = draw(st.integers(1, 8))
         kw["qsa_budget"] = kw["qsa_block_size"] * draw(st.integers(1, 4))
+    if "E" in pattern or "O" in pattern:  # Reformer: its chunks, LSH's rounds and hash width, the 2D-wide head
+        kw["lsh_chunk_length"], kw["local_chunk_length"] = draw(st.integers(1, 8)), draw(st.integers(1, 8))
+        kw["lsh_chunks_before"], kw["local_chunks_before"] = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+        kw["lsh_num_hashes"] = draw(st.integers(1, 3))
+        kw["lsh_hash_width"] = draw(st.integers(0, 6))
+        kw["lsh_max_positions"] = draw(st.integers(1, 4096))
+        kw["head_input_dim"] = draw(st.sampled_from([0, 2 * kw["emb_dim"]]))
     if convention == "exact" and atype == "global" and draw(st.integers(0, 3)) == 0:  # Inkling's attention extras
         kw["relative_logits_dim"] = draw(st.integers(1, 4))
         kw["relative_logits_extent"] = draw(st.integers(1, 20))
@@ -512,6 +519,17 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             block = kw["attn_res_block_size"]
             if k > 1 and a > 0 and a % block == 0 and (b + 1) % block == 0:
                 kw["loop_message_rank"] = draw(st.integers(0, 3))
+    if "E" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", "") or \
+            "O" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", ""):  # Reformer's plain heads
+        for key in ("value_head_dim", "attention_output_gate", "attention_head_gate", "attention_sink_proj",
+                    "global_head_dim", "kv_conv_kernel", "cca_depthwise_kernel", "cca_grouped_kernel",
+                    "dynamic_mask_keys", "attention_differential", "attention_router_experts", "num_kv_shared_layers",
+                    "kv_conv_dynamic_layers", "relative_logits_dim", "relative_logits_extent"):
+            kw.pop(key, None)
+        if "E" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", ""):
+            kw["num_kv_heads"] = kw["num_query_heads"]
+        if kw.get("attention_impl") == "blocked":
+            kw["attention_impl"] = "dense"
     return kw
 
 
@@ -561,7 +579,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "residual_conv_kernel", "moe_router_shared", "altup_num_inputs", "laurel_rank", "cca_depthwise_kernel", "cca_grouped_kernel",
     "moe_router_mlp_dim", "dynamic_mask_keys", "moe_router_product_keys", "moe_experts_ungated", "mlstm_num_heads",
     "mlstm_qk_dim", "mlstm_v_dim", "mlstm_chunk_size", "qsa_block_size", "qsa_budget", "kv_conv_dynamic_layers", "attention_sink_proj",
-    "attn_res_qkv_layers", "loop_message_rank",
+    "attn_res_qkv_layers", "loop_message_rank", "lsh_chunk_length", "lsh_chunks_before", "lsh_num_hashes",
+    "lsh_hash_width", "lsh_max_positions", "local_chunk_length", "local_chunks_before", "head_input_dim",
 }
 
 

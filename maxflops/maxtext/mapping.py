@@ -22,7 +22,7 @@ from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, R
 from . import keys as K
 from ..config import SCHEMA
 
-SCHEMA_REMAT = frozenset(SCHEMA["remat_policy"].choices)
+SCHEMA_REMAT = frozenset(SCHEMA["remat_policy"].choices) - {"reversible"}  # (no MaxText policy: Reformer's)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -561,6 +561,10 @@ def build(config, abstract=False, segment_lengths=(), **overrides):
     run as one THD row of their total length, each attended on its own (count the engine with the same
     ``segment_lengths``)."""
     c = reduce_config(config, **overrides)
+    for key, bad in (("remat_policy", c["remat_policy"] == "reversible"), ("head_input_dim", c["head_input_dim"])):
+        if bad:  # (Reformer's reversible streams: proved against transformers' torch model, tests/loaders)
+            raise ValueError(f"config key {key!r}: {c[key]!r} is not built by the Flax model (Reformer's reversible "
+                             "layers and their two-stream head); count it without")
     segments = tuple(int(n) for n in segment_lengths)
     model = Decoder(tuple(sorted(hardware_view(c).items())), segments)
     shape = (1, sum(segments)) if segments else (int(c["per_device_batch_size"]), c["max_target_length"])

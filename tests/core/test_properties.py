@@ -467,6 +467,8 @@ def lowering_active(c, lengths=None):
         on.append("weighted_sum_impl")
     if c["indexer_skip_short"] and c["use_sparse_indexer"]:
         on.append("indexer_skip_short")
+    if c["dynamic_conv_impl"] == "elementwise" and c["kv_conv_dynamic_layers"] and c["kv_conv_kernel"]:
+        on.append("dynamic_conv_impl")  # (Inkling 2's per-token taps: a multiply and a sum, no matmul)
     assert set(on) <= set(LOWERING)
     return on
 

@@ -23,7 +23,7 @@ def test_letters_mixers_and_keys_are_claimed_once():
     assert len(letters) == len(set(letters)) and len(mixers) == len(set(mixers))
     assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
     assert set(keys) <= set(SCHEMA), sorted(set(keys) - set(SCHEMA))
-    assert set(LETTERS) == set("GLCDSHMAKNZPVXRWBTQ")
+    assert set(LETTERS) == set("GLCDSHMAKNZPVXRWBTQEO")
     hf_types = [t for fam in FAMILIES for t in fam.hf_layer_types]
     assert len(hf_types) == len(set(hf_types)), hf_types
 

@@ -299,6 +299,9 @@ UNLOADABLE = {
     "lfm2_moe": ("layer_types", {"layer_types": ["conv", "conv", "full_attention"] * 10 + ["conv", "conv"]},
                  "Lfm2MoeConfig() leaves layer_types null, which its decoder layers index (transformers cannot build "
                  "it)"),
+    "reformer": ("is_decoder", {"is_decoder": True},
+                 "ReformerConfig() has is_decoder false: ReformerModelWithLMHead refuses it (the config of "
+                 "ReformerForMaskedLM's bidirectional encoder)"),
     "hunyuan_v1_moe": ("num_experts", {"num_experts": 4},
                        "HunYuanMoEV1Config() has one expert: its router runs beside it, and maxflops has no "
                        "one-expert MoE (num_experts 1 is no MoE)"),

@@ -333,6 +333,8 @@ PRESENT_ELSEWHERE = {
                       "states per layer), no FLOPs effect (the zoo's saved file carries it)",
     "hy_v4": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
     "axk2": "qk_head_dim: the MLA reader shared with deepseek_v32 (cases above): derived, a present one never read",
+    "reformer": "num_hidden_layers: ReformerConfig.__post_init__ sets len(attn_layers) whatever is given; the "
+                "loader reads attn_layers (the zoo's saved file carries both and is exact)",
     "minimax_m3_vl": "merged_hidden_size: MiniMaxM3VLConfig.__post_init__ sets text hidden_size x spatial_merge_size^2, "
                      "the vision patch-merge MLP's input width (a tower's, named, not priced; the zoo's saved file "
                      "carries it)",

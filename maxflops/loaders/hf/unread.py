@@ -60,7 +60,6 @@ NOT_DECODER = {
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
 NEEDS = {
-    'reformer': 'LSH and chunked local attention with reversible layers',
     'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
 }
 
