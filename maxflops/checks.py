@@ -387,6 +387,12 @@ READ_WHEN: dict = {
        for k in ("msa_block_size", "msa_topk_blocks", "msa_local_blocks", "msa_impl")},
     **{k: (lambda c: "Q" in _letters(c), "no layer is QSA ('Q' in attention_layer_pattern)")
        for k in ("qsa_block_size", "qsa_budget", "qsa_impl")},
+    **{k: (lambda c: "E" in _letters(c), "no layer is LSH attention ('E' in attention_layer_pattern)")
+       for k in ("lsh_chunk_length", "lsh_chunks_before", "lsh_num_hashes", "lsh_hash_width")},
+    "lsh_max_positions": (lambda c: "E" in _letters(c) and not c["lsh_hash_width"],
+                          "no LSH layer ('E') sets its hash width from the sequence length (lsh_hash_width = 0)"),
+    **{k: (lambda c: "O" in _letters(c), "no layer is chunked local attention ('O' in attention_layer_pattern)")
+       for k in ("local_chunk_length", "local_chunks_before")},
     "indexer_loss_pairs": (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla"
                            and c["indexer_loss_scaling_factor"] > 0 and c["mode"] == "train",
                            "it shapes the DSA indexer's KL loss in training (MLA with use_sparse_indexer and "

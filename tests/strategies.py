@@ -235,7 +235,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["qsa_block_size"] = draw(st.integers(1, 8))
         kw["qsa_budget"] = kw["qsa_block_size"] * draw(st.integers(1, 4))
     if "E" in pattern or "O" in pattern:  # Reformer: its chunks, LSH's rounds and hash width, the 2D-wide head
-        kw["lsh_chunk_length"], kw["local_chunk_length"] = draw(st.integers(1, 8)), draw(st.integers(1, 8))
+        # (LSH runs whole chunks: chunks of 1, or one longer than any drawn sequence, fit every length)
+        kw["lsh_chunk_length"], kw["local_chunk_length"] = draw(st.sampled_from([1, 64])), draw(st.integers(1, 8))
         kw["lsh_chunks_before"], kw["local_chunks_before"] = draw(st.integers(0, 2)), draw(st.integers(0, 2))
         kw["lsh_num_hashes"] = draw(st.integers(1, 3))
         kw["lsh_hash_width"] = draw(st.integers(0, 6))
@@ -526,8 +527,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
                     "dynamic_mask_keys", "attention_differential", "attention_router_experts", "num_kv_shared_layers",
                     "kv_conv_dynamic_layers", "relative_logits_dim", "relative_logits_extent"):
             kw.pop(key, None)
-        if "E" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", ""):
+        if "E" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", ""):  # (its heads everywhere)
             kw["num_kv_heads"] = kw["num_query_heads"]
+            kw["layer_widths"] = tuple(r for r in kw.get("layer_widths", ()) if "heads" not in r)
         if kw.get("attention_impl") == "blocked":
             kw["attention_impl"] = "dense"
     return kw

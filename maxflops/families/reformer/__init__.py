@@ -75,6 +75,13 @@ def lsh_pairs(c, L, dense: bool):
     full square when ``dense``), else every round's queries against C (1 + before) keys (``dense``: every query slot
     of the chunks, the last one padded)."""
     C, nb, n = c["lsh_chunk_length"], c["lsh_chunks_before"], c["lsh_num_hashes"]
+    ragged = (L > C) & (L % C != 0)
+    if ragged if isinstance(ragged, bool) else ragged.any():
+        bad = L if isinstance(L, int) else int(L[ragged][0])
+        raise ValueError(f"config key 'max_target_length' (or a document of segment_lengths): a sequence of {bad} "
+                         f"tokens through LSH ('E') layers is longer than lsh_chunk_length={C} and not a whole number "
+                         "of chunks (transformers pads it to whole chunks in prefill and refuses it in training): give "
+                         "lengths of at most one chunk or whole chunks")
     short = L * L if dense else masks.causal(L)
     return masks.where(L <= C, short, n * (masks.chunk_slots(L, C) if dense else L) * C * (1 + nb))
 

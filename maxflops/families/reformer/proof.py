@@ -58,15 +58,16 @@ def lsh_attention(qk, v, buckets, C, nb, impl="ideal", flash=False):
     causal = pos[..., :, None] >= kpos[..., None, :]
     own = pos[..., :, None] == kpos[..., None, :]
 
-    def scores_of(sq, keys):
+    def probs_of(sq, keys):
         s = jnp.einsum("bhnxqd,bhnxkd->bhnxqk", sq, keys)
-        return jnp.where(own, SELF, jnp.where(causal, s, NEG))
+        s = jnp.where(own, SELF, jnp.where(causal, s, NEG))
+        lse = jax.nn.logsumexp(s, -1)  # [Bt, H, n, L/C, C]
+        return jnp.exp(s - lse[..., None]), lse
 
     if flash:
-        scores_of = jax.checkpoint(scores_of)
-    s = scores_of(sq, keys)
-    lse = jax.nn.logsumexp(s, -1)  # [Bt, H, n, L/C, C]
-    out = jnp.einsum("bhnxqk,bhnxkd->bhnxqd", jnp.exp(s - lse[..., None]), vals)
+        probs_of = jax.checkpoint(probs_of)
+    probs, lse = probs_of(sq, keys)
+    out = jnp.einsum("bhnxqk,bhnxkd->bhnxqd", probs, vals)
     back = jnp.argsort(order, axis=-1)  # each position's place in its round's sorted order
     out = jnp.take_along_axis(out.reshape(Bt, H, n, L, hd), back[..., None], axis=3)
     lse = jnp.take_along_axis(lse.reshape(Bt, H, n, L), back, axis=3)
@@ -148,9 +149,13 @@ def layer(c, kind, p, h, top_idx, aux):
 
 
 def reduce(c) -> dict:
-    """The reduced model's Reformer layers: chunks of 4 looking one back, two rounds of a 2-column hash."""
-    return dict(lsh_chunk_length=4, local_chunk_length=4, lsh_chunks_before=1, local_chunks_before=1,
-                lsh_num_hashes=2, lsh_hash_width=2)
+    """The reduced model's Reformer layers: chunks of 4 looking one back, two rounds of a 2-column hash; with LSH
+    layers, sequences of 12 tokens (whole chunks)."""
+    out = dict(lsh_chunk_length=4, local_chunk_length=4, lsh_chunks_before=1, local_chunks_before=1,
+               lsh_num_hashes=2, lsh_hash_width=2)
+    if "E" in c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]:
+        out["max_target_length"] = 12
+    return out
 
 
 MATVEC = ""  # its dots stay matrix-matrix under XLA's optimizer
