@@ -69,6 +69,8 @@ KNOBS = {
     "zamba2": dict(mamba_impl="chunked", mamba_conv_impl="padded"),
     # Zamba (1): Mamba-1's torch path per head (the recurrence, the padded conv); its shared blocks' masked square
     "zamba": dict(mamba_conv_impl="padded"),
+    # Reformer: its reversible layers are the loader's (remat_policy='reversible'); every chunk's square, as above
+    "reformer_rounds": {}, "reformer_short": {}, "reformer_unset_buckets": {},
     # Mllama's text model given image tokens (the case's cross_attention_states): a stated input
     "mllama": dict(cross_attention_tokens=CASES["mllama"]["image_tokens"]),
     "longcat_flash": dict(zero_expert_share=1 - CASES["longcat_flash"]["real_expert_slots"][0] / (
@@ -169,6 +171,21 @@ def test_training_step_equals_transformers_eager_but_the_conv(name, tmp_path):
         CASES[name]["forward_ops"]["aten.convolution"] == ops["aten.convolution"]
     # torch's counter charges the depthwise conv's backward densely: far above the forward's two matmuls' worth
     assert ops["aten.convolution_backward"] > 10 * ops["aten.convolution"]
+
+
+def test_reformer_an_unset_num_buckets_is_the_one_transformers_set(tmp_path):
+    """The case was built with num_buckets null (32 tokens in chunks of 4, max_position_embeddings 64): transformers
+    set [4, 4] (16 buckets above its limit of 8, factorized) and saved it. Read null, the counts are the same."""
+    case = CASES["reformer_unset_buckets"]
+    assert case["config"]["num_buckets"] == [4, 4]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**case["config"], "num_buckets": None}))
+    overrides = loaders.load_hf_config(path).overrides
+    assert "lsh_hash_width" not in overrides and overrides["lsh_max_positions"] == 64
+    for mode, want in (("prefill", case["total_flops"]), ("train", case["train_flops"])):
+        cfg = maxflops.model_config(**overrides, mode=mode, per_device_batch_size=case["batch"],
+                                    max_target_length=case["length"], attention_impl="dense")
+        assert maxflops.count(cfg).hardware_flops == want
 
 
 def test_deepseek_v4_dead_compressors_are_forward_only(tmp_path):
