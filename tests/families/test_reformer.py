@@ -2,7 +2,7 @@
 Reformer that hashes, sorts and chunks as transformers' modeling_reformer does, token by token, and counts its own
 multiply-adds (packed documents and decode against a cache included); the hash forward only; reversible layers;
 decode bytes; the hardware forms; the refusals; the reference kernels and a Flax model equal to XLA. transformers'
-eager Reformer is held in the zoo (tests/loaders/test_hf_zoo.py) and tests/loaders/test_reformer.py."""
+eager Reformer is held in the zoo (tests/loaders/test_hf_zoo.py) and tests/loaders/test_reformer_file.py."""
 
 from __future__ import annotations
 
