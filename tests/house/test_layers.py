@@ -105,3 +105,12 @@ def test_the_proof_side_imports_point_down():
                 base = package[:len(package) - node.level + 1] if node.level else []
                 target = ".".join(base + ([node.module] if node.module else []))
                 assert not target.startswith(("maxflops.xla", "maxflops.bench")), (name, target)
+
+
+def test_no_two_test_modules_share_a_basename():
+    """pytest imports each test module by its basename (the test folders are no packages): two of one name fail
+    collection on a fresh checkout."""
+    seen: dict[str, pathlib.Path] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        assert path.name not in seen, (path, seen.get(path.name))
+        seen[path.name] = path
