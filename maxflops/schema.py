@@ -298,13 +298,13 @@ SCHEMA: dict[str, Field] = {
                                     "'save_dot_except_mlpwi' q/k/v, out and the MLP down projection, "
                                     "'save_dot_except_mlp' q/k/v and out, 'save_qkv_proj' and "
                                     "'qkv_proj_offloaded' q/k/v, 'save_out_proj' out, 'minimal_offloaded' as "
-                                    "'minimal' (offloaded tensors are not recomputed); 'reversible' Reformer's reversible "
-                                    "layers: each layer's whole forward again, its last matmuls included (the "
-                                    "layer's input is rebuilt from its output), but what no gradient reads (LSH "
-                                    "buckets) is kept from the forward.",
-                       choices=("none", "full", "reversible", "minimal", "minimal_with_context", "save_dot_with_context_except_mlp",
-                                "save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj", "save_out_proj",
-                                "qkv_proj_offloaded", "minimal_offloaded")),
+                                    "'minimal' (offloaded tensors are not recomputed); 'reversible' Reformer's "
+                                    "reversible layers: each layer's whole forward again, its last matmuls "
+                                    "included (the layer's input is rebuilt from its output), but what no gradient "
+                                    "reads (LSH buckets) is kept from the forward.",
+                       choices=("none", "full", "reversible", "minimal", "minimal_with_context",
+                                "save_dot_with_context_except_mlp", "save_dot_except_mlpwi", "save_dot_except_mlp",
+                                "save_qkv_proj", "save_out_proj", "qkv_proj_offloaded", "minimal_offloaded")),
     "remat_skip_layers": field_of(0, int, "Hardware, train: the first N decoder layers run outside rematerialization "
                                     "(MaxText's scanned DeepSeek-V4 runs its hash-routed prefix unrolled, "
                                     "without remat); remat_policy applies to the others.", minimum=0),

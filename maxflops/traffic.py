@@ -103,8 +103,8 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
         for name, value in cache.items():
             out[name] += value * rows
     d = hw["emb_dim"]
-    outside = {"logits": terms.logits(hw["head_input_dim"] or d, terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"],
-                                                              hw["tensor_parallel_size"]), hw["head_dense"]) // 2}
+    vocab = terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"], hw["tensor_parallel_size"])
+    outside = {"logits": terms.logits(hw["head_input_dim"] or d, vocab, hw["head_dense"]) // 2}
     if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
         outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d, hw["mhc_lowrank"]) // 2
     if hw["attn_res_block_size"]:  # the output aggregate's score vector
