@@ -555,16 +555,31 @@ def _ce(logits, targets):
     return -jnp.take_along_axis(logp, targets[..., None], -1).mean()
 
 
+# What the Flax model does not build, and where each is proved instead: a config that has one is refused, naming the
+# key (a model built without it would be compared with a count that has it).
+NOT_BUILT = {
+    "remat_policy": (lambda c: c["remat_policy"] != "reversible",
+                     "Reformer's reversible layers (held to transformers' torch model: tests/loaders)"),
+    "head_input_dim": (lambda c: not c["head_input_dim"],
+                       "Reformer's head over two streams (held to transformers' torch model)"),
+    "engram_layers": (lambda c: not c["engram_layers"],
+                      "Engram's n-gram block (held to MaxText's compiled programs, tests/fixtures/maxtext_programs)"),
+    "vision_layers": (lambda c: not c["vision_layers"], "a vision encoder (priced from its stated widths)"),
+    "zero_experts": (lambda c: not c["zero_experts"],
+                     "zero-computation experts (their share of the routed slots is a stated input)"),
+}
+
+
 def build(config, abstract=False, segment_lengths=(), **overrides):
     """(reduced config, module, params, tokens); deterministic. ``abstract``: params and tokens as
     ShapeDtypeStructs (enough to lower and count; no initialization runs). ``segment_lengths``: packed documents
     run as one THD row of their total length, each attended on its own (count the engine with the same
     ``segment_lengths``)."""
     c = reduce_config(config, **overrides)
-    for key, bad in (("remat_policy", c["remat_policy"] == "reversible"), ("head_input_dim", c["head_input_dim"])):
-        if bad:  # (Reformer's reversible streams: proved against transformers' torch model, tests/loaders)
-            raise ValueError(f"config key {key!r}: {c[key]!r} is not built by the Flax model (Reformer's reversible "
-                             "layers and their two-stream head); count it without")
+    for key, (built, what) in NOT_BUILT.items():
+        if not built(c):
+            raise ValueError(f"config key {key!r}: {c[key]!r}: the Flax model does not build {what}; count it "
+                             "without, or see where it is proved")
     segments = tuple(int(n) for n in segment_lengths)
     model = Decoder(tuple(sorted(hardware_view(c).items())), segments)
     shape = (1, sum(segments)) if segments else (int(c["per_device_batch_size"]), c["max_target_length"])

@@ -314,5 +314,5 @@ def test_the_flax_model_refuses_what_it_does_not_build():
     from maxflops.xla import model as M
 
     for extra in (dict(remat_policy="reversible"), dict(head_input_dim=64)):
-        with pytest.raises(ValueError, match="not built by the Flax model"):
+        with pytest.raises(ValueError, match="the Flax model does not build"):
             M.build(_config(SHAPES, max_target_length=8, **extra), abstract=True, mode="train")

@@ -557,3 +557,15 @@ def test_a_gemma3n_file_builds_a_flax_model_equal_to_xla(mode, knobs, tmp_path):
     c, model, params, tokens = M.build(cfg, abstract=True, mode=mode, **knobs)
     assert c["altup_num_inputs"] and c["laurel_rank"] and c["per_layer_input_dim"] and c["num_kv_shared_layers"]
     assert_equal_by_component(maxflops.count(c), model, params, tokens, mode)
+
+
+@pytest.mark.parametrize("extra", [dict(remat_policy="reversible"), dict(head_input_dim=64),
+                                   dict(engram_layers=(1,)), dict(vision_layers=2),
+                                   dict(num_experts=4, num_experts_per_tok=2, zero_experts=2)],
+                         ids=lambda e: next(iter(e)) if next(iter(e)) != "num_experts" else "zero_experts")
+def test_what_the_flax_model_does_not_build_is_refused_by_name(extra):
+    """A model built without the feature would be compared with a count that has it (a plausible mismatch)."""
+    key = "zero_experts" if "zero_experts" in extra else next(iter(extra))
+    cfg = maxflops.model_config(num_decoder_layers=2, **extra)
+    with pytest.raises(ValueError, match=rf"config key '{key}'.*the Flax model does not build"):
+        M.build(cfg, abstract=True, mode="train")
