@@ -116,6 +116,19 @@ def _hashable(v):
 
 _CACHE: dict = {}
 _SCALARS = {int, float, str, bool, type(None)}  # (an Enum subclassing str or int is not one of these types)
+# base.yml's nested values (logical_axis_rules: some 400 entries) as _hashable makes them: a value equal to one is
+# that snapshot, without walking it (a config object's tuples, or a mapping's lists, compared in one C-level ==)
+_BASE_FROZEN = {k: _hashable(v) for k, v in keys.BASE.items() if isinstance(v, (list, tuple, dict))}
+
+
+def _snapshot(k: str, v):
+    """A hashable stand-in for a key's value, equal for equal values (``_hashable`` of the plain value)."""
+    if type(v) in _SCALARS:
+        return v
+    frozen = _BASE_FROZEN.get(k)
+    if frozen is not None and (v == frozen if type(v) is tuple else type(v) is list and v == keys.BASE[k]):
+        return frozen  # (equal to base.yml's: tuples to its frozen form, lists to its lists, nesting and all)
+    return _hashable(_plain(v))
 
 
 def overrides_of(config: Any, unknown: str = "error") -> dict:
@@ -132,8 +145,7 @@ def overrides_of(config: Any, unknown: str = "error") -> dict:
         import warnings
 
         warnings.warn(msg + ": not counted", stacklevel=3)
-    values = [data[k] for k in read + own_keys]
-    snapshot = (read, own_keys, tuple(v if type(v) in _SCALARS else _hashable(_plain(v)) for v in values))
+    snapshot = (read, own_keys, tuple(_snapshot(k, data[k]) for k in read + own_keys))
     out = _CACHE.get(snapshot)
     if out is None:
         loaded = map_keys({k: _plain(data[k]) for k in read}, "MaxText config", derive=False, report=False)

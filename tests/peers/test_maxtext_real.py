@@ -298,3 +298,24 @@ def test_live_install_recounts_each_step_from_its_segment_ids(tmp_path):
                          check=True, capture_output=True, text=True, timeout=600, env=env).stdout
     logged, direct = json.loads(out.strip().splitlines()[-1])
     assert logged == direct > 0
+
+
+def test_an_object_s_nested_values_at_and_off_the_defaults_are_told_apart():
+    """from_maxtext's cache is keyed on a snapshot of the values read (_hashable of each): base.yml's nested values
+    (logical_axis_rules, some 400 entries) given as a config object gives them (tuples) are taken as they are, the
+    same snapshot without the walk; a changed rule is another snapshot."""
+    import types
+
+    from maxflops.maxtext import objects
+
+    keys = full_keys("llama2-7b")
+    frozen = lambda x: tuple(map(frozen, x)) if isinstance(x, (list, tuple)) else x  # noqa: E731
+    rules = frozen(keys["logical_axis_rules"])
+    changed = frozen([[name, ["fsdp"] if name == "activation_embed" else axes]
+                      for name, axes in keys["logical_axis_rules"]])
+    snap = lambda v: objects._snapshot("logical_axis_rules", v)  # noqa: E731
+    assert snap(rules) == objects._hashable(rules) == snap(keys["logical_axis_rules"]) == snap(list(rules))
+    assert snap(changed) == objects._hashable(changed) != snap(rules)
+    assert snap([list(r) for r in changed]) == snap(changed)
+    base = types.SimpleNamespace(**{**keys, "logical_axis_rules": rules})
+    assert objects.overrides_of(base) == objects.overrides_of(types.SimpleNamespace(**keys))
