@@ -108,12 +108,23 @@ def _matcher(patterns: tuple, transformers: bool):
         if suffix is not None and suffix.match(name[::-1]):
             return True
         return combined is not None and combined.match(name) is not None
+
+    # the same test over many names (a published skip list is tested against every module name of every layer):
+    # the compiled matchers bound once, no call per name
+    by_suffix = suffix.match if suffix is not None else None
+    from_start = combined.match if combined is not None else None
+
+    def any_of(names) -> bool:
+        for name in names:
+            if by_suffix is not None and by_suffix(name[::-1]) or from_start is not None and from_start(name):
+                return True
+        return False
+    test.any_of = any_of
     return test
 
 
 def _named(patterns, names, transformers=False) -> bool:
-    test = _matcher(tuple(patterns), transformers)
-    return any(test(n) for n in names)
+    return _matcher(tuple(patterns), transformers).any_of(names)
 
 
 def _layer_names(group: str, layer: int) -> tuple:
