@@ -141,7 +141,10 @@ class Format:
         self.transformers, self.head = transformers, head  # how skip reads; whether it converts an untargeted head
 
     def skips(self, names: tuple) -> bool:
-        return _named(self.skip, names, self.transformers)
+        matcher = self.__dict__.get("_skip_matcher")
+        if matcher is None:  # (looked up once: the cache key hashes the whole list, thousands of names)
+            matcher = self._skip_matcher = _matcher(self.skip, self.transformers)
+        return matcher.any_of(names)
 
     def converts(self, group: str, names: tuple) -> bool:
         return group in self.groups and (self.targets is None or _named(self.targets, names)) and \
