@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from . import masks, stepform, terms
-from .sequences import Packed, Uniform, as_lengths, batch, priced_tokens, program_batch
+from .sequences import Packed, Uniform, as_lengths, batch, patch_stream, priced_tokens, program_batch, uses_patches
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, conv, family_of, ffn_width
 from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_output_rows, attn_res_queries, layer_view
@@ -41,6 +41,8 @@ def price_forward(kind: LayerKind, c, seqs, decode: bool, hardware: bool = False
     """
     p = Priced()
     c = layer_view(c, kind)  # a layer of its own widths (layer_widths)
+    if kind.patches:  # a layer over the patch stream (BLT's global transformer)
+        seqs, c = patch_stream(seqs, c)
     tokens = seqs.count if decode else priced_tokens(seqs, c)[0]
     if kind.mixer != NO_MIXER:
         family = family_of(kind)
@@ -220,6 +222,8 @@ def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> No
         p.out["attn_res"] = 4 * d * (attn_res_queries(kind, c) * mixer_rows + ffn_rows + 4 * kind.messages) * tokens
     if kind.messages:  # the message gates of its query, key, value and FFN inputs: 2D -> r, r -> D twice, each
         p.out["message_gate"] = 4 * 8 * d * c["loop_message_rank"] * tokens
+    if kind.patcher_head:  # a patcher's output head over its tokens (BLT's entropy model: forward only when frozen)
+        p.out["patcher_logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
     if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
         if _has_hyper_head(c, hardware):
             p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d, c["mhc_lowrank"]) * tokens
@@ -375,6 +379,10 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     mode = c["mode"]
     decode = mode == "decode"
     prompt = c["prompt_tokens"]  # run ahead of every sequence by the layers, not the head
+    if segment_lengths is not None and c["patches_per_sequence"] and uses_patches(c):
+        raise ValueError(f"config key 'patches_per_sequence': {c['patches_per_sequence']} with segment_lengths: a "
+                         "stated patch count is a sequence's; packed documents are priced with 0 (L + 1 patches "
+                         "each)")
     if segment_lengths is not None and prompt:
         raise ValueError(f"config key 'prompt_tokens': {prompt} with segment_lengths: packed documents with prompt "
                          "tokens ahead of each sequence are not modelled")

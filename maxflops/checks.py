@@ -11,6 +11,7 @@ from . import terms
 from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
 from .families import FAMILIES, LETTERS
 from .families.attention import check_letters
+from .sequences import uses_patches
 
 
 def _loops(c, repeated: bool = False) -> list:
@@ -228,7 +229,7 @@ def check_relations(c: Mapping[str, Any]) -> None:
     if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
         err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
                                     f"(num_decoder_layers={c['num_decoder_layers']})")
-    for key in ("engram_layers", "warmup_cse_layers", "pipeline_layers"):
+    for key in ("engram_layers", "warmup_cse_layers", "pipeline_layers", "patch_layers", "frozen_layers"):
         for layer in c[key]:
             if layer >= c["num_decoder_layers"]:
                 err(key, f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
@@ -238,6 +239,19 @@ def check_relations(c: Mapping[str, Any]) -> None:
             if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
                 err(key, f"{stage!r} is not 'tokens:in:out' with positive integers")
     n = c["num_decoder_layers"]
+    if c["patcher_head_layer"] >= n:
+        err("patcher_head_layer", f"layer {c['patcher_head_layer']} is past the last decoder layer ({n - 1})")
+    if c["patcher_head_layer"] >= 0 and c["convention"] != "exact":
+        err("convention", f"{c['convention']!r} has no rule for a patcher's head (patcher_head_layer="
+                          f"{c['patcher_head_layer']}); use 'exact'")
+    if c["patch_layers"] or c["frozen_layers"] or c["patcher_head_layer"] >= 0:
+        for key in ("layer_loops", "mtp_num_layers", "pipeline_stages", "prompt_tokens"):
+            if c[key] and c[key] != 1:
+                err(key, f"{c[key]!r} with a patch stream, frozen layers or a patcher's head (BLT's): not modelled")
+    if c["mode"] == "decode" and c["patch_layers"]:
+        err("mode", "'decode' with patch_layers: a byte model's decode step runs its patch layers only when a "
+                    "byte opens a patch, which the patcher decides from the data; not modelled (count prefill or "
+                    "train)")
     if c["remat_skip_layers"] > n:
         err("remat_skip_layers", f"{c['remat_skip_layers']} exceeds num_decoder_layers={n}")
     if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
@@ -373,6 +387,8 @@ READ_WHEN: dict = {
                             "no layer of attention_layer_pattern (or the MTP / parallel patterns) is windowed ('L', or "
                             "compressed 'S' / 'H')"),
     "chunk_attn_window_size": (lambda c: "C" in _letters(c), "no layer is chunked ('C' in attention_layer_pattern)"),
+    "patches_per_sequence": (lambda c: uses_patches(c),
+                             "no layer runs over patches (patch_layers, or the patch family's 'Y' / 'U' layers)"),
     **{k: (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)") for k in _MOE_KEYS},
     **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'") for k in _MLA_KEYS},
     "q_lora_rank": (lambda c: c["attention_type"] == "mla" or any(x in _letters(c) for x in "SH"),

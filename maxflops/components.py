@@ -123,6 +123,7 @@ register(
     _trunk("mtp_norm", 240, "Megatron's MTP norm terms"),
     _trunk("mhc_head", 250, "mHC's hyper head"),
     _trunk("logits", 260, "the output head"),
+    _trunk("patcher_logits", 262, "a patcher's output head over the tokens (BLT's frozen entropy model: forward only)"),
     _trunk("per_layer_emb_proj", 270, "per-layer embeddings: the projection D -> layers x P"),
     _trunk("altup_proj", 275, "AltUp: the D -> D projections of the embedding into the other streams and out of "
                               "them"),

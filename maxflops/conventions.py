@@ -156,7 +156,8 @@ EXACT_ONLY = {"zero_experts": "zero-computation experts", "layer_widths": "layer
               "loop_message_rank": "messages between looped passes",
               "attn_res_qkv_layers": "attention residuals with an aggregate each for queries, keys and values",
               "mhc_plain_residual": "hyper-connections without the residual mixing",
-              "mhc_lowrank": "gated hyper-connections"}
+              "mhc_lowrank": "gated hyper-connections", "patch_layers": "layers over a patch stream",
+              "frozen_layers": "frozen layers"}
 # Features only some peers have a rule for (key -> (what it is, the conventions that price a model with it))
 RULED_BY = {"attn_res_block_size": ("attention residuals", ("exact", "megatron_bridge"))}
 

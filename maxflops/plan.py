@@ -15,8 +15,11 @@ Patterns handled here and nowhere else:
 - layer shapes: a '-' mixer letter is a layer without a mixer (``NO_MIXER``), a '-' FFN letter one without an FFN
   (Nemotron-H's separate Mamba, attention, MLP and MoE layers); a letter whose family says its layers idle under
   the config (``Family.idle``: cross-attention without image tokens) is a layer with neither;
-- per-layer widths: ``layer_widths`` rules give layers their own heads, head width or FFN widths
-  (``LayerKind.widths``, read through ``layer_view``);
+- per-layer widths: ``layer_widths`` rules give layers their own heads, head width, FFN widths, hidden width or
+  window (``LayerKind.widths``, read through ``layer_view``; a windowed layer's span is its own window);
+- a byte stream and its patches (BLT): ``patch_layers`` run over the patch stream (``LayerKind.patches``),
+  ``frozen_layers`` run forward only in training (a frozen patcher: ``no_grad``), and ``patcher_head_layer`` closes
+  with the patcher's head;
 - attention residuals: ``attn_res_block_size`` gives each layer the rows its inputs aggregate (``LayerKind.attn_res``);
 - looped depth: ``layer_loops`` rules run a block of layers several passes in a row (rows 'layer l.p', each pass
   priced as the layer: its weights are shared, its work is not); a rule 'a-b*k/g' runs k - g of the passes without
@@ -75,6 +78,8 @@ class LayerKind:
     no_grad: bool = False  # training: a looped pass run without a gradient (layer_loops 'a-b*k/g'): forward only
     messages: int = 0  # a looped pass after the first reading the previous pass's messages (loop_message_rank): the
     # rows their aggregate reads (0: none)
+    patches: bool = False  # runs over the patch stream (patch_layers): patches_per_sequence positions a sequence
+    patcher_head: bool = False  # a patcher's output head after it (patcher_head_layer)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +96,7 @@ class Plan:
 
 # The keys a layer may have its own value of (layer_widths): widths each layer's pricing reads from its config view
 WIDTH_KEYS = ("num_query_heads", "num_kv_heads", "head_dim", "mlp_dim", "moe_mlp_dim", "q_lora_rank", "kv_lora_rank",
-              "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+              "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "emb_dim", "sliding_window_size")
 
 
 def parse_width_rule(rule) -> tuple:
@@ -260,10 +265,12 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     looped = {layer for layer, p, _ in order if p > 1}
     messages = loop_message_rows(c) if c["loop_message_rank"] else {}
     passes = []
+    on_patches, frozen = frozenset(c["patch_layers"]), frozenset(c["frozen_layers"])
     for layer, p, no_grad in order:
         passes.append(p)
         letter = pattern[layer % len(pattern)]
-        mixer, span, index, ratio, projection = _mixer(letter, layer + 1, c)
+        own = widths[layer]
+        mixer, span, index, ratio, projection = _mixer(letter, layer + 1, {**c, **own} if own else c)
         parallel = c["parallel_layer_pattern"]
         side = None
         if parallel and parallel[layer % len(parallel)] != "-":
@@ -280,7 +287,9 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
                                                  ratio=ratio, parallel=side, idle=skipped, attn_res=res,
                                                  widths=tuple(sorted(widths[layer].items())),
                                                  no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
-                                                 no_grad=no_grad and c["mode"] == "train",
+                                                 no_grad=(no_grad or layer in frozen) and c["mode"] == "train",
+                                                 patches=layer in on_patches,
+                                                 patcher_head=layer == c["patcher_head_layer"],
                                                  messages=messages.get(layer, 0) if p > 1 else 0,
                                                  dead=layer == n - 1 and c["warmup_dead_last_layer"],
                                                  inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))

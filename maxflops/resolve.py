@@ -61,7 +61,8 @@ TRUNK_PLAN_KEYS = ("num_decoder_layers", "attention_layer_pattern", "num_experts
                    "engram_layers", "mtp_layer_numbering", "mtp_layer_pattern", "mtp_ffn_layer_pattern",
                    "remat_skip_layers", "remat_block_layers", "ffn_layer_pattern", "parallel_layer_pattern",
                    "warmup_cse_layers", "warmup_dead_last_layer", "pipeline_stages", "pipeline_layers",
-                   "layer_widths", "layer_loops", "attn_res_block_size", "loop_message_rank")
+                   "layer_widths", "layer_loops", "attn_res_block_size", "loop_message_rank",
+                   "patch_layers", "frozen_layers", "patcher_head_layer")
 PLAN_KEYS = tuple(dict.fromkeys(TRUNK_PLAN_KEYS + tuple(k for f in FAMILIES for k in f.plan_keys)))
 
 

@@ -132,10 +132,26 @@ SCHEMA: dict[str, Field] = {
     "layer_widths": field_of((), tuple, "Layers of their own widths: rules '<key>@<layers>=<value>' applied in order "
                                         "(keys num_query_heads, num_kv_heads, head_dim, mlp_dim, moe_mlp_dim, "
                                         "and MLA's q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, "
-                                        "v_head_dim; "
+                                        "v_head_dim; emb_dim, a layer's own hidden width (BLT's patcher and global "
+                                        "transformer); sliding_window_size, a windowed layer's own window; "
                                         "layers 0-based decoder layers, '3' or '0-2' joined by '+'), e.g. "
                                         "'mlp_dim@0-2+5=4096'. A layer no rule names has the config's widths; "
                                         "MTP modules always do."),
+    # --- a byte stream and its patches (BLT): layers over the patches, frozen layers, the patcher's head --------
+    "patch_layers": field_of((), Ints, "0-based decoder layers that run over the patch stream, not the tokens (BLT's "
+                                     "global transformer): patches_per_sequence positions a sequence, causal among "
+                                     "themselves; the patch family's 'Y' and 'U' layers move between the streams."),
+    "patches_per_sequence": field_of(0, int, "Patches a sequence of max_target_length tokens makes (BLT's entropy "
+                                             "patcher decides them from the data: a stated input); 0: one per token "
+                                             "and one more (L + 1 a sequence or packed document), as transformers "
+                                             "patches without its patcher and as a patcher that opens a patch at "
+                                             "every byte gives.", minimum=0),
+    "frozen_layers": field_of((), Ints, "0-based decoder layers of a frozen model whose output no loss reads (BLT's "
+                                      "entropy patcher, eval and without gradient): forward only in training."),
+    "patcher_head_layer": field_of(-1, int, "After this 0-based decoder layer, a patcher's output head (BLT: its norm "
+                                            "and D -> vocab_size logits over the tokens, the layer's own width; "
+                                            "component 'patcher_logits'), forward only in training when the layer "
+                                            "is frozen; -1: none.", minimum=-1),
     "prompt_tokens": field_of(0, int, "Tokens the model runs ahead of every sequence (CPM-Ant's prompt_length): "
                                       "each sequence's layers see these and its own tokens (decode: its cache holds "
                                       "them too), the output head its own tokens only.", minimum=0),

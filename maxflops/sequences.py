@@ -186,3 +186,27 @@ def priced_tokens(seqs, c) -> tuple:
         rows = batch(c)
         return (rows * c["max_target_length"] if c["packed_tokens"] == "padded" else seqs.tokens), rows
     return seqs.tokens, seqs.count
+
+
+def uses_patches(c) -> bool:
+    """The model has a patch stream: layers over it, or the patch family's layers ('Y', 'U') that move to it."""
+    return bool(c["patch_layers"]) or any(x in c["attention_layer_pattern"] for x in "YU")
+
+
+def patches_of(length, c):
+    """Patches a sequence (or packed document) of ``length`` tokens makes: ``patches_per_sequence`` for a sequence of
+    max_target_length, or with 0 one per token and one more (L + 1)."""
+    return c["patches_per_sequence"] or length + 1
+
+
+def patch_stream(seqs, c) -> tuple:
+    """(sequences, config view) of the patch stream (patch_layers): each sequence's patches, causal among
+    themselves; the view's max_target_length is a full row's patches. Packed documents make L + 1 patches each (a
+    stated patches_per_sequence is a sequence's, not a document's: the check refuses it with documents)."""
+    if type(seqs) is Packed:
+        out = Packed(seqs.lengths + 1)
+    elif type(seqs) is Uniform:
+        out = Uniform(patches_of(seqs.length, c), seqs.count)
+    else:  # (a traced step form's symbols: the patches are no linear form in them; priced the ordinary way)
+        raise TypeError("the patch stream of a traced step is not traced")
+    return out, {**c, "max_target_length": patches_of(c["max_target_length"], c)}

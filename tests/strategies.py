@@ -144,13 +144,16 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
     letters = usable_letters(convention, compressed)
     if atype != "global":  # cross-attention and MiniMax sparse attention layers are modelled on GQA
         letters = letters.replace("X", "").replace("B", "").replace("Q", "").replace("E", "").replace("O", "")
+        letters = letters.replace("Y", "").replace("U", "")  # (BLT's patch cross-attention: GQA's)
+    if mode == "decode":  # (BLT's patch layers: no decode step modelled)
+        letters = letters.replace("Y", "").replace("U", "")
     if draw(st.booleans()):  # one letter per decoder layer (and some unused ones past the last layer)
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=n, max_size=n + 2)))
     else:  # a cycle
         pattern = "".join(draw(st.lists(st.sampled_from(letters), min_size=1, max_size=min(n, 4))))
     kw["attention_layer_pattern"] = pattern
     if n_mtp and draw(st.booleans()):  # the MTP modules' own mixers, a cycle
-        kw["mtp_layer_pattern"] = "".join(draw(st.lists(st.sampled_from(letters.replace("X", "") or "G"), min_size=1,
+        kw["mtp_layer_pattern"] = "".join(draw(st.lists(st.sampled_from(_decoder_only(letters) or "G"), min_size=1,
                                                         max_size=2)))  # (cross-attention: in the decoder only)
     pattern += kw.get("mtp_layer_pattern", "")  # every letter a layer may use (the checks below are conservative)
     H = draw(st.sampled_from([1, 2, 3, 4, 6]))
@@ -382,6 +385,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["rglru_conv_kernel"] = draw(st.integers(1, 5))
     if "W" in pattern:  # RWKV's time mix: its own width (0: emb_dim)
         kw["rwkv_attention_dim"] = draw(st.sampled_from([0, 5, 12]))
+    if "Y" in pattern or "U" in pattern:  # BLT's patch cross-attention: k, and the patches (0: L + 1)
+        kw["patch_cross_k"] = draw(st.integers(1, 3))
+        kw["patches_per_sequence"] = draw(st.sampled_from([0, 0, 3, 9]))
     if "X" in pattern:
         kw["cross_attention_tokens"] = draw(st.sampled_from([0, 1, 6, 13]))  # 0: the layers idle (text alone)
     if "T" in pattern:  # xLSTM's mLSTM: heads, and q/k and v widths whole numbers of them
@@ -405,7 +411,7 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["attention_layer_pattern"], kw["ffn_layer_pattern"] = shaped(mixers)
         mixers = kw["attention_layer_pattern"]
         kw["first_num_dense_layers"], kw["interleave_moe_layer_step"] = 0, 1
-        choices = sorted(set(pattern) & set(letters) - {"Z", "X"})
+        choices = sorted(set(pattern) & set(letters) - {"Z", "X", "Y", "U"})
         if n_mtp and choices:  # each MTP module's own layers (Megatron's hybrid pattern after '/'), of the letters drawn
             size = draw(st.integers(1, 2))
             kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = shaped(
@@ -414,8 +420,8 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["mtp_layer_pattern"], kw["mtp_ffn_layer_pattern"] = "-", draw(st.sampled_from("FE" if E > 1 else "F"))
         elif draw(st.booleans()):  # a second mixer beside the first (Falcon-H1), of the letters already drawn
             kw["parallel_layer_pattern"] = "".join(
-                "-" if m == "-" or not draw(st.booleans()) or not set(pattern) & set(letters) - {"X"}
-                else draw(st.sampled_from(sorted(set(pattern) & set(letters) - {"X"}))) for m in mixers)
+                "-" if m == "-" or not draw(st.booleans()) or not set(pattern) & set(letters) - {"X", "Y", "U"}
+                else draw(st.sampled_from(sorted(set(pattern) & set(letters) - {"X", "Y", "U"}))) for m in mixers)
     if convention == "megatron_bridge" and bridge_refusal({**SCHEMA_DEFAULTS, **kw}):
         # a compressed model its DeepSeek-V4 rule has no term for: refused (test_megatron_bridge.py); Megatron-LM
         # has no KDA rule
@@ -532,7 +538,32 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["layer_widths"] = tuple(r for r in kw.get("layer_widths", ()) if "heads" not in r)
         if kw.get("attention_impl") == "blocked":
             kw["attention_impl"] = "dense"
+    if kw.get("convention", convention) == "exact" and not kw.get("mtp_num_layers") and not kw.get("layer_loops") \
+            and kw.get("pipeline_stages", 1) == 1 and not kw.get("prompt_tokens") and draw(st.integers(0, 4)) == 0:
+        # BLT's trunk parts: layers over the patch stream (not the patch family's own), frozen layers, the patcher's
+        # head after a layer
+        mixers = [kw["attention_layer_pattern"][l % len(kw["attention_layer_pattern"])] for l in range(n)]
+        if mode != "decode":
+            kw["patch_layers"] = sorted(draw(st.sets(st.sampled_from([l for l in range(n) if mixers[l] not in "YU"]
+                                                                     or [None]))) - {None})
+            kw.setdefault("patches_per_sequence", draw(st.sampled_from([0, 4])))
+        kw["frozen_layers"] = sorted(draw(st.sets(st.integers(0, n - 1))))
+        kw["patcher_head_layer"] = draw(st.integers(-1, n - 1))
     return kw
+
+
+def without_patch_stream(kw: dict) -> dict:
+    """``kw`` without BLT's patch stream (its layers and the patch family's 'Y' / 'U' as global ones), for a test
+    that counts the config in decode (not modelled with a patch stream)."""
+    out = {k: v for k, v in kw.items() if k not in ("patch_layers", "patches_per_sequence", "patch_cross_k")}
+    for key in ("attention_layer_pattern",):
+        out[key] = out[key].replace("Y", "G").replace("U", "G")
+    return out
+
+
+def _decoder_only(letters: str) -> str:
+    """The letters an MTP module may use: not cross-attention's nor the patch family's (decoder layers only)."""
+    return letters.replace("X", "").replace("Y", "").replace("U", "")
 
 
 def knob_value(key):
@@ -553,6 +584,7 @@ def knob_value(key):
 # Keys drawn by config_kwargs (the test checks COVERED | NOT_DRAWN == SCHEMA).
 COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWARE_CHOICES) | frozenset(
     HARDWARE_BOOLS) | frozenset(IDEAL) | {
+    "patch_cross_k", "patches_per_sequence", "patch_layers", "frozen_layers", "patcher_head_layer",
     "mode", "convention", "model_name", "weight_bytes_rules", "num_decoder_layers", "mtp_num_layers", "vocab_size", "attention_type",
     "attention_layer_pattern", "mtp_layer_pattern", "num_query_heads", "num_kv_heads", "use_sparse_indexer", "causal",
     "global_num_kv_heads", "share_kv_projections", "attention_output_gate", "o_groups", "num_kv_shared_layers",

@@ -11,7 +11,7 @@ the registry.
                                 msa (MiniMax sparse attention, whole key blocks an indexer picks: B), mlstm (xLSTM's
                                 mLSTM: T), qsa (Qwen4-Exp's indexed attention, a tail and whole blocks an indexer
                                 picks from pooled keys: Q), reformer (Reformer's LSH attention: E, and its chunked
-                                local attention: O)
+                                local attention: O), patch (BLT's cross-attention between bytes and patches: Y, U)
     family_of(kind)             the family that prices a plan's LayerKind
     mixer_of(letter, n, c)      (mixer, span, computes_index, ratio) of a pattern letter at 1-based layer n
     LETTERS                     every pattern letter -> its family
@@ -22,8 +22,8 @@ Adding a family: see "Adding a model family" in the README.
 from __future__ import annotations
 
 from ..components import register
-from . import (attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, mlstm, msa, qsa, reformer,
-               rglru, rwkv, shortconv, zamba)
+from . import (attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, mlstm, msa, patch, qsa,
+               reformer, rglru, rwkv, shortconv, zamba)
 from .base import Family, Priced, ffn_width
 
 __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "LETTERS",
@@ -33,7 +33,7 @@ __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of",
 # (its window layers too), DSA claims 'G' before plain attention does.
 FAMILIES: tuple[Family, ...] = (compressed.FAMILY, mamba2.FAMILY, mamba1.FAMILY, gdn.FAMILY, gdp.FAMILY, kda.FAMILY, lightning.FAMILY, zamba.FAMILY,
                                 shortconv.FAMILY, rglru.FAMILY, rwkv.FAMILY, mlstm.FAMILY, cross.FAMILY,
-                                msa.FAMILY, qsa.FAMILY, reformer.FAMILY, dsa.FAMILY,
+                                msa.FAMILY, qsa.FAMILY, reformer.FAMILY, patch.FAMILY, dsa.FAMILY,
                                 attention.FAMILY)
 
 for _family in FAMILIES:

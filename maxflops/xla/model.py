@@ -567,6 +567,13 @@ NOT_BUILT = {
     "vision_layers": (lambda c: not c["vision_layers"], "a vision encoder (priced from its stated widths)"),
     "zero_experts": (lambda c: not c["zero_experts"],
                      "zero-computation experts (their share of the routed slots is a stated input)"),
+    "patch_layers": (lambda c: not c["patch_layers"],
+                     "BLT's patch stream (held to transformers' torch model: tests/loaders; the patch family's layers "
+                     "are built, over the byte stream's own patches)"),
+    "patcher_head_layer": (lambda c: c["patcher_head_layer"] < 0,
+                           "BLT's patcher head (held to transformers' torch model)"),
+    "layer_widths": (lambda c: not any(r.partition("@")[0].strip() == "emb_dim" for r in c["layer_widths"]),
+                     "layers of their own hidden width (BLT's patcher; held to transformers' torch model)"),
 }
 
 

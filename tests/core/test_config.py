@@ -58,7 +58,7 @@ BAD = [
     (dict(num_query_heads=8, num_kv_heads=3), "num_kv_heads", "3"),
     (dict(num_experts=4, num_experts_per_tok=6), "num_experts_per_tok", "6"),
     (dict(attention_type="mla", use_sparse_indexer=True, index_topk=0), "index_topk", "0"),
-    (dict(attention_layer_pattern="GLY", sliding_window_size=4), "attention_layer_pattern", "'Y'"),
+    (dict(attention_layer_pattern="GLJ", sliding_window_size=4), "attention_layer_pattern", "'J'"),
     (dict(attention_layer_pattern="L"), "sliding_window_size", "0"),
     (dict(attention_layer_pattern="C", chunk_attn_window_size=-1), "chunk_attn_window_size", "-1"),
     (dict(mode="serve"), "mode", "'serve'"),

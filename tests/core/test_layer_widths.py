@@ -102,7 +102,7 @@ def test_decode_bytes_of_a_layer_of_its_own_widths_are_the_uniform_models():
 
 @pytest.mark.parametrize("rules, match", [
     (("mlp_dim@6=10",), r"'mlp_dim@6=10': layer 6 is past the last decoder layer \(5\)"),
-    (("emb_dim@1=10",), r"'emb_dim@1=10': 'emb_dim' is not one of 'num_query_heads'"),
+    (("vocab_size@1=10",), r"'vocab_size@1=10': 'vocab_size' is not one of 'num_query_heads'"),
     (("mlp_dim=10",), r"'mlp_dim=10' is not '<key>@<layers>=<value>'"),
     (("mlp_dim@1=0",), r"'0' is not a positive integer"),
     (("mlp_dim@2-1=5",), r"'2-1' runs backwards"),

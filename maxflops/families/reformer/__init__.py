@@ -105,10 +105,12 @@ def new_token_keys(kind, c, kv):
 
 def _hashed(c, seqs, decode: bool):
     """Hash columns of the step, summed over its tokens: each token of a sequence longer than a chunk, every round
-    (decode: the new token, once its sequence outgrows a chunk)."""
+    (decode: the new token once its sequence has outgrown a chunk; on the step it outgrows one, every token of it,
+    since the cached ones ran unhashed)."""
     C, n = c["lsh_chunk_length"], c["lsh_num_hashes"]
     if decode:
-        return seqs.sum(lambda kv: masks.where(kv + 1 > C, n * hash_width(c, kv + 1), 0))
+        return seqs.sum(lambda kv: masks.where(kv + 1 > C, n * hash_width(c, kv + 1) * masks.where(kv > C, 1, kv + 1),
+                                               0))
     return seqs.sum(lambda L: masks.where(L > C, n * L * hash_width(c, L), 0))
 
 
@@ -144,15 +146,17 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
 
 def decode_cache(kind, c, seqs) -> dict:
     """The attended keys and values (read, every round's for LSH) and the new token's (written); for LSH every
-    cached token's buckets (read: the new token's place in each round's sorted order) and the new one's (written)."""
+    cached token's buckets (read: the new token's place in each round's sorted order) and the new one's (written;
+    on the step the sequence outgrows a chunk, every token's)."""
     entry, write = attention.entry_bytes(kind, c)
     kb = c["kv_cache_bytes"]
     out = {"kv_read": seqs.sum(lambda kv: new_token_keys(kind, c, kv)) * entry * kb,
            "kv_write": seqs.count * write * kb}
-    if kind.mixer == LSH:
+    if kind.mixer == LSH:  # (a sequence of at most one chunk runs unhashed: no buckets, none cached)
+        C = c["lsh_chunk_length"]
         buckets = c["num_query_heads"] * c["lsh_num_hashes"] * c["index_cache_bytes"]
-        out["index_read"] = seqs.sum(lambda kv: kv) * buckets
-        out["index_write"] = seqs.count * buckets
+        out["index_read"] = seqs.sum(lambda kv: masks.where(kv > C, kv, 0)) * buckets
+        out["index_write"] = seqs.sum(lambda kv: masks.where(kv + 1 > C, masks.where(kv > C, 1, kv + 1), 0)) * buckets
     return out
 
 
