@@ -18,6 +18,7 @@ REFUSED: dict[str, frozenset] = {
     'biogpt': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'layerdrop', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'bitnet': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'bloom': frozenset(['hidden_size', 'n_head', 'n_layer', 'vocab_size']),
+    'blt': frozenset(['cross_attn_k', 'vocab_size']),
     'codegen': frozenset(['activation_function', 'n_embd', 'n_head', 'n_layer', 'vocab_size']),
     'cohere': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'vocab_size']),
     'cohere2': frozenset(['head_dim', 'hidden_act', 'hidden_size', 'intermediate_size', 'num_attention_heads', 'num_hidden_layers', 'sliding_window', 'vocab_size']),
@@ -158,4 +159,6 @@ READ_ANYWAY = {('gemma4_text', 'hidden_size_per_layer_input'): (0,
 
 # Kept by the class for a model that runs, but degenerate: refused by the type's reader with its own message
 # (type, key) -> why
-REFUSED_ANYWAY = {('modernbert-decoder', 'local_attention'): "a null gives sliding_window -1: every sliding layer's mask is empty"}
+REFUSED_ANYWAY = {('modernbert-decoder', 'local_attention'): "a null gives sliding_window -1: every sliding layer's mask is empty",
+                  ('blt', 'patch_size'): "a null makes the patcher open a patch at every byte: L patches, where "
+                                         "maxflops' default counts transformers' L + 1"}

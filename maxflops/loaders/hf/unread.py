@@ -59,9 +59,7 @@ NOT_DECODER = {
 }
 
 # decoder LMs whose layers need a mixer or block maxflops lacks (the mapping's, and published types of remote code)
-NEEDS = {
-    'blt': "the byte latent transformer's local encoder / decoder with cross-attention (patches as a stated input)",
-}
+NEEDS: dict = {}
 
 
 def why_not(model_type: str) -> str | None:
