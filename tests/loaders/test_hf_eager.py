@@ -71,6 +71,8 @@ KNOBS = {
     "zamba": dict(mamba_conv_impl="padded"),
     # Reformer: its reversible layers are the loader's (remat_policy='reversible'); every chunk's square, as above
     "reformer_rounds": {}, "reformer_short": {}, "reformer_unset_buckets": {},
+    # BLT: its patches are a stated input; the random patcher opens one at every byte (L + 1, the default)
+    "blt_wide": {}, "blt_no_patcher": {},
     # Mllama's text model given image tokens (the case's cross_attention_states): a stated input
     "mllama": dict(cross_attention_tokens=CASES["mllama"]["image_tokens"]),
     "longcat_flash": dict(zero_expert_share=1 - CASES["longcat_flash"]["real_expert_slots"][0] / (

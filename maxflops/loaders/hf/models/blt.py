@@ -114,8 +114,8 @@ def _read(r: Reader, d) -> dict:
     enc.ignore("hidden_size_global", NO_EFFECT + " (the encoder does not read it)")
     acts = {s.activation("hidden_act", dflt("hidden_act")) for s, dflt in ((enc, de), (dec, dd), (glob, dg))}
     o["mlp_activations"] = (sorted(acts)[0], "linear")  # (each stack's own: an elementwise choice, no FLOPs)
-    for s, dflt in ((enc, de), (dec, dd)):
-        s.ignore("vocab_size", NO_EFFECT + " (a table's rows: the head is the model's vocab_size)")
+    for s in (enc, dec, glob):
+        s.ignore("vocab_size", NO_EFFECT + " (a table's rows, or none: the head is the model's vocab_size)")
     o["emb_dim"], o["num_query_heads"], o["num_kv_heads"], o["head_dim"], o["mlp_dim"] = (
         e[x] for x in ("emb_dim", "num_query_heads", "num_kv_heads", "head_dim", "mlp_dim"))
     letters, ffns, rules = [], [], []
