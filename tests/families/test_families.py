@@ -23,7 +23,7 @@ def test_letters_mixers_and_keys_are_claimed_once():
     assert len(letters) == len(set(letters)) and len(mixers) == len(set(mixers))
     assert len(keys) == len(set(keys)), sorted(k for k in keys if keys.count(k) > 1)
     assert set(keys) <= set(SCHEMA), sorted(set(keys) - set(SCHEMA))
-    assert set(LETTERS) == set("GLCDSHMAKNZPVXRWBTQEO")
+    assert set(LETTERS) == set("GLCDSHMAKNZPVXRWBTQEOYU")
     hf_types = [t for fam in FAMILIES for t in fam.hf_layer_types]
     assert len(hf_types) == len(set(hf_types)), hf_types
 
@@ -148,5 +148,5 @@ def test_a_family_module_owns_its_checks():
     attention_type='compressed' is the compressed family's error)."""
     with pytest.raises(ValueError, match=r"'S' and 'H' layers are compressed attention"):
         maxflops.model_config(attention_layer_pattern="GS", num_decoder_layers=2)
-    with pytest.raises(ValueError, match=r"unknown letter 'Y'; letters are .*D \(gated delta net"):
-        maxflops.model_config(attention_layer_pattern="GY")
+    with pytest.raises(ValueError, match=r"unknown letter 'J'; letters are .*D \(gated delta net"):
+        maxflops.model_config(attention_layer_pattern="GJ")

@@ -104,8 +104,8 @@ def _zoo_configs(tmp_path):
         path.write_text(json.dumps(case["config"]))
         o = load_hf_config(path).overrides
         for mode in ("train", "prefill", "decode"):
-            if mode == "decode" and o.get("causal") is False:  # (bidirectional, CPM-Ant: no decode step to count)
-                continue
+            if mode == "decode" and (o.get("causal") is False or o.get("patch_layers")):
+                continue  # (bidirectional, CPM-Ant; a byte model's patches, BLT: no decode step to count)
             yield maxflops.model_config(**o, mode=mode, max_target_length=case["length"])
             if "X" in o.get("attention_layer_pattern", ""):
                 yield maxflops.model_config(**o, mode=mode, max_target_length=case["length"],

@@ -26,6 +26,7 @@ from ... import terms
 from ...components import WEIGHT, Component
 from ...fields import field_of
 from ...sequences import patch_stream, patches_of
+from ...widths import layer_widths
 from ..attention import core
 from ..base import Family, Priced
 
@@ -41,8 +42,6 @@ COMPONENTS = (Component("patch_proj", WEIGHT, 58, "the projections between a byt
 def patch_width(c) -> int:
     """D_g: the patch stream's width, the first patch layer's own emb_dim (emb_dim without patch layers or one)."""
     if c["patch_layers"] and c["layer_widths"]:
-        from ...plan import layer_widths
-
         return layer_widths(c)[min(c["patch_layers"])].get("emb_dim", c["emb_dim"])
     return c["emb_dim"]
 
