@@ -67,6 +67,7 @@ def _merge(p: Priced, side: Priced) -> None:
         for k, v in theirs.items():
             mine[k] = mine.get(k, 0) + v
     p.qk += side.qk
+    p.forward_only |= side.forward_only
 
 
 def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
@@ -456,7 +457,9 @@ def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     if c["mode"] == "train" and not kind.no_grad:  # (a pass without a gradient: its forward)
         if warmup(c) or not INDEXER_COMPONENTS.isdisjoint(fwd):
             # (model pricing's grad_extra: the DSA indexer's scores under a loss over the selected pairs only)
-            return {k: (v * train_factor(k, c) + p.grad_extra.get(k, 0)) * steps for k, v in fwd.items()}
+            # (an output no loss reads runs forward only, when the stage runs it at all)
+            return {k: (v * (min(train_factor(k, c), 1) if k in p.forward_only else train_factor(k, c))
+                        + p.grad_extra.get(k, 0)) * steps for k, v in fwd.items()}
         if p.forward_only:  # outputs no loss reads (LSH's buckets): their forward only
             return {k: v * (1 if k in p.forward_only else 3) * steps for k, v in fwd.items()}
         steps *= 3  # every other component: forward and two backward matmuls (train_factor)

@@ -526,14 +526,14 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             block = kw["attn_res_block_size"]
             if k > 1 and a > 0 and a % block == 0 and (b + 1) % block == 0:
                 kw["loop_message_rank"] = draw(st.integers(0, 3))
-    if "E" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", "") or \
-            "O" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", ""):  # Reformer's plain heads
+    every = kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", "") + kw.get("parallel_layer_pattern", "")
+    if "E" in every or "O" in every:  # Reformer's plain heads
         for key in ("value_head_dim", "attention_output_gate", "attention_head_gate", "attention_sink_proj",
                     "global_head_dim", "kv_conv_kernel", "cca_depthwise_kernel", "cca_grouped_kernel",
                     "dynamic_mask_keys", "attention_differential", "attention_router_experts", "num_kv_shared_layers",
                     "kv_conv_dynamic_layers", "relative_logits_dim", "relative_logits_extent"):
             kw.pop(key, None)
-        if "E" in kw["attention_layer_pattern"] + kw.get("mtp_layer_pattern", ""):  # (its heads everywhere)
+        if "E" in every:  # (its heads everywhere)
             kw["num_kv_heads"] = kw["num_query_heads"]
             kw["layer_widths"] = tuple(r for r in kw.get("layer_widths", ()) if "heads" not in r)
         if kw.get("attention_impl") == "blocked":
@@ -550,6 +550,12 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
         kw["frozen_layers"] = sorted(draw(st.sets(st.integers(0, n - 1))))
         kw["patcher_head_layer"] = draw(st.integers(-1, n - 1))
     return kw
+
+
+def packable(kw: dict) -> dict:
+    """``kw`` for a count of packed documents: a patch stream's patches per document, not a stated count (which is a
+    sequence's: refused with documents, see tests/families/test_patch.py)."""
+    return {k: v for k, v in kw.items() if k != "patches_per_sequence"}
 
 
 def without_patch_stream(kw: dict) -> dict:

@@ -51,7 +51,7 @@ from maxflops.breakdown import ATTENTION_COMPONENTS
 from maxflops.config import CONVENTIONS, SCHEMA, Ints
 
 from strategies import (COVERED, LOWERING, NOT_DRAWN, PAIR_RULE_KNOBS, REPORTING_KNOBS,  # noqa: E402
-                        without_patch_stream,
+                        packable, without_patch_stream,
                         config_kwargs, segment_lengths)
 
 EXAMPLES = int(os.environ.get("MAXFLOPS_HYPOTHESIS_EXAMPLES", "80"))
@@ -194,7 +194,7 @@ def test_structure_and_ints_packed(kw, docs):
         kw = {**kw, "per_device_batch_size": len(lengths)}
     else:
         kw = {**kw, "max_target_length": T, "per_device_batch_size": rows}
-    cfg = build(kw)
+    cfg = build(packable(kw))
     b = maxflops.count(cfg, segment_lengths=lengths)
     check_structure(b)
     check_signs(b, cfg, lengths)
@@ -388,7 +388,7 @@ def test_packed_equals_separate(kw, docs):
     assume(kw["mode"] != "decode")
     if kw.get("zero_experts"):  # an expected routing share rounds per step: only the whole shares add up
         kw = {**kw, "zero_expert_share": 1.0 if kw["zero_expert_share"] == 1.0 else 0.0}
-    cfg = build({**kw, "max_target_length": T, "per_device_batch_size": rows})
+    cfg = build(packable({**kw, "max_target_length": T, "per_device_batch_size": rows}))
     packed = maxflops.count(cfg, segment_lengths=lengths)
     alone = [maxflops.count(cfg, max_target_length=L, per_device_batch_size=1) for L in lengths]
     total = add(*(b.components for b in alone))
@@ -488,7 +488,7 @@ def test_hardware_at_least_model(kw, docs):
     cfg = build(kw)
     if docs is not None and cfg.mode != "decode":
         lengths, T, rows = docs
-        cfg = build({**kw, "max_target_length": T, "per_device_batch_size": rows})
+        cfg = build(packable({**kw, "max_target_length": T, "per_device_batch_size": rows}))
         b = maxflops.count(cfg, segment_lengths=lengths)
     else:
         b = maxflops.count(cfg)
@@ -517,7 +517,7 @@ def test_hardware_equals_model_with_ideal_implementations(kw, docs):
     cfg = build(kw)
     if docs is not None and cfg.mode != "decode":
         lengths, T, rows = docs
-        cfg = build({**kw, "max_target_length": T, "per_device_batch_size": rows})
+        cfg = build(packable({**kw, "max_target_length": T, "per_device_batch_size": rows}))
         b = maxflops.count(cfg, segment_lengths=lengths)
     else:
         b = maxflops.count(cfg)
@@ -624,12 +624,13 @@ def test_train_is_three_forwards(kw):
                    if "/" in r))
     if kw.get("zero_experts"):  # an expected routing share rounds per step (and layer): only whole shares scale
         kw["zero_expert_share"] = float(kw["zero_expert_share"] > 0.5)
+    kw.pop("frozen_layers", None)  # frozen layers run forward only (held by tests/families/test_patch.py)
     cfg = build(kw)
     g = cfg.gradient_accumulation_steps
     train, fwd = maxflops.count(cfg), maxflops.count(cfg, mode="prefill")
     loss = cfg.indexer_loss_scaling_factor > 0
     factor = {"indexer_proj": 2 if loss else 1, "indexer_proj_attn": 2 if loss else 1,
-              "indexer_score": 3 if loss else 1}
+              "indexer_score": 3 if loss else 1, "lsh_hash": 1}  # (LSH's buckets are integers: no gradient)
     if cfg.vision_frozen:
         factor.update(vision_encoder=1, vision_attention=1)
     expect = {k: v * g * factor.get(k, 3) for k, v in fwd.components.items()}
@@ -764,10 +765,10 @@ RELATIONS = [
     {"num_experts": 2, "num_experts_per_tok": 3, "zero_experts": 0},
     {"mlp_activations": ("a", "b", "c")},
     {"mlp_activations": ()},
-    {"attention_layer_pattern": "GY"},  # (no family takes Y)
+    {"attention_layer_pattern": "GJ"},  # (no family takes J)
     {"attention_type": "mla", "attention_layer_pattern": "S"},
     {"attention_type": "global", "attention_layer_pattern": "H"},
-    {"mode": "train", "mtp_num_layers": 1, "mtp_layer_pattern": "GY"},
+    {"mode": "train", "mtp_num_layers": 1, "mtp_layer_pattern": "GJ"},
     {"attention_type": "compressed", "attention_layer_pattern": "G", "causal": False},
     {"attention_type": "compressed", "attention_layer_pattern": "C", "chunk_attn_window_size": 4, "causal": True},
     {"attention_type": "compressed", "attention_layer_pattern": "D", "causal": True},
@@ -871,7 +872,7 @@ def bad_lengths(cfg, bad):
 @given(kw=config_kwargs(causal=True, integer_batch=True),
        bad=st.sampled_from(["empty", "zero", "negative", "too_long", "too_many", "float", "matrix", "wrong_count"]))
 def test_bad_segment_lengths_are_value_errors(kw, bad):
-    cfg = build(kw)
+    cfg = build(packable(kw))
     lengths = bad_lengths(cfg, bad)
     if lengths is not None:
         raises_naming(lambda: maxflops.count(cfg, segment_lengths=lengths), "segment_lengths")

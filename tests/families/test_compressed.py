@@ -212,7 +212,7 @@ def test_convention_maxtext_formulas():
     (dict(index_topk=0), r"'index_topk': must be positive, got 0"),
     (dict(csa_compress_ratio=0), r"'csa_compress_ratio': must be positive, got 0"),
     (dict(sliding_window_size=0), r"'sliding_window_size': must be >= 1 when attention_layer_pattern='LSHS' has"),
-    (dict(mtp_layer_pattern="Y"), r"'mtp_layer_pattern': 'Y' has unknown letter 'Y'"),
+    (dict(mtp_layer_pattern="J"), r"'mtp_layer_pattern': 'J' has unknown letter 'J'"),
     (dict(mtp_num_layers=1, mtp_layer_pattern="D"), r"'D' layers are not built with attention_type='compressed'"),
     (dict(attention_layer_pattern="LSDS"), r"'D' layers are not built with attention_type='compressed'"),
     (dict(causal=False), r"'causal': False: compressed attention"),
