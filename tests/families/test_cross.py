@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from flaxcheck import engine_and_xla
 
 RNG = np.random.default_rng(0)
 
@@ -149,14 +150,7 @@ def test_xla_counts_the_kernel_as_the_engine_prices_it(train):
                                              ("train", {}, (5, 11))],
                          ids=["prefill", "train", "remat", "packed-prefill", "packed-train"])
 def test_a_flax_model_with_cross_attention_layers_equals_xla(mode, knobs, docs):
-    from maxflops.xla import model as M
-    from maxflops.xla.hlo import count_lowered
-
     base = maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="GGXG", emb_dim=64, num_query_heads=8,
                                  num_kv_heads=2, head_dim=16, mlp_dim=96, vocab_size=500, cross_attention_tokens=7)
-    if docs:
-        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
-    c, model, params, tokens = M.build(base, abstract=True, mode=mode, segment_lengths=docs, **knobs)
-    b = maxflops.count(c, segment_lengths=list(docs) or None)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    engine, xla = engine_and_xla(base, mode, knobs, docs)
+    assert engine == xla

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from flaxcheck import engine_and_xla
 from maxflops import masks
 
 RNG = np.random.default_rng(0)
@@ -205,15 +206,8 @@ def test_the_kernels_pick_transformers_blocks_and_xla_counts_them_as_the_engine_
 ], ids=["prefill", "train", "remat", "gather", "dense", "packed-prefill", "packed-gather-train", "flash",
         "flash-dense-blocked-indexer"])
 def test_a_flax_model_with_sparse_layers_equals_xla(mode, knobs, docs):
-    from maxflops.xla import model as M
-    from maxflops.xla.hlo import count_lowered
-
     base = maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="GGBB", emb_dim=64, num_query_heads=8,
                                  num_kv_heads=2, head_dim=16, mlp_dim=96, vocab_size=500, index_n_heads=2,
                                  index_head_dim=32, msa_block_size=4, msa_topk_blocks=2, max_target_length=16)
-    if docs:
-        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
-    c, model, params, tokens = M.build(base, abstract=True, mode=mode, segment_lengths=docs, **knobs)
-    b = maxflops.count(c, segment_lengths=list(docs) or None)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    engine, xla = engine_and_xla(base, mode, knobs, docs)
+    assert engine == xla

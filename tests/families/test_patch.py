@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from flaxcheck import engine_and_xla
 from maxflops.families.patch.proof import layout
 
 RNG = np.random.default_rng(0)
@@ -295,19 +296,13 @@ def test_xla_counts_the_kernels_as_the_engine_prices_them(train, impl, P):
 def test_a_flax_model_with_patch_layers_equals_xla(mode, knobs, docs):
     """Byte layers (one of its own window), the encoder's cross-attention twice (the first frozen: the second
     replaces its output), the decoder's twice (the first projecting the patch stream): the one-stream Flax model."""
-    from maxflops.xla import model as M
-    from maxflops.xla.hlo import count_lowered
 
     base = maxflops.model_config(num_decoder_layers=6, attention_layer_pattern="LYYULU", ffn_layer_pattern="F--F-F",
                                  emb_dim=16, num_query_heads=4, num_kv_heads=2, head_dim=4, mlp_dim=24, vocab_size=64,
                                  sliding_window_size=3, patch_cross_k=2, max_target_length=9, frozen_layers=[1],
                                  layer_widths=("sliding_window_size@4=2",))
-    if docs:
-        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
-    c, model, params, tokens = M.build(base, abstract=True, mode=mode, segment_lengths=docs, **knobs)
-    b = maxflops.count(c, segment_lengths=list(docs) or None)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    engine, xla = engine_and_xla(base, mode, knobs, docs)
+    assert engine == xla
 
 
 def test_the_flax_model_refuses_the_patch_stream_by_name():

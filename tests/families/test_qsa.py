@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from flaxcheck import engine_and_xla
 from maxflops import masks
 
 RNG = np.random.default_rng(3)
@@ -214,16 +215,9 @@ def test_the_kernels_pick_transformers_blocks_and_xla_counts_them_as_the_engine_
     ("train", dict(qsa_impl="dense"), (5, 11)), ("train", dict(flash_backward_recompute=True), ()),
 ], ids=["prefill", "train", "remat", "dense", "packed-prefill", "packed-dense-train", "flash"])
 def test_a_flax_model_with_indexed_layers_equals_xla(mode, knobs, docs):
-    from maxflops.xla import model as M
-    from maxflops.xla.hlo import count_lowered
-
     base = maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="GQDQ", emb_dim=64, num_query_heads=8,
                                  num_kv_heads=2, head_dim=16, mlp_dim=96, vocab_size=500, index_n_heads=2,
                                  index_head_dim=32, qsa_block_size=4, qsa_budget=8, max_target_length=16,
                                  attention_output_gate=True)
-    if docs:
-        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
-    c, model, params, tokens = M.build(base, abstract=True, mode=mode, segment_lengths=docs, **knobs)
-    b = maxflops.count(c, segment_lengths=list(docs) or None)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    engine, xla = engine_and_xla(base, mode, knobs, docs)
+    assert engine == xla

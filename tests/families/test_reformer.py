@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from flaxcheck import engine_and_xla
 from maxflops import masks
 
 RNG = np.random.default_rng(5)
@@ -299,19 +300,12 @@ def test_the_kernels_run_transformers_lsh_and_xla_counts_them_as_the_engine_pric
     ("train", dict(flash_backward_recompute=True), ()),
 ], ids=["prefill", "train", "remat", "dense", "packed-prefill", "packed-dense-train", "flash"])
 def test_a_flax_model_with_reformer_layers_equals_xla(mode, knobs, docs):
-    from maxflops.xla import model as M
-    from maxflops.xla.hlo import count_lowered
-
     base = maxflops.model_config(num_decoder_layers=3, attention_layer_pattern="OEG", emb_dim=32, num_query_heads=4,
                                  num_kv_heads=4, head_dim=8, mlp_dim=48, mlp_activations=("relu",), vocab_size=300,
                                  lsh_chunk_length=4, local_chunk_length=3, lsh_num_hashes=2, lsh_hash_width=2,
                                  max_target_length=12)
-    if docs:
-        knobs = dict(knobs, per_device_batch_size=1, max_target_length=sum(docs))
-    c, model, params, tokens = M.build(base, abstract=True, mode=mode, segment_lengths=docs, **knobs)
-    b = maxflops.count(c, segment_lengths=list(docs) or None)
-    fn, args = M.step_program(model, params, tokens, mode, abstract=True)
-    assert b.hardware_flops == count_lowered(fn, *args).matmul_flops
+    engine, xla = engine_and_xla(base, mode, knobs, docs)
+    assert engine == xla
 
 
 def test_the_flax_model_refuses_what_it_does_not_build():
