@@ -24,6 +24,8 @@ class LayerRow:
     parallel: str = ""  # the mixer beside the first one (parallel_layer_pattern), or ""
     widths: Mapping[str, int] = dataclasses.field(default_factory=dict)  # its own widths (layer_widths), if any
     idle: str = ""  # why it is skipped whole (no mixer, no FFN: cross-attention without image tokens), or ""
+    patches: bool = False  # runs over the patch stream (patch_layers: BLT's global transformer)
+    forward_only: bool = False  # no gradient in training (frozen_layers, a looped pass without one): its forward
 
     @property
     def hardware_flops(self) -> int:
@@ -43,7 +45,8 @@ class LayerRow:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "group": self.group, "mixer": self.mixer, "parallel": self.parallel, "ffn": self.ffn,
-                "computes_index": self.computes_index, "widths": dict(self.widths),
+                "computes_index": self.computes_index, "widths": dict(self.widths), "patches": self.patches,
+                "forward_only": self.forward_only,
                 "total": self.total, "learnable_weight": self.learnable_weight, "attention": self.attention,
                 "components": dict(self.components), "hardware_flops": self.hardware_flops,
                 "hardware_components": dict(self.hardware_components)}
@@ -96,7 +99,8 @@ class Breakdown:
         rows = [LayerRow(name, "mtp" if plan.kinds[i].mtp else "decoder", plan.kinds[i].mixer, plan.kinds[i].ffn,
                          plan.kinds[i].computes_index, frozen[i], hw_frozen[j],
                          plan.kinds[i].parallel.mixer if plan.kinds[i].parallel is not None else "",
-                         types.MappingProxyType(dict(plan.kinds[i].widths)), plan.kinds[i].idle)
+                         types.MappingProxyType(dict(plan.kinds[i].widths)), plan.kinds[i].idle,
+                         plan.kinds[i].patches, plan.kinds[i].no_grad)
                 for (name, i), (_, j) in zip(plan.rows, hw_plan.rows)]
         rows.append(LayerRow("head", "head", "", "", False, types.MappingProxyType(head),
                              types.MappingProxyType(hw_head)))

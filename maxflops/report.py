@@ -38,8 +38,8 @@ def _layer_groups(b: Breakdown):
     """Rows with identical structure and FLOPs -> (label, row, n), in order of first appearance."""
     groups: dict = {}
     for row in b.layers:
-        key = (row.group, row.mixer, row.ffn, row.computes_index, tuple(row.widths.items()),
-               tuple(row.components.items()))
+        key = (row.group, row.mixer, row.ffn, row.computes_index, tuple(row.widths.items()), row.patches,
+               row.forward_only, tuple(row.components.items()))
         groups.setdefault(key, []).append(row)
     out = []
     for rows in groups.values():
@@ -73,7 +73,10 @@ def _describe(row) -> str:
         mixer += " + " + MIXER_FAMILY[row.parallel].mixers[row.parallel]
     latent = "latent " if "moe_latent_proj" in row.components else ""  # experts behind a D -> latent projection
     own = f" ({', '.join(f'{k} {v}' for k, v in row.widths.items())})" if row.widths else ""  # layer_widths
-    return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}{own}"
+    where = ", over the patches" if row.patches else ", then the patcher's head" if "patcher_logits" in \
+        row.components else ""
+    frozen = ", forward only (no gradient)" if row.forward_only else ""
+    return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}{where}{frozen}{own}"
 
 
 def text_report(b: Breakdown, config=None, traffic=None) -> str:

@@ -13,6 +13,7 @@ from repo import ROOT
 
 import maxflops
 from maxflops.loaders import load_hf_config
+from maxflops.report import text_report
 
 ZOO = json.loads((ROOT / "tests" / "fixtures" / "hf_zoo" / "cases.json").read_text())["cases"]["blt"]
 EAGER = json.loads((ROOT / "tests" / "fixtures" / "hf_eager" / "cases.json").read_text())["cases"]
@@ -42,6 +43,12 @@ def test_the_zoos_layout(tmp_path):
     assert rows["layer 1"].components["patcher_logits"] == ZOO["modules"]["model.patcher.lm_head"]
     # the encoder's cross-attention feeds the global layers through token_embedding_projection (2 x 40 -> 40)
     assert rows["layer 4"].computes_index and rows["layer 7"].computes_index and not rows["layer 9"].computes_index
+    assert [r.name for r in b.layers if r.patches] == ["layer 5", "layer 6"]
+    assert [r.name for r in b.layers if r.forward_only] == ["layer 0", "layer 1"]
+    text = text_report(b)  # the report says which layers run over the patches, and which run forward only
+    assert "global causal, dense FFN, over the patches" in text
+    assert "sliding window, dense FFN, then the patcher's head, forward only (no gradient)" in text
+    assert "(feeds the patch stream)" in text and "(projects the patch stream)" in text
 
 
 def test_the_class_defaults_are_blt_1b(tmp_path):
