@@ -387,6 +387,8 @@ READ_WHEN: dict = {
                             "no layer of attention_layer_pattern (or the MTP / parallel patterns) is windowed ('L', or "
                             "compressed 'S' / 'H')"),
     "chunk_attn_window_size": (lambda c: "C" in _letters(c), "no layer is chunked ('C' in attention_layer_pattern)"),
+    "patch_cross_k": (lambda c: any(x in _letters(c) for x in "YU"),
+                      "no layer is the patch family's cross-attention ('Y' or 'U' in attention_layer_pattern)"),
     "patches_per_sequence": (lambda c: uses_patches(c),
                              "no layer runs over patches (patch_layers, or the patch family's 'Y' / 'U' layers)"),
     **{k: (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)") for k in _MOE_KEYS},

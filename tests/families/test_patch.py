@@ -248,9 +248,10 @@ def test_a_stated_patch_count_with_documents_is_refused():
         maxflops.count(blt_config(SHAPES, max_target_length=10, patches_per_sequence=4), segment_lengths=[5, 5])
 
 
-def test_the_patch_keys_without_patches_are_said():
-    with pytest.warns(maxflops.InertKeyWarning, match="patches_per_sequence"):
-        maxflops.model_config(num_decoder_layers=2, patches_per_sequence=4)
+@pytest.mark.parametrize("key", ["patches_per_sequence", "patch_cross_k"])
+def test_the_patch_keys_without_patches_are_said(key):
+    with pytest.warns(maxflops.InertKeyWarning, match=key):
+        maxflops.model_config(num_decoder_layers=2, **{key: 4})
 
 
 @pytest.mark.slow
