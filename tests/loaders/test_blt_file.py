@@ -125,3 +125,11 @@ def test_a_head_dim_in_the_file_is_not_read(tmp_path):
     loaded = _load(tmp_path, data)
     assert loaded.overrides == _load(tmp_path, ZOO["config"]).overrides
     assert "global_config.head_dim" in loaded.ignored
+
+
+def test_a_null_ffn_width_is_each_class_rule(tmp_path):
+    """Each of BltConfig's four sub-config classes sets a null intermediate_size to int(8 hidden_size / 3): the
+    patcher's (40 wide here: 106) as the others'."""
+    data = json.loads(json.dumps(ZOO["config"]))
+    data["patcher_config"]["intermediate_size"] = None
+    assert "mlp_dim@0-1=106" in _load(tmp_path, data).overrides["layer_widths"]

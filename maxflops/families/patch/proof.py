@@ -119,7 +119,7 @@ def layer(c, kind, p, h, top_idx, aux):
     pooled rows k times instead: no matmul, as they read the first one's keys)."""
     B, L, D = h.shape
     H, Hkv, hd, kq = c["num_query_heads"], c["num_kv_heads"], c["head_dim"], c["patch_cross_k"]
-    P = patches_of(L, c) if not c["patches_per_sequence"] else c["patches_per_sequence"]
+    P = patches_of(L, c)
     ids = layout(L, P)
     impl = "ideal" if c["attention_impl"] == "ideal" else "dense"
     D_g = patch_width(c)

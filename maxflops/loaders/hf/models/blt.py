@@ -63,9 +63,9 @@ def _sub(r: Reader, key: str) -> tuple:
     return Reader(value, r.path, prefix=r.name(key) + "."), _SUB[key].get
 
 
-def _stack(s: Reader, d, *, intermediate_rule: bool) -> dict:
+def _stack(s: Reader, d) -> dict:
     """One stack's widths: layers, hidden width, heads (KV heads: null is the query heads), head width hidden //
-    heads, FFN width (null: int(8 hidden / 3) where the class has that rule)."""
+    heads, FFN width (null: int(8 hidden / 3), each of the four config classes' rule)."""
     D = s.int("hidden_size", d("hidden_size"), minimum=1)
     H = s.int("num_attention_heads", d("num_attention_heads"), minimum=1)
     if D % H:
@@ -76,8 +76,6 @@ def _stack(s: Reader, d, *, intermediate_rule: bool) -> dict:
         raise s.fail("num_key_value_heads", f"does not divide num_attention_heads={H}", Hkv)
     ffn = s.int("intermediate_size", d("intermediate_size"), minimum=1, none_ok=True)
     if ffn is None:
-        if not intermediate_rule:
-            raise s.fail("intermediate_size", "must not be null")
         ffn = int(8 * D / 3)
     return {"layers": s.int("num_hidden_layers", d("num_hidden_layers"), minimum=1), "emb_dim": D,
             "num_query_heads": H, "num_kv_heads": Hkv, "head_dim": D // H, "mlp_dim": ffn}
@@ -99,8 +97,8 @@ def _read(r: Reader, d) -> dict:
     subs = {key: _sub(r, key) for key in _SUB}
     (enc, de), (dec, dd), (glob, dg), (pat, dp) = (subs[x] for x in ("encoder_config", "decoder_config",
                                                                     "global_config", "patcher_config"))
-    e, g = _stack(enc, de, intermediate_rule=True), _stack(glob, dg, intermediate_rule=True)
-    t = _stack(dec, dd, intermediate_rule=True)
+    e, g = _stack(enc, de), _stack(glob, dg)
+    t = _stack(dec, dd)
     for s, dflt in ((enc, de), (dec, dd)):
         if s.int("cross_attn_k", dflt("cross_attn_k"), minimum=1) != k:
             raise s.fail("cross_attn_k", f"differs from cross_attn_k={k} (BltModel's masks read the top-level one, "
@@ -125,7 +123,7 @@ def _read(r: Reader, d) -> dict:
     p_window = patcher and pat.int("sliding_window", dp("sliding_window"), minimum=1, none_ok=True)
     base = dict(e, sliding_window_size=window or p_window or 0)  # (the config's window: the bytes', else the patcher's)
     if patcher:  # the entropy model: frozen, in eval; its head after its last layer
-        p = _stack(pat, dp, intermediate_rule=False)
+        p = _stack(pat, dp)
         if pat.int("vocab_size", dp("vocab_size"), minimum=1) != o["vocab_size"]:
             raise pat.fail("vocab_size", f"differs from vocab_size={o['vocab_size']}: the patcher's head is priced at "
                                          "the model's vocabulary (it reads the same bytes)")
