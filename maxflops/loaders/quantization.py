@@ -16,8 +16,13 @@ group scales (exact fractions: the scale's bytes over the elements it scales):
 
 What a quantizer converts: the decoder's Linear layers and its experts (``nn.Embedding`` never, the MoE routers
 kept at ``weight_bytes``: transformers' routers are not the Linear layers these quantizers replace, and the
-checkpoints that quantize theirs are not read here); the output head unless excluded, except that transformers'
-FP8 quantizer keeps it when the file names nothing to skip. ``modules_to_not_convert``, ``ignore`` and
+checkpoints that quantize theirs are not read here). The output head as transformers' quantizers decide it
+(``get_modules_to_not_convert``): bitsandbytes and fine-grained FP8 keep it when the file gives no skip list
+(``llm_int8_skip_modules`` / ``modules_to_not_convert`` absent or null; an empty list converts it), AWQ always keeps
+it (its default skips are added to the file's), GPTQ never converts it (optimum replaces the Linear layers of the
+decoder blocks alone, those of ``modules_in_block_to_quantize`` where given); compressed-tensors and ModelOpt convert
+what their targets name. tests/loaders/test_quantization.py holds this to transformers' quantizers
+(tests/fixtures/hf_quant). ``modules_to_not_convert``, ``ignore`` and
 ``exclude_modules`` name the modules kept unquantized, matched as transformers matches them (a regex from the start
 up to a module boundary, or a suffix), as compressed-tensors does (``re:`` regexes) and as globs (``*.attn.*``),
 against the module names a checkpoint's layer carries in transformers' and in the authors' own naming. A pattern that
@@ -181,9 +186,9 @@ def formats(quant: dict, expert_dtype=None) -> tuple:
     if method == "fp8":
         block = quant.get("weight_block_size")
         scale = 1 if quant.get("scale_fmt") == "ue8m0" else 4
-        skip = quant.get("modules_to_not_convert") or ()
-        # transformers' FP8 quantizer keeps the output head when the file names nothing to skip
-        common = dict(skip=skip, transformers=True, head=bool(skip))
+        skip = quant.get("modules_to_not_convert")
+        # transformers' FP8 quantizer keeps the output head when the file names no skip list (an empty list is one)
+        common = dict(skip=skip or (), transformers=True, head=skip is not None)
         if isinstance(block, (list, tuple)) and len(block) == 2:
             out.append(Format(1 + Fraction(scale, block[0] * block[1]), **common))
         else:
@@ -195,16 +200,31 @@ def formats(quant: dict, expert_dtype=None) -> tuple:
                           transformers=True))
     elif method in ("gptq", "awq"):
         bits, g = quant.get("bits", 4), quant.get("group_size", 128)
+        if not isinstance(bits, int) or isinstance(bits, bool) or not 1 <= bits <= 8:
+            raise ValueError(f"quantization_config 'bits': {bits!r}: expected an integer number of bits (2, 3, 4 "
+                             f"or 8) for quant_method {method!r}")
         size = Fraction(bits, 8) + (Fraction(2 + Fraction(bits, 8), g) if isinstance(g, int) and g > 0 else 0)
-        out.append(Format(size, skip=quant.get("modules_to_not_convert") or (), transformers=True))
+        if method == "awq":  # the AWQ quantizer always adds the default skips: the output head is kept
+            out.append(Format(size, skip=quant.get("modules_to_not_convert") or (), transformers=True, head=False))
+        else:  # optimum converts the Linear layers of the decoder blocks alone (the head never), those of
+            # modules_in_block_to_quantize only where given (a name matched as its suffix)
+            keep = quant.get("modules_in_block_to_quantize")
+            if keep is not None and not (isinstance(keep, list) and all(
+                    isinstance(part, list) and all(isinstance(n, str) for n in part) for part in keep)):
+                raise ValueError(f"quantization_config 'modules_in_block_to_quantize': {keep!r}: expected a list of "
+                                 "lists of module names, as optimum reads it")
+            targets = tuple("*" + name for part in keep for name in part) if keep else None
+            out.append(Format(size, targets=targets, head=False))
     elif method == "bitsandbytes":
-        skip = quant.get("llm_int8_skip_modules") or ()
+        skip = quant.get("llm_int8_skip_modules")
+        # the default skips (the output head) only where the file names no skip list
+        common = dict(skip=skip or (), transformers=True, head=skip is not None)
         if quant.get("load_in_4bit"):
             size = Fraction(1, 2) + (Fraction(1, 64) + Fraction(4, 64 * 256) if quant.get("bnb_4bit_use_double_quant")
                                      else Fraction(4, 64))
-            out.append(Format(size, skip=skip, transformers=True))
+            out.append(Format(size, **common))
         elif quant.get("load_in_8bit"):
-            out.append(Format(Fraction(1), skip=skip, transformers=True))
+            out.append(Format(Fraction(1), **common))
     layers = quant.get("quantized_layers")
     if isinstance(layers, dict) and layers:  # ModelOpt names each converted module (once) and its algorithm
         by_algo: dict = {}
@@ -239,8 +259,8 @@ def _head(fmts):
     """The output head's size: a format converting every Linear, or one naming the head, unless it skips it."""
     size = None
     for f in fmts:
-        named = f.targets is None and "attention" in f.groups and f.head or \
-            f.targets is not None and _named(f.targets, _HEAD)
+        named = f.head and (f.targets is None and "attention" in f.groups or
+                            f.targets is not None and _named(f.targets, _HEAD))
         if named and not f.skips(_HEAD):
             size = f.size
     return size
