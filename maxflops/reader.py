@@ -257,9 +257,11 @@ ACTIVATIONS = {
 UNKNOWN_CHOICES = ("error", "report")
 
 
-def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], known, unknown: str) -> None:
+def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], known, unknown: str,
+                   real: Callable[[], Any] | None = None) -> None:
     """The loader contract: every key of a file is read, known to have no FLOPs effect, or an error. A key the
-    loader does not understand is a ValueError naming it and its value (with the closest known key), unless
+    loader does not understand is a ValueError naming it and its value (with the closest known key, unless the key
+    is itself a real key of the format: ``real()`` gives those, and one real key is no typo of another), unless
     ``unknown='report'`` asks to list it in ``Loaded.ignored`` instead."""
     if unknown not in UNKNOWN_CHOICES:
         raise ValueError(f"unknown={unknown!r} is not one of {', '.join(map(repr, UNKNOWN_CHOICES))}")
@@ -272,7 +274,9 @@ def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], kn
     for name in strange:
         head, _, leaf = name.rpartition(".")
         value = data.get(head, {}).get(leaf) if head and isinstance(data.get(head), dict) else data.get(name)
-        match = difflib.get_close_matches(leaf, [k for k in known if k != leaf], n=1, cutoff=0.75)
+        is_real = real is not None and leaf in real()
+        match = None if is_real else difflib.get_close_matches(leaf, [k for k in known if k != leaf], n=1,
+                                                               cutoff=0.75)
         hint = f" (did you mean {match[0]!r}?)" if match else ""  # (a key another model type reads is no hint)
         parts.append(f"{name!r} = {value!r}{hint}")
     raise ValueError(f"{path}: key{'s' if len(parts) > 1 else ''} not understood: {'; '.join(parts)}. A key "

@@ -86,7 +86,8 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
     lines += [title, "=" * len(title)]
     for part in b.not_priced:  # 'model: ...' is missing from every figure, 'hardware: ...' from hardware FLOPs
         scope, _, what = part.partition(": ")
-        lines.append({"model": f"NOT COUNTED: {what}", "traffic": f"decode bytes do not price: {what}"}.get(
+        lines.append({"model": f"NOT COUNTED: {what}", "traffic": f"decode bytes do not price: {what}",
+                      "ignored": f"IGNORED: {what}"}.get(
             scope, f"hardware FLOPs do not price: {what}"))
     if config is not None:
         lines += _stated(config)

@@ -439,7 +439,8 @@ SCHEMA: dict[str, Field] = {
     "not_priced": field_of((), tuple, "What these figures leave out, each 'model: ...' (missing from every figure, "
                                 "e.g. a vision encoder), 'hardware: ...' (an implementation choice hardware "
                                 "FLOPs do not price yet) or 'traffic: ...' (what decode bytes do not read, e.g. a "
-                                "file's quantized weights); set by the loaders, shown by every report."),
+                                "file's quantized weights), or 'ignored: ...' (a file's keys that the code it was written for never reads); set "
+                                "by the loaders, shown by every report."),
     "mhc_flops": field_of(True, bool, "Count the mHC mixing (MaxText's function leaves it out for its deepseek block)."),
     "mhc_head_flops": field_of(True, bool, "Count the mHC hyper head (mhc_hyper_head; MaxText's DeepSeek-V4 function "
                                      "leaves it out)."),

@@ -264,11 +264,13 @@ def test_cli_length_ranges_without_batches_and_unknown_report(tmp_path):
     assert json.loads(out)["values"] == [1024, 2048, 3072, 4096]
     data = json.loads((FIXTURES / "hf" / "llama3.1-8b.json").read_text())
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({**data, "frob": 1}))
+    path.write_text(json.dumps({**data, "frob": 1}))  # a key no transformers code reads: counted, and said
+    assert "IGNORED: the file's frob (no transformers llama code reads it)" in cli(f"--config={path}").stdout
+    path.write_text(json.dumps({**data, "is_causal": False}))  # a key it reads, not understood: refused
     err = cli(f"--config={path}", rc=2).stderr
-    assert "'frob' = 1" in err and "--unknown=report" in err
+    assert "'is_causal' = False" in err and "--unknown=report" in err
     p = cli(f"--config={path}", "--unknown=report")
-    assert "frob" in p.stderr and "total" in p.stdout
+    assert "is_causal" in p.stderr and "total" in p.stdout
     assert "--unknown=maybe" in cli(f"--config={path}", "--unknown=maybe", rc=2).stderr
 
 
@@ -406,13 +408,15 @@ def test_the_same_mistakes_get_the_same_answer_on_every_path(tmp_path):
         "ml_collections file": lambda: maxflops.load_config(_py_file(tmp_path, "max_target_lenght=4096")),
         "MaxText YAML": lambda: maxflops.load_config(str(tmp_path / "typo.yml")),
         "MaxText dict": lambda: maxflops.count({**_maxtext_yaml_keys(), **bad}),
-        "Hugging Face file": lambda: maxflops.load_config(str(tmp_path / "typo" / "config.json")),
     }
     for where, attempt in attempts.items():
         with pytest.raises(ValueError, match="max_target_lenght") as e:
             attempt()
         assert "4096" in str(e.value) or "unknown config key" in str(e.value), where
     assert "max_target_lenght" in cli("--model=llama3.1-8b", "--config.max_target_lenght=4096", rc=2).stderr
+    # a Hugging Face file is read as transformers reads it: no code reads that key, so it is counted without and said
+    said = maxflops.load_config(str(tmp_path / "typo" / "config.json")).not_priced
+    assert said == ("ignored: the file's max_target_lenght (no transformers llama code reads it)",)
     # an inert override: said on every path that takes one (a value no other test gives: count() says it once per
     # distinct override set, as it caches what it resolved)
     inert = {"sliding_window_size": 777}

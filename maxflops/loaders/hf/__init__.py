@@ -30,6 +30,7 @@ import pathlib
 from ...reader import (
     MISSING,
     NO_EFFECT,
+    NOT_UNDERSTOOD,
     VISION,
     Loaded,
     Reader,
@@ -38,7 +39,7 @@ from ...reader import (
     validate_overrides,
 )
 from ..quantization import weight_rules
-from . import keys, unread
+from . import keys, unread, unread_keys
 from .house import HFType, TypeReader, get, model_types, names, read_decoder
 
 __all__ = ["load_hf_config", "HF_MODEL_TYPES", "HFType", "get", "names", "model_types"]
@@ -73,6 +74,17 @@ class _Known:
 
     def __iter__(self):
         return iter(_known_keys())
+
+
+def _classifier(model_types: tuple):
+    """The reason for a key no reader took (``keys.classify``), a key no code of ``model_types`` reads told apart
+    from one that is read and not understood."""
+    def classify(key: str) -> str:
+        why = keys.classify(key)
+        if why == NOT_UNDERSTOOD and unread_keys.unread(key, model_types):
+            return unread_keys.UNREAD
+        return why
+    return classify
 
 
 def load_hf_config(path, *, unknown: str = "error") -> Loaded:
@@ -133,12 +145,21 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     read = t.text_read if t.wrapper and t.text_read else text_type.read
     o = read(r, d) if read else read_decoder(r, text_type, d)
 
+    # a key no reader took: shared no-effect, a tower's, unread by the type's transformers code, else not understood
+    top_types = (t.name, t.wrapper) if flat else (t.name,)
     if r is not top:
-        r.finish(keys.classify)
+        r.finish(_classifier((text_type.name,)))
         top.ignored.update(r.ignored)
         top.defaults.update(r.defaults)
-    top.finish(keys.classify)
-    refuse_unknown(path, top.original, top.ignored, _Known(), unknown)
+    top.finish(_classifier(top_types))
+    refuse_unknown(path, top.original, top.ignored, _Known(), unknown, real=unread_keys.every_read_key)
+    never_read = [k for k, why in top.ignored.items() if why == unread_keys.UNREAD]
+    if never_read:
+        named = [k + unread_keys.hint(k.rpartition(".")[2], top_types if k == k.rpartition(".")[2]
+                                      else (text_type.name,)) for k in never_read]
+        o["not_priced"] = tuple(o.get("not_priced", ())) + (
+            f"ignored: the file's {', '.join(named)} (no transformers {text_type.name} code reads "
+            f"{'them' if len(never_read) > 1 else 'it'})",)
     quant = next((x.get("quantization_config") for x in (top.data, r.data) if x.get("quantization_config")), None)
     if quant:  # FLOPs are the same; decode bytes read each weight as the file stores it
         expert_dtype = next((x["expert_dtype"] for x in (top.data, r.data) if x.get("expert_dtype")), None)

@@ -31,7 +31,9 @@ _BASE_CONFIG = frozenset("""
 
 # keys with no FLOPs effect at these values only (a decoder-only LM with cross-attention or tied to an encoder is
 # another model)
-AT_VALUE = {"add_cross_attention": False, "tie_encoder_decoder": False, "use_backbone_lora": 0, "use_llm_lora": 0}
+# (gradient_checkpointing: PreTrainedModel turns it into activation checkpointing of every layer when true)
+AT_VALUE = {"add_cross_attention": False, "tie_encoder_decoder": False, "use_backbone_lora": 0, "use_llm_lora": 0,
+            "gradient_checkpointing": False}
 
 NO_EFFECT_KEYS = frozenset("""
     qkv_bias unsloth_fixed unsloth_version
