@@ -208,3 +208,18 @@ def test_live_the_committed_rule_is_what_the_generator_writes(tmp_path):
     subprocess.run([python, str(ROOT / "tests" / "fixtures" / "hf_transformers" / "generate_reads.py"), str(out)],
                    check=True, capture_output=True, text=True, timeout=600)
     assert out.read_text() == (pathlib.Path(transformers_reads.__file__)).read_text()
+
+
+@pytest.mark.parametrize("name,vocab", [("gemma3-27b", 262208), ("llama4-17b-128e", 202048)])
+def test_a_wrappers_top_level_copy_of_a_text_key_changes_nothing(tmp_path, name, vocab):
+    """A multimodal file that repeats its text model's vocab_size at the top level (the text model is built from
+    text_config; Gemma 3's file leaves it to the class default): accepted when equal, an error naming it when not."""
+    data = json.loads((ROOT / "tests" / "fixtures" / "hf" / f"{name}.json").read_text())
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**data, "vocab_size": vocab}))
+    loaded = load_hf_config(path)
+    assert loaded.ignored["vocab_size"].startswith("no FLOPs effect: the text_config's own value")
+    assert loaded.overrides == load_hf_config(ROOT / "tests" / "fixtures" / "hf" / f"{name}.json").overrides
+    path.write_text(json.dumps({**data, "vocab_size": vocab + 1}))
+    with pytest.raises(ValueError, match=f"'vocab_size' = {vocab + 1}"):
+        load_hf_config(path)

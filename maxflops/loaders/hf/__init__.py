@@ -145,6 +145,14 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     read = t.text_read if t.wrapper and t.text_read else text_type.read
     o = read(r, d) if read else read_decoder(r, text_type, d)
 
+    if r is not top:  # a wrapper's top-level copy of a text key (vocab_size): the text model is built from text_config
+        for key, value in top.data.items():
+            if key in top.used or top.name(key) in top.ignored or key in keys.TOWERS:
+                continue
+            text_value = r.data[key] if key in r.data else defaults.get(key, MISSING)
+            if text_value is not MISSING and value == text_value:
+                top.ignore(key, f"{NO_EFFECT}: the text_config's own value (transformers builds the text model "
+                                "from text_config)")
     # a key no reader took: shared no-effect, a tower's, unread by the type's transformers code, else not understood
     top_types = (t.name, t.wrapper) if flat else (t.name,)
     if r is not top:
