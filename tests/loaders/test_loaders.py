@@ -186,9 +186,9 @@ def test_hf_ignored_keys_are_reported_with_a_reason(tmp_path):
     assert loaded.ignored["text_config.frobnicate"] == loaded.ignored["wibble"] == UNREAD
     assert "ignored: the file's text_config.frobnicate, wibble (no transformers gemma3_text code reads them)" in \
         loaded.overrides["not_priced"]
-    p = hf_variant(tmp_path, "gemma3-27b", text_config__is_causal=False, is_causal=False)
+    p = hf_variant(tmp_path, "gemma3-27b", text_config__is_causal=False, is_causal=True)
     with pytest.raises(ValueError, match=r"keys not understood: 'text_config\.is_causal' = False; 'is_causal' = "
-                                         r"False\."):
+                                         r"True\."):
         loaders.load_hf_config(p)
     ignored = loaders.load_hf_config(p, unknown="report").ignored
     assert ignored["text_config.is_causal"] == NOT_UNDERSTOOD
