@@ -13,15 +13,18 @@ import sys
 DEFAULT_MODEL = "deepseek3.2-671b"
 
 USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config=PATH.py] [--config.KEY=VALUE ...]
-                          [--json]
+                          [--unknown=error|report] [--json]
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,L2,... [--vary=KEY --values=V1,V2,...]
                                 [--compare=KEY=VALUE[,KEY=VALUE] | --compare=MODEL[,MODEL...]
                                  | --conventions=NAME[,NAME...]] [--plot=out.png]
                                 [--json]
        python -m maxflops sweep [--model=NAME ...] --lengths=L1,...|START:STOP:STEP --batches=B1,...|START:STOP:STEP
                                 [--csv=grid.csv] [--plot=grid.png] [--json]      (a grid, exact and fast)
-       python -m maxflops compare A B [--config.KEY=VALUE ...] [--json]     (A, B: NAME or PATH[:KEY=VALUE,...])
+       python -m maxflops compare A B [--config.KEY=VALUE ...] [--unknown=error|report] [--json]
+                                  (A, B: NAME or PATH[:KEY=VALUE,...])
        python -m maxflops --list        (known models)
+  --unknown=report (every subcommand): count a YAML or config.json without the keys it has that maxflops does not
+                   understand, and say which (the default, error, refuses the file naming them)
   e.g. python -m maxflops --model=glm5 --config.max_target_length=32768 --config.convention=megatron
        python -m maxflops sweep --model=glm5 --lengths=4096,32768,131072,262144 --compare=use_sparse_indexer=false
        python -m maxflops sweep --model=deepseek4-284b --lengths=4096,131072,1048576 --compare=deepseek3.2-671b,glm5
@@ -123,21 +126,28 @@ def one_line(e: BaseException) -> str:
     return str(_root_cause(e)).strip().splitlines()[0] if str(_root_cause(e)).strip() else type(e).__name__
 
 
+def _unknown(argv: list[str]) -> tuple[str, list[str]]:
+    """``--unknown=error|report`` (how a YAML or JSON file's keys not understood are met; every subcommand takes it):
+    (the choice, the other arguments)."""
+    given = [a.split("=", 1)[1] for a in argv if a.startswith("--unknown=")]
+    if given and given[-1] not in ("error", "report"):
+        raise UsageError(f"--unknown={given[-1]}: give 'error' (the default) or 'report' (count without the keys "
+                         "not understood, and say which)")
+    return (given or ["error"])[-1], [a for a in argv if not a.startswith("--unknown=")]
+
+
 def _parse(argv: list[str]):
     from absl import flags
     from ml_collections import config_flags
 
     fv = flags.FlagValues()
     foreign = [a.split("=", 1)[1] for a in argv if a.startswith("--from_file=")]
-    unknown = [a.split("=", 1)[1] for a in argv if a.startswith("--unknown=")]  # a YAML or JSON file's strange keys
-    argv = [a for a in argv if not a.startswith(("--from_file=", "--unknown="))]
-    if unknown and unknown[-1] not in ("error", "report"):
-        raise UsageError(f"--unknown={unknown[-1]}: give 'error' (the default) or 'report' (count without the keys "
-                         "not understood, and say which)")
+    unknown, argv = _unknown(argv)
+    argv = [a for a in argv if not a.startswith("--from_file=")]
     if foreign:
         from .load import load_config
 
-        config_flags.DEFINE_config_dict("config", load_config(foreign[0], unknown=(unknown or ["error"])[-1]),
+        config_flags.DEFINE_config_dict("config", load_config(foreign[0], unknown=unknown),
                                         "the loaded model", flag_values=fv, lock_config=True, sys_argv=argv)
     else:
         config_flags.DEFINE_config_file("config", None, "ml_collections config file (get_config()).",
@@ -244,10 +254,11 @@ def _sweep(argv: list[str]) -> int:
 
         settings = {k: cfg[k] for k in given_keys(argv) if k in cfg}
         labels = [cfg["model_name"]]
+        unknown = _unknown(argv)[0]
         for name in filter(None, compare.split(",")):
             if "=" in name:
                 raise UsageError(f"--compare: {name!r}: give either KEY=VALUE settings or model names, not both")
-            other = load_config(name, **settings)
+            other = load_config(name, unknown=unknown, **settings)
             runs.append(sweep(other, key, vals))
             labels.append(validate(other)["model_name"])
     if plot:
@@ -383,6 +394,7 @@ def _compare(argv: list[str]) -> int:
     from .report import compare_table
 
     specs, shared, json_out = [], {}, False
+    unknown, argv = _unknown(argv)
     for a in argv[1:]:
         if a.startswith("--config."):
             _check_override(a)
@@ -398,7 +410,7 @@ def _compare(argv: list[str]) -> int:
     built = []
     for spec in specs:
         name, _, extra = spec.partition(":")
-        cfg = load_config(name, **{**shared, **_assignments(extra, spec)})
+        cfg = load_config(name, unknown=unknown, **{**shared, **_assignments(extra, spec)})
         built.append((spec, cfg, count(cfg), validate(cfg)))
     (la, _, a, ca), (lb, _, b, cb) = built
     if json_out:

@@ -272,6 +272,15 @@ def test_cli_length_ranges_without_batches_and_unknown_report(tmp_path):
     p = cli(f"--config={path}", "--unknown=report")
     assert "is_causal" in p.stderr and "total" in p.stdout
     assert "--unknown=maybe" in cli(f"--config={path}", "--unknown=maybe", rc=2).stderr
+    # every subcommand reads a file with the same flags: compare and sweep's --compare=MODEL take --unknown too
+    err = cli("compare", str(path), "llama3.1-8b", rc=2).stderr
+    assert "'is_causal' = False" in err and "--unknown=report" in err
+    p = cli("compare", str(path), "llama3.1-8b", "--unknown=report")
+    assert "is_causal" in p.stderr and "qkv_proj" in p.stdout
+    assert "--unknown=maybe" in cli("compare", str(path), "llama3.1-8b", "--unknown=maybe", rc=2).stderr
+    p = cli("sweep", "--model=llama3.1-8b", "--lengths=1024", f"--compare={path}", "--unknown=report")
+    assert "is_causal" in p.stderr and "1,024" in p.stdout
+    assert "--unknown=error|report" in cli("--help").stdout
 
 
 def test_a_nemotron_h_file_with_sliding_window_counts_as_transformers_runs_it(tmp_path):
