@@ -23,6 +23,7 @@ from typing import Callable
 
 from .account import count
 from .config import as_dict, validate
+from .peaks import check_peak_tflops
 from .resolve import from_source
 from .sequences import segment_lengths_from_ids
 
@@ -54,9 +55,7 @@ class StepReporter:
     """Constructed once from a config and the device peak; ``step()`` per training step."""
 
     def __init__(self, config, peak_tflops: float, *, packed_kernel: str = "row", **overrides):
-        if not _positive(peak_tflops):
-            raise ValueError(f"peak_tflops: must be a positive finite number (the device's dense peak in TFLOP/s), "
-                             f"got {peak_tflops!r}")
+        check_peak_tflops(peak_tflops)
         if packed_kernel not in ("row", "varlen"):
             raise ValueError(f"packed_kernel: {packed_kernel!r} is not 'row' (MaxText's trainer: rows whole) or "
                              "'varlen' (each document on its own)")

@@ -9,6 +9,7 @@ import sys
 from .cases import PRESETS
 from .output import table, write_csv
 from .runner import run_bench
+from ..peaks import check_peak_tflops
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,8 +37,11 @@ def main(argv=None) -> int:
         args.repeats = 3 if args.quick else 10
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
-    if args.peak_tflops is not None and not args.peak_tflops > 0:
-        ap.error(f"--peak-tflops must be positive, got {args.peak_tflops}")
+    if args.peak_tflops is not None:
+        try:
+            check_peak_tflops(args.peak_tflops, "--peak-tflops")
+        except ValueError as e:
+            ap.error(str(e))
     if args.peak_gbps is not None and not args.peak_gbps > 0:
         ap.error(f"--peak-gbps must be positive, got {args.peak_gbps}")
     for path in (args.json_path, args.csv_path):

@@ -1,5 +1,8 @@
 """What the three users run: sweeps, comparisons and plots (config reviews), per-step MFU (trainers)."""
 
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -150,6 +153,22 @@ def test_step_reporter_mfu():
         rep.step(0)
     with pytest.raises(ValueError, match="peak_tflops"):
         maxflops.StepReporter(cfg, peak_tflops=0)
+
+
+@pytest.mark.parametrize("peak,advice", [(989e12, "looks like FLOP/s; give 989 (TFLOP/s)"),
+                                         (1.979e15, "give 1979 (TFLOP/s)"),
+                                         (5e6, "give the peak in TFLOP/s"),
+                                         (True, "positive finite number"), (float("inf"), "positive finite")])
+def test_a_peak_in_another_unit_is_refused_saying_which(peak, advice):
+    """A peak typed in FLOP/s (989e12) used to log MFU 0.00% with no word; the bench's flag reads the same."""
+    cfg = maxflops.load_config("llama3.1-8b")
+    with pytest.raises(ValueError, match=re.escape(advice)):
+        maxflops.StepReporter(cfg, peak_tflops=peak)
+    if peak is not True:
+        p = subprocess.run([sys.executable, "-m", "maxflops.bench", "--peak-tflops", repr(peak), "--quick"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and advice in p.stderr, p.stderr
+    assert maxflops.StepReporter(cfg, peak_tflops=20_000).peak == 20_000e12  # an FP4 peak is no slip
 
 
 def test_loaded_files_count_like_the_shipped_configs():
