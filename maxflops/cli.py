@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
+import warnings
 
 DEFAULT_MODEL = "deepseek3.2-671b"
 
@@ -155,7 +156,9 @@ def _parse(argv: list[str]):
     flags.DEFINE_boolean("json", False, "Print the breakdown as JSON.", flag_values=fv)
     flags.DEFINE_boolean("list", False, "List the built-in models.", flag_values=fv)
     try:
-        rest = fv(argv)
+        with warnings.catch_warnings():  # ml_collections loads the config file with the deprecated load_module()
+            warnings.filterwarnings("ignore", "the load_module", DeprecationWarning)
+            rest = fv(argv)
     except flags.Error as e:
         raise UsageError(str(_root_cause(e)).splitlines()[0]) from None
     except (AttributeError, NameError, SyntaxError, ImportError) as e:  # the config file itself does not load
@@ -470,8 +473,6 @@ def _warn_line(message, category, filename, lineno, file=None, line=None) -> Non
 
 
 def run() -> None:
-    import warnings
-
     quiet_broken_pipe()
     warnings.showwarning = _warn_line
     sys.exit(main())

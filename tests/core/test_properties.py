@@ -54,6 +54,10 @@ from strategies import (COVERED, LOWERING, NOT_DRAWN, PAIR_RULE_KNOBS, REPORTING
                         packable, without_patch_stream,
                         config_kwargs, segment_lengths)
 
+# random configs draw every schema key, the inert ones included: each draw's inert keys are its own (the inert
+# rule is held by tests/core/test_input_paths.py)
+pytestmark = pytest.mark.filterwarnings("ignore::maxflops.InertKeyWarning")
+
 EXAMPLES = int(os.environ.get("MAXFLOPS_HYPOTHESIS_EXAMPLES", "80"))
 
 

@@ -17,6 +17,10 @@ from maxflops.stepform import Sym, _Seqs
 from strategies import config_kwargs
 from repo import FIXTURES
 
+# random configs draw every schema key, the inert ones included (the inert rule is held by
+# tests/core/test_input_paths.py)
+pytestmark = pytest.mark.filterwarnings("ignore::maxflops.InertKeyWarning")
+
 HERE = FIXTURES / "behaviour"
 _spec = importlib.util.spec_from_file_location("behaviour_generate", HERE / "generate.py")
 behaviour = importlib.util.module_from_spec(_spec)

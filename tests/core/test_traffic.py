@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from repo import quietly_inert
 from maxflops.config import validate
 
 from shapes import indexer_weights, layer_weights
@@ -72,10 +73,10 @@ def test_kv_cache_reads_and_writes_enumerated():
 
 
 def test_mla_and_dsa_read_the_latent_and_the_index_keys():
-    cfg = maxflops.model_config(**{**SMALL, "attention_layer_pattern": "G", "num_kv_heads": 6}, attention_type="mla",
-                                q_lora_rank=16, kv_lora_rank=12, qk_nope_head_dim=6, qk_rope_head_dim=4,
-                                v_head_dim=8, use_sparse_indexer=True, index_n_heads=2, index_head_dim=7,
-                                index_topk=5, index_topk_freq=2, index_skip_offset=1)
+    cfg = quietly_inert(lambda: maxflops.model_config(  # (SMALL's window is inert on an all-global pattern)
+        **{**SMALL, "attention_layer_pattern": "G", "num_kv_heads": 6}, attention_type="mla", q_lora_rank=16,
+        kv_lora_rank=12, qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=8, use_sparse_indexer=True,
+        index_n_heads=2, index_head_dim=7, index_topk=5, index_topk_freq=2, index_skip_offset=1))
     t = maxflops.decode_traffic(cfg, segment_lengths=KV, index_cache_bytes=1, kv_cache_bytes=2)
     latent = 12 + 4
     topk = sum(min(len(np.arange(kv + 1)), 5) for kv in KV)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from repo import quietly_inert
 
 RNG = np.random.default_rng(0)
 
@@ -52,9 +53,9 @@ class NaiveDifferential:
 
 
 def _config(D, H, Hkv, d, pattern="G", window=0, **kw):
-    return maxflops.model_config(num_decoder_layers=1, attention_layer_pattern=pattern, ffn_layer_pattern="-",
-                                 emb_dim=D, num_query_heads=H, num_kv_heads=Hkv, head_dim=d, vocab_size=8,
-                                 sliding_window_size=window, attention_differential=True, **kw)
+    return quietly_inert(lambda: maxflops.model_config(
+        num_decoder_layers=1, attention_layer_pattern=pattern, ffn_layer_pattern="-", emb_dim=D, num_query_heads=H,
+        num_kv_heads=Hkv, head_dim=d, vocab_size=8, sliding_window_size=window, attention_differential=True, **kw))
 
 
 CASES = [(12, 4, 2, 3, "G", 0, [7]), (10, 8, 4, 2, "G", 0, [1, 5, 2, 9]), (12, 4, 2, 3, "L", 3, [6, 4])]
