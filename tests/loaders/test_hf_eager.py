@@ -318,6 +318,8 @@ def _write(tmp_path, data):
 # Types whose config class derives a key (tests/fixtures/hf_transformers' _classes.json) with no present case here,
 # and why their loader's reading is shown elsewhere.
 PRESENT_ELSEWHERE = {
+    "emu3": "image_token_id: Emu3Config.__post_init__ takes it from vocabulary_map (no FLOPs effect; "
+            "tests/loaders/test_emu3_file.py loads a file with it)",
     "modernbert-decoder": "sliding_window: ModernBertDecoderConfig.__post_init__ always sets it to local_attention // 2, "
                           "so a present one is never read (the zoo's saved file carries both; the loader reads "
                           "local_attention)",

@@ -58,7 +58,7 @@ VISION_KEYS = frozenset("""
     boi_token_id eoi_token_id vision_feature_layer vision_feature_select_strategy projector_hidden_act
     multimodal_projector_bias video_token_id vision_start_token_id vision_end_token_id audio_config audio_token_id
     boa_token_id eoa_token_index eoa_token_id boa_token_index vision_soft_tokens_per_image audio_soft_tokens_per_image
-    audio_ms_per_token vision_token_id
+    audio_ms_per_token vision_token_id vq_config
 """.split())
 
 

@@ -241,6 +241,10 @@ TYPES = {
         topk_group use_bias use_dsa use_sliding_window v_head_dim video_token_id whisper_adapter_in_dim
         whisper_adapter_out_dim whisper_config
     """,
+    'emu3': """
+        attention_bias attn_resolutions base_channels channel_multiplier codebook_size double_latent
+        latent_channels mlp_bias num_res_blocks out_channels temporal_downsample_factor vocabulary_map vq_config
+    """,
     'emu3_text_model': """
         attention_bias attn_resolutions base_channels channel_multiplier codebook_size double_latent
         latent_channels mlp_bias num_res_blocks out_channels temporal_downsample_factor vocabulary_map vq_config
