@@ -12,26 +12,33 @@ _NOT_CAUSES = frozenset({"model_name", "convention", "convention_knobs_from"})
 
 def keys_behind(ca: dict, cb: dict) -> dict[str, list[str]]:
     """Which differing config keys move each component: config A recounted with one key set to B's value at a
-    time (the conventions' knobs are compared one by one, so 'convention' itself is not a cause). A key that
-    cannot change alone (the result would be an invalid config) is listed, as '<key> (with others)', for every
-    component that no single key explains."""
+    time (the conventions' knobs are compared one by one, so 'convention' itself is not a cause). A key that cannot
+    change alone from A (the result would be an invalid config: K and V heads that do not divide A's query heads) is
+    tried the other way, B with A's value, against B's count. A key invalid both ways is listed, as '<key> (with
+    others)', for every component that moves between A and B."""
     base = dict(count(ca).components)
+    other = None
     out: dict[str, list[str]] = {}
     joint = []
     for k in sorted(SCHEMA):
         if k in _NOT_CAUSES or ca.get(k) == cb.get(k):
             continue
         try:
-            moved = count({**ca, k: cb[k]}).components
+            moved, ref = count({**ca, k: cb[k]}).components, base
         except ValueError:
-            joint.append(k)
-            continue
-        for comp in base.keys() | moved.keys():
-            if base.get(comp, 0) != moved.get(comp, 0):
+            try:
+                moved = count({**cb, k: ca[k]}).components
+            except ValueError:
+                joint.append(k)
+                continue
+            other = other if other is not None else dict(count(cb).components)
+            ref = other
+        for comp in ref.keys() | moved.keys():
+            if ref.get(comp, 0) != moved.get(comp, 0):
                 out.setdefault(comp, []).append(k)
     if joint:
         b_kinds = count(cb).components
         for comp in base.keys() | b_kinds.keys():
-            if base.get(comp, 0) != b_kinds.get(comp, 0) and comp not in out:
-                out[comp] = [f"{k} (with others)" for k in joint]
+            if base.get(comp, 0) != b_kinds.get(comp, 0):
+                out.setdefault(comp, []).extend(f"{k} (with others)" for k in joint)
     return out

@@ -72,6 +72,27 @@ def test_compare_says_where_each_difference_comes_from(capsys):
     assert "window_pairs" not in out and "gdn_core_state_ops" not in out and "causal_pairs" not in out
 
 
+def test_compare_names_a_key_that_cannot_change_alone_where_it_acts():
+    """Qwen2.5-7B (28 query heads, 4 K/V heads of 128) against Llama-3.2-3B (24 heads, 8 K/V): 8 K/V heads do not
+    divide Qwen's 28 query heads, so num_kv_heads cannot move alone from A; tried from B (Llama with 4 K/V heads), it
+    moves qkv_proj. Reversed, 28 query heads over Llama's 8 K/V heads are invalid; from the other side they move the
+    projections and the core attention: named there, not left to emb_dim alone."""
+    from maxflops.compare import keys_behind
+
+    shape = dict(attention_layer_pattern="G", mlp_activations=("silu", "linear"), max_target_length=4096)
+    qwen = maxflops.model_config(model_name="qwen2.5-7b", num_decoder_layers=28, emb_dim=3584, num_query_heads=28,
+                                 num_kv_heads=4, head_dim=128, mlp_dim=18944, vocab_size=152064, **shape)
+    llama = maxflops.model_config(model_name="llama3.2-3b", num_decoder_layers=28, emb_dim=3072, num_query_heads=24,
+                                  num_kv_heads=8, head_dim=128, mlp_dim=8192, vocab_size=128256, **shape)
+    forward = keys_behind(maxflops.config.validate(qwen), maxflops.config.validate(llama))
+    assert "num_kv_heads" in forward["qkv_proj"] and "emb_dim" in forward["qkv_proj"]
+    assert "num_kv_heads" not in forward["out_proj"]
+    back = keys_behind(maxflops.config.validate(llama), maxflops.config.validate(qwen))
+    assert {"emb_dim", "num_query_heads"} <= set(back["out_proj"])
+    assert "num_query_heads" in back["qkv_proj"] and "num_query_heads" in back["core_attention"]
+    assert not any("with others" in k for keys in back.values() for k in keys)
+
+
 def test_compare_two_models_and_bad_input(capsys):
     assert cli.main(["maxflops", "compare", "deepseek3-671b", "deepseek3.2-671b"]) == 0
     assert "use_sparse_indexer: False -> True" in capsys.readouterr().out
