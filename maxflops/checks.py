@@ -373,7 +373,11 @@ def _letters(c: Mapping[str, Any]) -> str:
 # key -> (does this resolved config read it?, why not). A key given explicitly (a Python override, a CLI flag, a key
 # of an ml_collections file) that the model does not read is said (InertKeyWarning); keys a loaded file carries are
 # not overrides (a Hugging Face or MaxText file sets what its model has).
-_MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok", "moe_latent_size")
+_MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok", "moe_latent_size", "first_num_dense_layers",
+             "interleave_moe_layer_step", "shared_expert_mlp_dim", "shared_expert_gate", "zero_expert_share",
+             "moe_impl", "moe_dispatch", "moe_router_scale", "moe_routing_replicas")
+# read only by moe_impl='capacity' (and 'dense', for the dispatch) on a model with routed experts
+_CAPACITY_KEYS = ("capacity_factor", "capacity_rule", "moe_down_grad_replicas")
 
 
 _MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -382,7 +386,39 @@ _MLA_KEYS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim
 _INDEX_KEYS = ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq", "index_skip_offset")
 
 
+def _family_rules() -> dict:
+    """From the family registry: a family's own keys are read only where a layer carries one of its letters (in
+    the decoder, MTP or parallel patterns). The trunk's families (plain attention, DSA: no letter of their own) and
+    the keys another family or the trunk also reads (``Family.shared_keys``) are left to the rules above them.
+    tests/core/test_inert_keys.py holds every rule to a recount: a key said inert moves no figure."""
+    out = {}
+    for fam in FAMILIES:
+        if not fam.letters or fam.name == "attention":
+            continue
+        letters = tuple(fam.letters)
+        shown = " / ".join(repr(x) for x in letters)
+        for key in fam.keys:
+            if key not in fam.shared_keys:
+                out[key] = (lambda c, L=letters: any(x in _letters(c) for x in L),
+                            f"no layer is {fam.name}'s ({shown} in attention_layer_pattern)")
+    return out
+
+
 READ_WHEN: dict = {
+    **_family_rules(),
+    "decode_kv_length": (lambda c: c["mode"] == "decode",
+                         "mode is not 'decode': a training or prefill step reads max_target_length (set mode='decode' "
+                         "to count a decode step)"),
+    "gradient_accumulation_steps": (lambda c: c["mode"] == "train",
+                                    "mode is not 'train': only a training step accumulates micro-batches"),
+    **{k: (lambda c: c["num_experts"] > 1 and c["moe_impl"] == "capacity",
+           "it sizes moe_impl='capacity' on a model with routed experts") for k in _CAPACITY_KEYS},
+    **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'")
+       for k in ("mla_absorbed", "mla_norm_flops", "mla_gate_flops", "mla_q_latent_concat")},
+    **{k: (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla" or "S" in _letters(c),
+           "the model runs no DSA indexer (use_sparse_indexer is false, or attention_type is not 'mla', and no layer "
+           "is 'S')")
+       for k in ("indexer_loss_scaling_factor", "dsa_impl", "dsa_pairs", "dsa_core_form")},
     "sliding_window_size": (lambda c: any(x in _letters(c) for x in "LSH"),
                             "no layer of attention_layer_pattern (or the MTP / parallel patterns) is windowed ('L', or "
                             "compressed 'S' / 'H')"),

@@ -184,7 +184,9 @@ def resolve_key(key: tuple) -> tuple:
         return _planned(base)
     if STEP_KEYS.issuperset([k for k, _, _ in typed]):  # a new length or batch: applied, not cached (a
         c, plan = _planned(base)                   # count caches its result; a sweep's points are each new)
-        return apply_overrides(c, {k: v for k, _, v in typed}), plan
+        c = apply_overrides(c, {k: v for k, _, v in typed})
+        say_inert(c, [k for k, _, _ in typed])  # (a KV length outside decode: a rule, no recount)
+        return c, plan
     return _with_overrides(base, typed)
 
 

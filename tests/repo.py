@@ -18,3 +18,11 @@ def quietly_inert(build):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", maxflops.InertKeyWarning)
         return build()
+
+
+def quiet_config(**kw):
+    """``maxflops.model_config(**kw)`` with maxflops.InertKeyWarning filtered (``quietly_inert``): for a test that
+    builds the same keys in every mode or over layer shapes that read only some of them."""
+    import maxflops
+
+    return quietly_inert(lambda: maxflops.model_config(**kw))

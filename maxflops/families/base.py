@@ -66,6 +66,8 @@ class Family:
     #                       layer_types entry -> its letter (the HF loader's table is built from these)
     idle: Callable | None = None  # (c) -> why its layers are skipped whole, mixer and FFN, under this config ("":
     #                       they run; the cross-attention layers of a text-only step); read by the plan
+    shared_keys: tuple = ()  # its keys that other families or the trunk read too (the inert rule of its letters
+    #                       leaves them out: maxflops.checks)
     plan_keys: tuple = ()  # the config keys its mixer_of and idle read: the plan is cached on the trunk's keys and every
     #                       family's (maxflops.resolve.PLAN_KEYS); tests/house/test_plan_keys.py holds each to its own
     # The proof side lives in the family's package too, in ``proof.py`` (imports jax): its reference kernels, its

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import maxflops
+from repo import quiet_config
 from maxflops import cli
 
 SMALL = dict(model_name="small", num_decoder_layers=4, emb_dim=64, vocab_size=1000, num_query_heads=4,
@@ -322,8 +323,8 @@ def test_an_output_gate_on_mla_is_one_projection_per_value_channel(absorbed, mod
               q_lora_rank=10, kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=2, v_head_dim=5, mlp_dim=16,
               vocab_size=32, max_target_length=9, per_device_batch_size=2, decode_kv_length=6, mode=mode,
               mla_absorbed=absorbed)
-    gated = maxflops.count(maxflops.model_config(**kw, attention_output_gate=True))
-    plain = maxflops.count(maxflops.model_config(**kw))
+    gated = maxflops.count(quiet_config(**kw, attention_output_gate=True))
+    plain = maxflops.count(quiet_config(**kw))
     tokens = 2 if mode == "decode" else 18
     extra = 2 * 24 * 3 * 5 * tokens * 2 * (3 if mode == "train" else 1)
     assert gated.total - plain.total == extra and gated.hardware_flops - plain.hardware_flops == extra

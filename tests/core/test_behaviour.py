@@ -10,6 +10,10 @@ import json
 import pytest
 from repo import FIXTURES
 
+# the behaviour fixture sets every implementation knob on every model, the models without those layers
+# included (the inert rule is held by tests/core/test_inert_keys.py)
+pytestmark = pytest.mark.filterwarnings("ignore::maxflops.InertKeyWarning")
+
 HERE = FIXTURES / "behaviour"
 _spec = importlib.util.spec_from_file_location("behaviour_generate", HERE / "generate.py")
 generate = importlib.util.module_from_spec(_spec)

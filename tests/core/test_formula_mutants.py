@@ -14,7 +14,7 @@ from fractions import Fraction
 import pytest
 
 import maxflops
-from repo import quietly_inert
+from repo import quietly_inert, quiet_config
 
 
 def mm(shapes) -> int:
@@ -243,7 +243,7 @@ def test_blocked_decode_over_repeated_cache_lengths():
 
 def test_uniform_blocked_decode_counts_every_sequence():
     H, hd, bkv, B, kv = 2, 5, 4, 3, 10
-    cfg = maxflops.model_config(num_decoder_layers=1, emb_dim=20, num_query_heads=H, num_kv_heads=1, head_dim=hd,
+    cfg = quiet_config(num_decoder_layers=1, emb_dim=20, num_query_heads=H, num_kv_heads=1, head_dim=hd,
                                 mode="decode", per_device_batch_size=B, decode_kv_length=kv, vocab_size=11,
                                 mlp_dim=7, attention_impl="blocked", attention_block_kv=bkv, mla_absorbed=False)
     hw = maxflops.count(cfg).hardware_components
@@ -353,7 +353,7 @@ def test_moe_impl_routed_flops(impl):
     expert runs ceil(cf * L * k / E) slots per row; 'dense': every expert every token; 'ragged_dense': each of the
     k routed rows of a token against every expert."""
     D, E, k, Fe, L, B, cf = 16, 5, 2, 7, 9, 2, 1.5
-    cfg = maxflops.model_config(num_decoder_layers=1, emb_dim=D, num_query_heads=2, num_kv_heads=2, head_dim=4,
+    cfg = quiet_config(num_decoder_layers=1, emb_dim=D, num_query_heads=2, num_kv_heads=2, head_dim=4,
                                 num_experts=E, num_experts_per_tok=k, moe_mlp_dim=Fe, max_target_length=L,
                                 per_device_batch_size=B, mode="prefill", moe_impl=impl, capacity_factor=cf,
                                 vocab_size=13)

@@ -12,6 +12,10 @@ from maxflops.config import convention_defined
 from maxflops import masks
 from brute import brute_tiles, mask_matrix
 
+# every implementation knob is tried on every base, the bases without the layers it shapes included
+# (the inert rule is held by tests/core/test_inert_keys.py)
+pytestmark = pytest.mark.filterwarnings("ignore::maxflops.InertKeyWarning")
+
 
 @pytest.mark.parametrize("kind", ["global", "window", "chunk", "bidirectional"])
 def test_blocked_tiles_match_enumeration(kind):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from repo import quiet_config
 from flaxcheck import engine_and_xla
 
 RNG = np.random.default_rng(0)
@@ -95,12 +96,12 @@ def test_without_image_tokens_the_layers_idle_whole(mode):
     its other layers, rows kept (empty)."""
     kw = dict(emb_dim=8, num_query_heads=4, num_kv_heads=2, head_dim=3, mlp_dim=10, vocab_size=8, mode=mode,
               max_target_length=7, decode_kv_length=5)
-    mixed = maxflops.count(maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="GX", **kw))
-    alone = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="G", **kw))
+    mixed = maxflops.count(quiet_config(num_decoder_layers=4, attention_layer_pattern="GX", **kw))
+    alone = maxflops.count(quiet_config(num_decoder_layers=2, attention_layer_pattern="G", **kw))
     assert (mixed.total, mixed.hardware_flops) == (alone.total, alone.hardware_flops)
     assert [dict(r.components) for r in mixed.layers if r.name in ("layer 1", "layer 3")] == [{}, {}]
     if mode != "decode":
-        assert maxflops.count(maxflops.model_config(num_decoder_layers=4, attention_layer_pattern="GX",
+        assert maxflops.count(quiet_config(num_decoder_layers=4, attention_layer_pattern="GX",
                                                     cross_attention_tokens=3, **kw)).total > mixed.total
 
 

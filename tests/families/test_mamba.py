@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from repo import quiet_config
 
 RNG = np.random.default_rng(0)
 
@@ -125,7 +126,7 @@ def test_hybrid_layer_shapes_equal_their_layers_counted_one_by_one():
         fused = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="MG", mode=mode,
                                                      **common))
         assert split.components == fused.components and split.total == fused.total
-        one = [maxflops.count(maxflops.model_config(num_decoder_layers=1, attention_layer_pattern=a,
+        one = [maxflops.count(quiet_config(num_decoder_layers=1, attention_layer_pattern=a,
                                                     ffn_layer_pattern=f, mode=mode, **common))
                for a, f in (("M", "-"), ("-", "F"), ("G", "-"), ("-", "F"))]
         head = one[0].components["logits"]
@@ -310,9 +311,9 @@ def test_parallel_mixers_are_the_sum_of_their_layers():
     for mode in ("train", "prefill", "decode"):
         both = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="G",
                                                     parallel_layer_pattern="M", mode=mode, **common))
-        attn = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="G", mode=mode,
+        attn = maxflops.count(quiet_config(num_decoder_layers=2, attention_layer_pattern="G", mode=mode,
                                                     **common))
-        ssm = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="M",
+        ssm = maxflops.count(quiet_config(num_decoder_layers=2, attention_layer_pattern="M",
                                                    ffn_layer_pattern="-", mode=mode, **common))
         assert both.total == attn.total + ssm.total - ssm.components["logits"]
         assert both.layers[0].parallel == "mamba2"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import maxflops
+from repo import quiet_config
 
 RNG = np.random.default_rng(0)
 
@@ -40,11 +41,11 @@ def test_a_hybrid_layer_is_the_block_then_mamba():
               mamba_num_heads=4, mamba_head_dim=8, mamba_n_groups=1, mamba_state_dim=4, max_target_length=12)
     both = maxflops.count(maxflops.model_config(num_decoder_layers=2, attention_layer_pattern="ZM",
                                                 ffn_layer_pattern="-", **kw))
-    alone = [maxflops.count(maxflops.model_config(num_decoder_layers=1, attention_layer_pattern=a,
+    alone = [maxflops.count(quiet_config(num_decoder_layers=1, attention_layer_pattern=a,
                                                   ffn_layer_pattern="-", **kw)) for a in "ZM"]
     head = both.components["logits"]
     assert both.total == sum(b.total - head for b in alone) + head
-    t = maxflops.decode_traffic(maxflops.model_config(num_decoder_layers=1, attention_layer_pattern="Z",
+    t = maxflops.decode_traffic(quiet_config(num_decoder_layers=1, attention_layer_pattern="Z",
                                                       ffn_layer_pattern="-", mode="decode", decode_kv_length=9,
                                                       per_device_batch_size=2, kv_cache_bytes=2, **{
                                                           k: v for k, v in kw.items() if k != "max_target_length"}))

@@ -20,6 +20,10 @@ from repo import ROOT
 sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "behaviour"))
 from generate import BASE, VARIANTS  # noqa: E402
 
+# every family's and implementation's keys are set on every base, the bases without those layers included
+# (the inert rule is held by tests/core/test_inert_keys.py)
+pytestmark = pytest.mark.filterwarnings("ignore::maxflops.InertKeyWarning")
+
 
 class Recording(dict):
     """A resolved config that remembers the keys read."""

@@ -123,4 +123,6 @@ FAMILY = Family(
     decode_cache=decode_cache,
     check=check,
     hf_layer_types={"linear_attention": "D", "linear": "D"},
+    # the recurrent families' shared knobs (their convs' weight gradient and taps, the decode state's bytes)
+    shared_keys=("conv_weight_grad", "gdn_conv_taps", "state_bytes"),
 )

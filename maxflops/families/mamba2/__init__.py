@@ -134,4 +134,5 @@ FAMILY = Family(
     decode_cache=decode_cache,
     projection=MAMBA2,
     check=check,
+    shared_keys=("mamba_conv_impl",),  # Mamba-1's conv reads it too
 )
