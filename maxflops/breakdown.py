@@ -44,6 +44,7 @@ class LayerRow:
         return self.total - self.attention
 
     def to_dict(self) -> dict:
+        """The row as plain JSON types: its name and kind (mixer, FFN, widths), its totals and its components."""
         return {"name": self.name, "group": self.group, "mixer": self.mixer, "parallel": self.parallel, "ffn": self.ffn,
                 "computes_index": self.computes_index, "widths": dict(self.widths), "patches": self.patches,
                 "forward_only": self.forward_only,
@@ -131,6 +132,8 @@ class Breakdown:
         return out
 
     def to_dict(self) -> dict:
+        """The breakdown as plain JSON types (what ``--json`` prints): totals, per-token figure, components, hardware
+        FLOPs and their components, the layer rows and what is not priced."""
         return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,
                 "not_priced": list(self.not_priced), "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
                 "attention": self.attention, "per_token": self.per_token, "components": dict(self.components),

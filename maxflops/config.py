@@ -138,6 +138,8 @@ def config_dir() -> pathlib.Path:
 
 
 def available_models() -> list[str]:
+    """The built-in model names (the files of ``configs/``), sorted: each is a ``load_config`` name and a
+    ``--model=NAME``."""
     d = config_dir()
     return sorted(p.stem for p in d.glob("*.py") if not p.name.startswith("_")) if d.is_dir() else []
 

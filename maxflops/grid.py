@@ -43,6 +43,7 @@ class Grid:
     tokens: list  # tokens[i][j] the step counts
 
     def per_token(self, i: int, j: int) -> float:
+        """Model FLOPs per token at length ``lengths[i]`` and batch ``batches[j]``."""
         return self.total[i][j] / self.tokens[i][j]
 
     def rows(self):
@@ -56,6 +57,7 @@ class Grid:
                 yield row
 
     def write_csv(self, path) -> None:
+        """Every grid point as one CSV row (the columns of ``rows()``), lengths outer, to ``path``."""
         with open(path, "w", newline="") as f:
             rows = self.rows()
             first = next(rows)

@@ -48,6 +48,7 @@ class StepStats:
         return self.model_mfu > 1 or self.hardware_mfu > 1
 
     def to_dict(self) -> dict:
+        """The step's figures as plain JSON types (for a trainer's metrics logger)."""
         return dataclasses.asdict(self)
 
 
@@ -105,6 +106,11 @@ class StepReporter:
                                                    "per_device_batch_size": self._batch * steps})
 
     def step(self, seconds: float, step_lengths=None, segment_ids=None, *, segment_lengths=None) -> StepStats:
+        """The figures of one training step that took ``seconds``: model and hardware FLOPs per device, TFLOP/s and
+        MFU against the peak. A packed step gives its documents: ``step_lengths`` (every document of the step's
+        micro-batches), ``segment_ids`` (the batch's segment-id array, documents read from it), or
+        ``segment_lengths`` (one micro-batch's, as ``count()`` takes them); none of them: the configured rows,
+        padded. Warns once if an MFU comes out over 100% (a peak or a step time in the wrong unit)."""
         if not _positive(seconds):
             raise ValueError(f"seconds: step time must be a positive finite number, got {seconds!r}")
         lengths = self._lengths(step_lengths, segment_ids, segment_lengths)
@@ -126,6 +132,7 @@ class StepReporter:
 
     @staticmethod
     def format(step: int, s: StepStats) -> str:
+        """One log line for step ``step``: seconds, tokens, TFLOP/s per device, model and hardware MFU."""
         packing = {None: "", "row": " (packed rows priced whole)",
                    "varlen": " (packed documents priced varlen)"}[s.packed_kernel]
         flag = " [MFU over 100%: check peak_tflops and the step time]" if s.over_peak else ""

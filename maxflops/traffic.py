@@ -58,6 +58,8 @@ class Traffic:
         return sum(self.components.values())
 
     def to_dict(self) -> dict:
+        """The step's bytes as plain JSON types: the total and each component (weights, KV cache read and written,
+        index keys, recurrent state, embeddings)."""
         return {"model_name": self.model_name, "sequences": self.sequences, "total": self.total,
                 "components": dict(self.components)}
 

@@ -432,6 +432,50 @@ def test_the_eager_table_is_the_fixture():
         assert int(train.replace(",", "")) == cases[name]["train_flops"] - conv, name
 
 
+_NUMBERS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50}
+_UNITS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def _number(words: str) -> int:
+    tens, _, unit = words.partition("-")
+    return int(words) if words.isdigit() else _NUMBERS[tens] + _UNITS.get(unit, 0)
+
+
+def test_the_eager_fixtures_count_of_types_is_current():
+    """Where the validation page says how many model types the eager fixture holds, it says the fixture's count."""
+    cases = json.loads((FIXTURES / "hf_eager" / "cases.json").read_text())["cases"]
+    types_ = {(c.get("config") or {}).get("model_type") or c.get("model_type") for c in cases.values()}
+    text = (ROOT / "docs" / "validation.md").read_text()
+    said = re.findall(r"builds tiny models of ([a-z-]+|\d+)\s+model types", text) + \
+        re.findall(r"forward and training step, for ([a-z-]+|\d+) model types", text)
+    assert said and all(_number(w) == len(types_) for w in said), (said, len(types_))
+
+
+def _slug(heading: str) -> str:
+    """The anchor mkdocs (python-markdown's toc) gives a heading."""
+    text = re.sub(r"[^\w\s-]", "", heading.strip().lower())
+    return re.sub(r"[\s]+", "-", text)
+
+
+def test_every_see_and_every_anchor_resolves():
+    """A 'see "Heading"' in plain text names a heading of its own page (a section elsewhere is a link), and every
+    link to a section of a page names a heading that page has."""
+    docs = ROOT / "docs"
+    headings = {p.resolve(): [re.sub(r"^#+\s*", "", line).strip() for line in p.read_text().splitlines()
+                              if line.startswith("#")] for p in docs.rglob("*.md")}
+    bad = []
+    for page, heads in headings.items():
+        text = page.read_text()
+        for m in re.finditer(r'see "([^"]+)"', text):
+            if " ".join(m.group(1).split()) not in heads:
+                bad.append(f"{page.name}: see {m.group(1)!r} (no such heading on this page: link it)")
+        for m in re.finditer(r"\]\(([^)\s#]*\.md)?#([^)\s]+)\)", text):
+            target = (page.parent / m.group(1)).resolve() if m.group(1) else page
+            if target not in headings or m.group(2) not in {_slug(h) for h in headings[target]}:
+                bad.append(f"{page.name}: link to {m.group(1) or ''}#{m.group(2)} (no such heading)")
+    assert not bad, bad
+
+
 def test_timings_are_written_in_one_place():
     """Issue 29: the README said a 100,000-document step costs 1.8 ms, 0.6 ms and (RESULTS.md) 589 us. Timings are
     written by the benchmark scripts into benchmarks/RESULTS.md alone; prose outside code blocks types none."""
@@ -448,4 +492,24 @@ def test_the_layout_names_every_family():
     from maxflops.families import FAMILIES
 
     missing = [f.name for f in FAMILIES if f"{f.name}/" not in layout]
+    assert not missing, missing
+
+
+def test_every_documented_api_name_and_its_public_methods_have_a_docstring():
+    """The API page renders each name of ``maxflops.__all__`` from its docstrings: a name or a public method without
+    one is an empty entry on it."""
+    import inspect
+
+    missing = []
+    for name in maxflops.__all__:
+        obj = getattr(maxflops, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        if not inspect.getdoc(obj):
+            missing.append(name)
+        if inspect.isclass(obj) and not issubclass(obj, Warning):
+            for attr, member in vars(obj).items():
+                fn = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
+                if not attr.startswith("_") and inspect.isfunction(fn) and not fn.__doc__:
+                    missing.append(f"{name}.{attr}")
     assert not missing, missing
