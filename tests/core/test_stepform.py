@@ -287,3 +287,31 @@ def test_many_layer_kinds_and_inexact_statistics_fall_back_or_match(monkeypatch)
     form = stepform.compile_form(rows, head, (1,), (False,), True)
     with pytest.raises(stepform.NotExact):
         form(10, 1)
+
+
+def _typed(snap):
+    """A snapshot with each number's type beside it: 5 and Fraction(5) are equal, and only one is a FLOP count."""
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            return [walk(y) for y in x]
+        return (type(x).__name__, x) if isinstance(x, (int, float, Fraction)) else x
+    return walk(snap)
+
+
+@pytest.mark.parametrize("name,knobs,first,step", [
+    # a sum whose coefficients are all ints is still rounded where the ordinary count rounds it (a Fraction else)
+    ("deepseek4-284b", dict(compressed_pairs="maxtext"), dict(max_target_length=4096), dict(max_target_length=7001)),
+    # prompt tokens run ahead of the layers, not the step's length: never traced
+    ("llama3.1-8b", dict(mode="prefill", prompt_tokens=512), dict(max_target_length=1024),
+     dict(max_target_length=2048)),
+    # decode, a batch-only override: the KV length is decode_kv_length's, not max_target_length's
+    ("llama3.1-8b", dict(mode="decode", decode_kv_length=8191), dict(per_device_batch_size=2),
+     dict(per_device_batch_size=5)),
+])
+def test_the_step_form_equals_the_ordinary_count_type_for_type(name, knobs, first, step, monkeypatch):
+    cfg = maxflops.load_config(name, **knobs)
+    maxflops.count(cfg, **first)
+    maxflops.count(cfg, **first)  # the config traced at its first step
+    fast, ordinary = both(cfg, monkeypatch, **step)
+    assert _typed(fast) == _typed(ordinary)
+    assert type(fast[0]) is int

@@ -662,3 +662,30 @@ def test_llama_nemotron_blocks_maxflops_does_not_model_are_refused_in_one_line(t
     with pytest.raises(ValueError, match=r"key 'block_configs'.*" + match) as e:
         maxflops.load_config(str(_nas(tmp_path, [block, _block()])))
     assert "\n" not in str(e.value)
+
+
+def test_mamba_d_head_auto_is_the_expanded_width_over_the_heads(tmp_path):
+    """granitemoehybrid's mamba_d_head 'auto' (its class default): mamba_expand x hidden_size // mamba_n_heads, as
+    GraniteMoeHybridConfig derives it; a file without the key is the file with that value."""
+    base = json.loads((FIXTURES / "hf_transformers" / "class_defaults_full" / "granitemoehybrid.json").read_text())
+    data = {**base, "hidden_size": 96, "mamba_expand": 2, "mamba_n_heads": 8, "mamba_n_groups": 1,
+            "layer_types": ["mamba", "attention"], "num_hidden_layers": 2}
+    data.pop("mamba_d_head", None)
+    (tmp_path / "auto.json").write_text(json.dumps(data))
+    (tmp_path / "given.json").write_text(json.dumps({**data, "mamba_d_head": 2 * 96 // 8}))
+    auto = loaders.load_hf_config(tmp_path / "auto.json").overrides
+    assert auto["mamba_head_dim"] == 24 and auto == loaders.load_hf_config(tmp_path / "given.json").overrides
+
+
+def test_gpt_oss_without_layer_types_alternates_from_a_sliding_layer(tmp_path):
+    """GptOssConfig's default layer_types: "sliding_attention" if (i + 1) % 2 else "full_attention": layer 0 slides;
+    at an odd depth the last layer slides too (35 layers: 18 sliding, 17 full)."""
+    base = json.loads((FIXTURES / "hf_transformers" / "class_defaults_full" / "gpt_oss.json").read_text())
+    data = {k: v for k, v in base.items() if k != "layer_types"}
+    data["num_hidden_layers"] = 35
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    o = loaders.load_hf_config(tmp_path / "config.json").overrides
+    cfg = maxflops.model_config(**o)
+    letters = [cfg.attention_layer_pattern[i % len(cfg.attention_layer_pattern)] for i in range(35)]
+    assert letters == ["L" if (i + 1) % 2 else "G" for i in range(35)]
+    assert letters.count("L") == 18
