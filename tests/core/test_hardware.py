@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import maxflops
 from repo import quietly_inert
-from maxflops.config import convention_defined
+from maxflops.config import convention_defined, validate
 from maxflops import masks
 from brute import brute_tiles, mask_matrix
 
@@ -277,3 +277,15 @@ def test_router_weights_on_the_expert_input():
         a = hw(dense, outer_product_grads=grads).hardware_components["moe_weighted_sum"]
         b = hw(dense, outer_product_grads=grads, moe_router_scale="input").hardware_components["moe_weighted_sum"]
         assert (a, b) == (combine * (3 - (1 - backward)), combine * (1 + backward))
+
+
+def test_decode_capacity_dispatches_the_batchs_new_tokens_as_one_group():
+    """In decode, moe_impl='capacity' dispatches the step's B new tokens as one group: each of E experts runs
+    ceil(cf x B x k / E) slots (mixtral, B = 8: 2 slots), not B groups of one token (8 x 1 slots each)."""
+    cfg = maxflops.load_config("mixtral-8x7b", mode="decode", per_device_batch_size=8, decode_kv_length=4096,
+                               moe_impl="capacity", capacity_factor=1.0, capacity_rule="ceil")
+    c = validate(cfg)
+    D, F, E, k, n = c["emb_dim"], c["moe_mlp_dim"], c["num_experts"], c["num_experts_per_tok"], c["num_decoder_layers"]
+    slots = -(-8 * k // E)
+    assert slots == 2
+    assert maxflops.count(cfg).hardware_components["moe_routed"] == n * E * slots * 2 * 3 * D * F

@@ -156,3 +156,15 @@ def test_block_sparse_gather_reads_whole_blocks():
     assert masks.block_topk_gathered(10, 4, 2) == 10 * 2 * 4
     assert masks.block_topk_gathered(3, 4, 2) == 3 * 1 * 4  # one block formed: one gathered
     assert masks.block_topk(10, 4, 2) == 36 + (1 + 2) + 4 * 2
+
+
+@pytest.mark.parametrize("W,rows", [(128, 1), (128, 3), (7, 2)])
+def test_the_bridge_window_at_a_row_exactly_one_window_long_is_the_half_square(W, rows):
+    """Megatron-Bridge prices a window as a global layer unless it is shorter than the mean row (W < s): at s == W
+    exactly the half square L^2 / 2 per row, one token more and W x tokens - rows x W(W-1)/2."""
+    from maxflops.sequences import Uniform
+
+    at = Uniform(W, rows)
+    assert masks.window_bridge(at, W, W * rows, rows) == rows * W * W / 2
+    past = Uniform(W + 1, rows)
+    assert masks.window_bridge(past, W, (W + 1) * rows, rows) == (W + 1) * rows * W - rows * W * (W - 1) // 2

@@ -46,3 +46,15 @@ def test_forms_it_is_not_modelled_with_are_refused():
         maxflops.model_config(**BASE, prompt_tokens=5, convention="maxtext")
     with pytest.raises(ValueError, match=r"config key 'mtp_num_layers': 1 with prompt_tokens=5"):
         maxflops.model_config(**BASE, prompt_tokens=5, mtp_num_layers=1)
+
+
+@pytest.mark.parametrize("kv,P", [(20, 5), (3, 12)])
+def test_decode_reads_the_prompt_tokens_cache(kv, P):
+    """A decode step attends the prompt tokens' cache entries too: its bytes are the same model's without prompt
+    tokens at a KV length of kv + P (weights, K and V read and written, each entry as the model stores it)."""
+    kw = dict(BASE, causal=True, mode="decode", kv_cache_bytes=2)
+    with_prompt = maxflops.decode_traffic(maxflops.model_config(**kw, prompt_tokens=P, decode_kv_length=kv))
+    longer = maxflops.decode_traffic(maxflops.model_config(**kw, decode_kv_length=kv + P))
+    assert with_prompt.to_dict()["components"] == longer.to_dict()["components"]
+    # B x layers x (K, V) x heads x head_dim x 2 bytes, over the prompt, the cached tokens and the new one
+    assert with_prompt.components["kv_read"] == 2 * 2 * 2 * 4 * 10 * 2 * (kv + P + 1)

@@ -315,3 +315,18 @@ def test_the_flax_model_refuses_the_patch_stream_by_name():
                        (dict(patch_layers=[], patcher_head_layer=-1), "layer_widths")):
         with pytest.raises(ValueError, match=f"'{key}'.*the Flax model does not build"):
             M.build(blt_config(SHAPES, max_target_length=8, **extra), abstract=True, mode="train")
+
+
+def test_padded_packed_rows_price_the_patch_stream_as_full_rows():
+    """packed_tokens='padded' prices every token slot of a packed row: the global layers over the patches then run a
+    full row's patches (L + 1 a row, as for unpacked rows), not the row's byte length."""
+    L, rows = 14, 2
+    cfg = blt_config(SHAPES, mode="prefill", max_target_length=L, per_device_batch_size=rows, packed_tokens="padded")
+    packed = maxflops.count(cfg, segment_lengths=[5, 6, 14])
+    full = maxflops.count(cfg)
+    patch_rows = [i for i, r in enumerate(full.layers) if r.patches]
+    assert patch_rows
+    for i in patch_rows:
+        for comp in ("qkv_proj", "out_proj", "mlp"):
+            if comp in full.layers[i].components:
+                assert packed.layers[i].components[comp] == full.layers[i].components[comp], (i, comp)
