@@ -39,9 +39,16 @@ IGNORED = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache"
 PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:randomly", "-p", "no:cacheprovider"]
 
 
+SHARED = ROOT.parent / "shared"  # the published config.json corpus (shared/hf-real) the fast suite reads beside it
+
+
 def make_copy(parent: pathlib.Path, i: int) -> pathlib.Path:
+    """A copy of the repository, with ``shared/`` beside it as CI lays it (a link to the checkout's): the tests that
+    read the corpus run against each mutant instead of skipping."""
     dest = parent / f"repo{i}"
     shutil.copytree(ROOT, dest, ignore=IGNORED, symlinks=True)
+    if SHARED.is_dir() and not (parent / "shared").exists():
+        (parent / "shared").symlink_to(SHARED, target_is_directory=True)
     return dest
 
 
@@ -142,6 +149,10 @@ def main(argv=None) -> int:
     extra = [f"--ignore={p}" for p in args.ignore] + list(args.tests)
 
     with tempfile.TemporaryDirectory(prefix="maxflops-mutation-") as tmp:
+        if not (SHARED / "hf-real").is_dir():
+            print(f"mutation run: WARNING: {SHARED / 'hf-real'} is absent: the fast tests that read the published "
+                  "config.json corpus skip in every copy, and the mutants they would kill may survive",
+                  file=sys.stderr)
         copies = [make_copy(pathlib.Path(tmp), i) for i in range(max(1, args.jobs))]
         for copy in copies:
             check_import(copy)
