@@ -480,7 +480,30 @@ for _family in FAMILIES:  # each family's keys, its section of the schema
         SCHEMA[_key] = _field
 
 
-def closest(key: str, names=None, cutoff: float = 0.5) -> str:
+# Other frameworks' names for a schema key (Hugging Face config.json, Megatron, trainers): a user who types one means
+# the schema key, not the nearest spelling (batch_size is no typo of mamba_chunk_size)
+FOREIGN_NAMES = {
+    **dict.fromkeys(("batch_size", "global_batch_size", "micro_batch_size", "train_batch_size"),
+                    "per_device_batch_size"),
+    **dict.fromkeys(("seq_len", "seq_length", "sequence_length", "max_seq_len", "max_seq_length", "context_length"),
+                    "max_target_length"),
+    **dict.fromkeys(("num_layers", "n_layers", "num_hidden_layers", "n_layer"), "num_decoder_layers"),
+    **dict.fromkeys(("hidden_size", "d_model", "n_embd"), "emb_dim"),
+    **dict.fromkeys(("num_attention_heads", "n_heads", "n_head"), "num_query_heads"),
+    **dict.fromkeys(("num_key_value_heads", "num_query_groups", "n_kv_heads"), "num_kv_heads"),
+    **dict.fromkeys(("intermediate_size", "ffn_hidden_size", "ffn_dim"), "mlp_dim"),
+    **dict.fromkeys(("grad_accum_steps", "gradient_accumulation"), "gradient_accumulation_steps"),
+    "sliding_window": "sliding_window_size", "moe_intermediate_size": "moe_mlp_dim",
+}
+
+
+def closest(key: str, names=None, cutoff: float | None = None) -> str:
+    """' (did you mean X?)' for a misspelling of one of ``names`` (values: ratio 0.5), or of a schema key (by
+    default; ratio 0.75, a typo's, so that a trainer's learning_rate or warmup_steps is no misspelling of a key), or
+    another framework's name for a schema key (batch_size: per_device_batch_size); '' where nothing is close."""
+    if names is None and key in FOREIGN_NAMES:
+        return f" (did you mean {FOREIGN_NAMES[key]!r}?)"
+    cutoff = cutoff if cutoff is not None else 0.75 if names is None else 0.5
     match = difflib.get_close_matches(key, SCHEMA if names is None else names, n=1, cutoff=cutoff)
     return f" (did you mean {match[0]!r}?)" if match else ""
 

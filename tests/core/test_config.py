@@ -227,3 +227,19 @@ def test_a_peers_branch_follows_the_models_kind():
     assert maxflops.count(by_hand).total == fresh.total
     exact = maxflops.count(maxflops.load_config("nemotron-3-nano-30b-a3b", **kw))
     assert maxflops.count(cfg, convention="exact").total == exact.total
+
+
+@pytest.mark.parametrize("key,advice", [("batch_size", "per_device_batch_size"),
+                                        ("global_batch_size", "per_device_batch_size"),
+                                        ("seq_len", "max_target_length"), ("num_layers", "num_decoder_layers"),
+                                        ("max_target_lenght", "max_target_length"), ("index_tpok", "index_topk"),
+                                        ("warmup_steps", None), ("learning_rate", None), ("steps", None)])
+def test_did_you_mean_never_points_a_trainers_key_at_another_key(key, advice):
+    """A misspelling gets its key; another framework's name gets the schema key it means; a trainer's key that means
+    nothing here (warmup_steps, learning_rate) gets no advice: never the nearest spelling of another meaning
+    (batch_size -> mamba_chunk_size, warmup_steps -> warmup_cse_layers)."""
+    with pytest.raises(ValueError) as e:
+        maxflops.model_config(**{key: 1})
+    msg = str(e.value)
+    assert f"unknown config key {key!r}" in msg
+    assert (f"(did you mean {advice!r}?)" in msg) if advice else "did you mean" not in msg
