@@ -36,7 +36,9 @@ from mutants import MUTANTS, Mutant  # noqa: E402
 
 IGNORED = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info",
                                  "*.pyc", "build", "dist", "wheels", "device_out")
-PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:randomly", "-p", "no:cacheprovider"]
+# (the house test that the list applies at HEAD fails on any applied mutant: it says nothing of the formulas)
+PYTEST = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:randomly", "-p", "no:cacheprovider",
+          "--ignore=tests/house/test_mutant_list.py"]
 
 
 SHARED = ROOT.parent / "shared"  # the published config.json corpus (shared/hf-real) the fast suite reads beside it
