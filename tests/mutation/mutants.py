@@ -228,7 +228,8 @@ MUTANTS = [
            'absorbed MLA: the RoPE width on the values instead of the keys'),
     Mutant('dsa_absorbed_form_swapped', "maxflops/families/dsa/__init__.py", '    if c["dsa_core_form"] == "absorbed":  # a convention: the latent\'s widths per pair\n        d_qk, d_v = c["kv_lora_rank"] + c["qk_rope_head_dim"], c["kv_lora_rank"]',
            '    if c["dsa_core_form"] == "absorbed":  # a convention: the latent\'s widths per pair\n        d_qk, d_v = c["kv_lora_rank"], c["kv_lora_rank"] + c["qk_rope_head_dim"]',
-           "#6753's absorbed DSA core: RoPE on the values", equivalent='model FLOPs price QK^T and PV together (2H(d_qk + d_v) per pair) and never split them'),
+           "#6753's absorbed DSA core: RoPE on the values (once marked equivalent; Megatron-Bridge's figure tells the "
+           "widths apart)"),
     Mutant('mla_unnamed_no_rope', 'maxflops/families/attention/__init__.py', 'p.unnamed["qkv_proj"] = (2 * d * (q_lora + kv_lora + rope) + head_gate) * tokens',
            'p.unnamed["qkv_proj"] = (2 * d * (q_lora + kv_lora) + head_gate) * tokens',
            "MLA's unnamed latents forget the RoPE key"),
