@@ -376,7 +376,7 @@ def _letters(c: Mapping[str, Any]) -> str:
 _MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok", "moe_latent_size", "first_num_dense_layers",
              "interleave_moe_layer_step", "shared_expert_mlp_dim", "shared_expert_gate", "zero_expert_share",
              "moe_impl", "moe_dispatch", "moe_router_scale", "moe_routing_replicas")
-# read only by moe_impl='capacity' (and 'dense', for the dispatch) on a model with routed experts
+# read only by moe_impl='capacity' on a model with routed experts (moe_impl='dense' returns before them)
 _CAPACITY_KEYS = ("capacity_factor", "capacity_rule", "moe_down_grad_replicas")
 
 
@@ -389,7 +389,8 @@ _INDEX_KEYS = ("index_topk", "index_n_heads", "index_head_dim", "index_topk_freq
 def _family_rules() -> dict:
     """From the family registry: a family's own keys are read only where a layer carries one of its letters (in
     the decoder, MTP or parallel patterns). The trunk's families (plain attention, DSA: no letter of their own) and
-    the keys another family or the trunk also reads (``Family.shared_keys``) are left to the rules above them.
+    the keys another family or the trunk also reads (``Family.shared_keys``) are left out; a rule READ_WHEN names
+    after these wins over them.
     tests/core/test_inert_keys.py holds every rule to a recount: a key said inert moves no figure."""
     out = {}
     for fam in FAMILIES:
