@@ -22,10 +22,11 @@ class Dot:
     """One matmul-like HLO instruction that executes."""
 
     name: str          # HLO instruction name (without '%')
-    kind: str          # "dot" or "convolution"
+    kind: str          # "dot", "convolution", "kernel" (a priced custom call) or "not counted" (flops 0)
     op_name: str       # metadata op_name ('' if none), with named scopes: "jit(f)/qkv_proj/dot_general"
     flops: int         # FLOPs of one execution
     multiplier: int    # executions per module run: product of enclosing while trip counts, summed over call sites
+    note: str = ""     # kernels: what ran and how it was priced; not counted: why
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +37,20 @@ class MatmulCount:
     naive_matmul_flops: int                # every loop body counted once, as cost_analysis does
     raw_cost_analysis_flops: float | None  # XLA's cost_analysis()['flops'] (0.0 if the key is absent; None if n/a)
     dots: tuple[Dot, ...]
+
+    @property
+    def kernels(self) -> tuple[Dot, ...]:
+        """The custom calls priced (Pallas TPU kernels), each with its note."""
+        return tuple(d for d in self.dots if d.kind == "kernel")
+
+    @property
+    def kernel_flops(self) -> int:
+        return sum(d.flops * d.multiplier for d in self.kernels)
+
+    @property
+    def not_counted(self) -> tuple[Dot, ...]:
+        """The custom calls that compute and could not be priced (flops 0), each with the reason."""
+        return tuple(d for d in self.dots if d.kind == "not counted")
 
     def by_scope(self, names: Sequence[str], innermost: bool = False) -> dict[str, int]:
         """Split the loop-aware FLOPs by scope name.
@@ -295,8 +310,8 @@ def _known_trip_count(ins: Instruction) -> int | None:
 # Counting
 # ----------------------------------------------------------------------------------------------------------------------
 
-def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str, int]]:
-    """The matmul instructions of one computation with the FLOPs of one execution."""
+def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str, int, str]]:
+    """The matmul instructions of one computation with the FLOPs of one execution (and a note for custom calls)."""
     out = []
     for ins in comp.instructions:
         if ins.opcode == "dot":
@@ -318,7 +333,13 @@ def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str
             elif _MATMUL_CUSTOM_CALL.search(target):
                 raise ValueError(f"custom-call %{ins.name} to {target!r} in %{comp.name} looks like a matmul but "
                                  "carries no dot dimension numbers in its backend_config: cannot count it")
-    return out
+            else:
+                from .kernels import price_custom_call
+
+                priced = price_custom_call(module, comp, ins)
+                if priced is not None:
+                    out.append((ins, "kernel" if priced.counted else "not counted", priced.flops, priced.note))
+    return [o if len(o) == 4 else o + ("",) for o in out]
 
 
 def _call_edges(ins: Instruction) -> list[tuple[str, str]]:
@@ -378,7 +399,7 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
 
     def _cost(name: str) -> int:
         if name not in cost_memo:
-            total = sum(f for _, _, f in own[name])
+            total = sum(f for _, _, f, _ in own[name])
             for ins in comps[name].instructions:
                 for callee, factor in _edge_factors(name, ins, loop_aware=True):
                     total += factor * _cost(callee)
@@ -473,13 +494,14 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
     naive = 0
     for name in order:
         for prefix, (m, nm) in ctx[name].items():
-            for ins, kind, flops in own[name]:
+            for ins, kind, flops, note in own[name]:
                 if m == 0 and nm == 0:
                     continue
                 key = (name, ins.name, _absolute(prefix, ins.op_name))
-                acc.setdefault(key, [kind, flops, 0])[2] += m
+                acc.setdefault(key, [kind, flops, 0, note])[2] += m
                 naive += flops * nm
-    dots = tuple(Dot(ins_name, kind, op_name, flops, m) for (_, ins_name, op_name), (kind, flops, m) in acc.items())
+    dots = tuple(Dot(ins_name, kind, op_name, flops, m, note)
+                 for (_, ins_name, op_name), (kind, flops, m, note) in acc.items())
     total = sum(d.flops * d.multiplier for d in dots)
     return MatmulCount(total, naive, raw_cost_analysis_flops, dots)
 

@@ -51,6 +51,20 @@ def _strip_comments(s: str) -> str:
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
+def _open_string(line: str, in_string: bool) -> bool:
+    """Whether a string literal is still open at the end of ``line`` (``in_string``: one was open at its start)."""
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "\\" and in_string:
+            i += 2
+            continue
+        if c == '"':
+            in_string = not in_string
+        i += 1
+    return in_string
+
+
 def _depth_delta(s: str) -> int:
     """Net bracket depth of ``s`` (all of (), {}, []), ignoring string literals."""
     if '"' in s:
@@ -284,6 +298,7 @@ def parse_hlo_module(text: str) -> Module:
     cur: Computation | None = None
     buf: list[str] = []
     depth = 0
+    in_string = False
     for line in text.splitlines():
         if cur is None:
             if not line.strip() or line[:1].isspace() or line.startswith("HloModule"):
@@ -298,10 +313,17 @@ def parse_hlo_module(text: str) -> Module:
                 entry = cur.name
             cur = None
             continue
-        if not line.strip():
+        if not line.strip() and not in_string:
             continue
-        buf.append(line.strip())
-        depth += _depth_delta(line)
+        buf.append(line.strip() if not in_string else line)
+        if _open_string(line, in_string):                # a string attribute printed over several lines
+            in_string = True                             # (a kernel's metadata JSON): join until it closes
+            continue
+        if in_string:
+            in_string = False
+            depth = _depth_delta(" ".join(buf))
+        else:
+            depth += _depth_delta(line)
         if depth <= 0:
             ins = _parse_instruction(" ".join(buf))
             cur.instructions.append(ins)

@@ -1,0 +1,397 @@
+"""Pallas TPU kernels priced from their own code: the Mosaic module a ``tpu_custom_call`` carries, run over its grid.
+
+A Pallas kernel lowered for TPU is a ``custom-call`` to ``tpu_custom_call`` whose ``backend_config`` holds the kernel
+as serialized MLIR (the "Mosaic" module): one function with the grid (``iteration_bounds``), the number of
+scalar-prefetch operands (``scalar_prefetch``: small integer tables the kernel reads from scalar memory, e.g.
+splash attention's block masks, megablox's group metadata) and the body run once per grid point. XLA's cost
+analysis cannot see inside it (it reads a cost estimate the kernel's author may or may not give: splash gives none,
+the flash kernel's counts the whole square under a causal mask), so this module prices the kernel by what it runs:
+
+- the body's scalar program (integer arithmetic, comparisons, ``scf.if`` / ``scf.for`` / ``scf.while``, loads from
+  the scalar-prefetch tables and stores to scalar scratch) is evaluated at every grid point, in the grid's order,
+  with the tables' values taken from the program (the custom call's operands, when they are constants in it);
+- every ``tpu.matmul`` the evaluation reaches adds ``2 * prod(result dims) * prod(lhs contracting dims)``, the
+  convention of XLA's ``dot``; vector work (exp, max, masks) is not counted, as for XLA's dots.
+
+So a block the kernel skips (its block mask says empty) costs nothing, a block it visits costs its matmuls, and
+nothing about the kernel is assumed: block sizes, grid, skipping rule and the matmuls per block are the kernel's own.
+A branch on data the program cannot know (a vector value, a table that is runtime data) raises
+:class:`NotPriceable` naming it; the caller reports the custom call as not counted.
+
+Needs jaxlib's MLIR bindings with the TPU dialect (``jax._src.lib.tpu``), so it imports jax lazily.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import functools
+import hashlib
+import itertools
+import json
+import math
+import re
+
+
+class NotPriceable(ValueError):
+    """The kernel's work depends on something the program does not fix (runtime tables, data-dependent branches)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelPrice:
+    """What one call of a Pallas TPU kernel computes."""
+
+    name: str                 # the kernel's function name (Pallas: the kernel's name, e.g. splash_mha_fwd_residuals)
+    flops: int                # matmul FLOPs of one call: the tpu.matmul ops the grid points reach
+    grid: tuple[int, ...]     # iteration bounds
+    points_with_matmuls: int  # grid points that ran at least one matmul
+    matmuls: tuple[tuple[str, int, int], ...]  # (matmul shape "MxK @ KxN -> MxN", FLOPs each, times run)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# The backend_config and the module
+# ----------------------------------------------------------------------------------------------------------------------
+
+def body_of(backend_config: str) -> bytes:
+    """The serialized Mosaic module of a ``tpu_custom_call``'s backend_config (JSON, as HLO text prints it)."""
+    try:
+        cfg = json.loads(backend_config)
+        if isinstance(cfg, str):
+            cfg = json.loads(cfg)
+        return base64.b64decode(cfg["custom_call_config"]["body"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise NotPriceable(f"the tpu_custom_call's backend_config holds no Mosaic body ({e})") from None
+
+
+@dataclasses.dataclass
+class _Op:
+    name: str                 # without the "stable_mosaic." prefix: "arith.addi", "scf.if", "tpu.matmul"
+    results: tuple            # slot ids
+    operands: tuple           # slot ids
+    attrs: dict
+    regions: tuple            # of _Block (the first block of each region; None for an empty region)
+    result_kinds: tuple       # per result: ("int", width) | ("index",) | ("float",) | ("vector", shape) | ("other",)
+
+
+@dataclasses.dataclass
+class _Block:
+    args: tuple               # slot ids
+    ops: tuple                # of _Op
+
+
+@dataclasses.dataclass
+class Kernel:
+    """A Mosaic module reduced to what pricing needs."""
+
+    name: str
+    grid: tuple[int, ...]
+    scalar_prefetch: int
+    arg_kinds: tuple          # per main-function argument: ("int", w) | ("smem", shape) | ("vmem", shape) | ...
+    body: _Block
+    n_slots: int
+
+
+_DYNAMIC = -(2 ** 63)
+
+
+def _cast(cls, x):
+    try:
+        return cls(x)
+    except (ValueError, TypeError):
+        return None
+
+
+def _kind(ir, t) -> tuple:
+    if (i := _cast(ir.IntegerType, t)) is not None:
+        return ("int", i.width)
+    if _cast(ir.IndexType, t) is not None:
+        return ("index",)
+    if (v := _cast(ir.VectorType, t)) is not None:
+        return ("vector", tuple(v.shape))
+    if (m := _cast(ir.MemRefType, t)) is not None:
+        space = str(m.memory_space) if m.memory_space is not None else ""
+        return ("smem" if "smem" in space else "memref", tuple(m.shape))
+    if any(_cast(c, t) is not None for c in (ir.F32Type, ir.BF16Type, ir.F16Type, ir.F64Type)):
+        return ("float",)
+    return ("other",)
+
+
+def _attr_value(ir, a):
+    """A scalar attribute's Python value (int, float, bool), its text otherwise."""
+    for cls in (ir.BoolAttr, ir.IntegerAttr, ir.FloatAttr):
+        x = _cast(cls, a)
+        if x is not None:
+            return int(x.value) if cls is ir.BoolAttr else x.value
+    return str(a)
+
+
+_WANTED_ATTRS = {"arith.constant": ("value",), "arith.cmpi": ("predicate",), "tpu.matmul": ("dimension_numbers",
+                 "transpose_lhs", "transpose_rhs")}
+
+
+@functools.lru_cache(maxsize=256)
+def _load_cached(digest: str, body: bytes) -> Kernel:
+    del digest
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib import tpu
+    from jax._src.lib.mlir import ir
+
+    ctx = jmlir.make_ir_context()
+    tpu.register_dialect(ctx)
+    ctx.allow_unregistered_dialects = True
+    with ctx:
+        module = ir.Module.parse(body)
+        funcs = [op.operation for op in module.body.operations]
+        main = next((f for f in funcs if "window_params" in f.attributes or "iteration_bounds" in f.attributes),
+                    funcs[0] if funcs else None)
+        if main is None:
+            raise NotPriceable("the Mosaic module holds no function")
+        slots: dict = {}
+
+        def slot(v) -> int:
+            if v not in slots:
+                slots[v] = len(slots)
+            return slots[v]
+
+        def block(b) -> _Block:
+            args = tuple(slot(a) for a in b.arguments)
+            ops = []
+            for o in b.operations:
+                o = o.operation
+                name = o.name.removeprefix("stable_mosaic.")
+                attrs = {}
+                for key in _WANTED_ATTRS.get(name, ()):
+                    if key in o.attributes:
+                        attrs[key] = _attr_value(ir, o.attributes[key])
+                kinds = tuple(_kind(ir, r.type) for r in o.results)
+                operand_kinds = tuple(_kind(ir, x.type) for x in o.operands)
+                if name == "tpu.matmul":
+                    attrs["operand_kinds"] = operand_kinds
+                elif name == "arith.cmpi":
+                    attrs["width"] = operand_kinds[0][1] if operand_kinds[0][0] == "int" else 64
+                elif name in ("arith.extui", "arith.extsi", "arith.trunci") and operand_kinds[0][0] == "int":
+                    attrs["src"] = operand_kinds[0][1]
+                regions = tuple(block(r.blocks[0]) if len(r.blocks) else None for r in o.regions)
+                ops.append(_Op(name, tuple(slot(r) for r in o.results), tuple(slot(x) for x in o.operands),
+                               attrs, regions, kinds))
+            return _Block(args, tuple(ops))
+
+        # a matmul outside the main function (a helper it calls) would be missed: refuse rather than undercount
+        for f in funcs:
+            if f is not main and "matmul" in str(f):
+                raise NotPriceable(f"a matmul in the Mosaic module's helper function "
+                                   f"{f.attributes['sym_name']}: calls are not followed")
+        body = block(main.regions[0].blocks[0])
+        grid = ()
+        if "iteration_bounds" in main.attributes:
+            grid = tuple(int(x) for x in re.findall(r"-?\d+", str(main.attributes["iteration_bounds"]).split(":", 1)[1]))
+        n_prefetch = int(_attr_value(ir, main.attributes["scalar_prefetch"])) if "scalar_prefetch" in \
+            main.attributes else 0
+        name = _attr_value(ir, main.attributes["sym_name"]) if "sym_name" in main.attributes else "?"
+        name = name.strip('"') if isinstance(name, str) else str(name)
+        arg_kinds = tuple(_kind(ir, a.type) for a in main.regions[0].blocks[0].arguments)
+        return Kernel(name, grid, n_prefetch, arg_kinds, body, len(slots))
+
+
+def load_kernel(body: bytes) -> Kernel:
+    """Parse a serialized Mosaic module (cached by content)."""
+    return _load_cached(hashlib.sha1(body).hexdigest(), body)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Evaluation
+# ----------------------------------------------------------------------------------------------------------------------
+
+def _wrap(v: int, width: int, signed: bool = True) -> int:
+    if width <= 1:
+        return v & 1
+    v &= (1 << width) - 1
+    return v - (1 << width) if signed and v >= 1 << (width - 1) else v
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+_INT_BINARY = {
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
+    "arith.divsi": _trunc_div, "arith.divui": lambda a, b: a // b, "arith.remsi": lambda a, b: a - b * _trunc_div(a, b),
+    "arith.remui": lambda a, b: a % b, "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": lambda a, b: -(-a // b), "arith.ceildivui": lambda a, b: -(-a // b),
+    "arith.andi": lambda a, b: a & b, "arith.ori": lambda a, b: a | b, "arith.xori": lambda a, b: a ^ b,
+    "arith.shli": lambda a, b: a << b, "arith.shrsi": lambda a, b: a >> b, "arith.shrui": lambda a, b: a >> b,
+    "arith.maxsi": max, "arith.minsi": min, "arith.maxui": max, "arith.minui": min,
+}
+_CMP = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
+        4: lambda a, b: a > b, 5: lambda a, b: a >= b}
+_PASS = {"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "tpu.assume_multiple",
+         "arith.bitcast"}
+_NO_VALUE = {"tpu.vector_store", "vector.store", "tpu.sem_signal", "tpu.sem_wait", "tpu.enqueue_dma",
+             "tpu.wait_dma", "tpu.wait_dma2", "tpu.trace_start", "tpu.trace_stop"}
+
+
+def _dims_text(t: str) -> list[list[int]]:
+    return [[int(x) for x in re.findall(r"-?\d+", g)] for g in re.findall(r"\[([^\]]*)\]", t)]
+
+
+def _matmul_flops(op: _Op) -> tuple[str, int]:
+    lhs, rhs = op.attrs["operand_kinds"][0], op.attrs["operand_kinds"][1]
+    out = op.result_kinds[0]
+    if lhs[0] != "vector" or out[0] != "vector":
+        raise NotPriceable(f"tpu.matmul on {lhs} -> {out}: not vectors")
+    dn = op.attrs.get("dimension_numbers")
+    if isinstance(dn, str) and "dot_dimension_numbers" in dn:
+        contracting = _dims_text(dn)[0]
+    else:                                                # no dimension numbers: (M, K) @ (K, N), maybe transposed
+        contracting = [0 if op.attrs.get("transpose_lhs") else len(lhs[1]) - 1]
+    k = math.prod(lhs[1][d] for d in contracting)
+    flops = 2 * math.prod(out[1]) * k
+    shape = f"{'x'.join(map(str, lhs[1]))} @ {'x'.join(map(str, rhs[1]))} -> {'x'.join(map(str, out[1]))}"
+    return shape, flops
+
+
+class _Run:
+    """One pricing: the kernel, its tables, scalar scratch memory and the matmuls reached."""
+
+    def __init__(self, kernel: Kernel, tables: dict[int, tuple[tuple[int, ...], list[int]]]):
+        self.k = kernel
+        self.env = [None] * kernel.n_slots
+        self.tables = tables                  # slot -> (shape, flat values)
+        self.scratch: dict = {}               # (slot, flat index) -> value
+        self.hits: dict = {}                  # matmul id -> [shape, flops, times]
+        self.point_flops = 0
+
+    def _index(self, shape, idx) -> int:
+        flat = 0
+        for n, i in zip(shape, idx):
+            if i is None:
+                return -1
+            flat = flat * n + i
+        return flat
+
+    def block(self, b: _Block, args) -> list:
+        env = self.env
+        for s, v in zip(b.args, args):
+            env[s] = v
+        for op in b.ops:
+            name = op.name
+            if name in ("scf.yield", "scf.condition", "func.return"):
+                return [env[s] for s in op.operands]
+            vals = [env[s] for s in op.operands]
+            if name == "arith.constant":
+                v = op.attrs.get("value")
+                env[op.results[0]] = v if isinstance(v, (int, float)) and op.result_kinds[0][0] != "vector" else None
+            elif name in _INT_BINARY:
+                a, c = vals
+                kind = op.result_kinds[0]
+                if a is None or c is None or kind[0] not in ("int", "index"):
+                    env[op.results[0]] = None
+                else:
+                    r = _INT_BINARY[name](a, c)
+                    env[op.results[0]] = _wrap(r, kind[1]) if kind[0] == "int" else r
+            elif name == "arith.cmpi":
+                a, c = vals
+                pred = op.attrs["predicate"]
+                if a is None or c is None:
+                    env[op.results[0]] = None
+                else:
+                    if pred >= 6:                        # unsigned: ult ule ugt uge
+                        w = op.attrs["width"]
+                        a, c, pred = _wrap(a, w, False), _wrap(c, w, False), pred - 4
+                    env[op.results[0]] = int(_CMP[pred](a, c))
+            elif name == "arith.select":
+                cnd, a, c = vals
+                env[op.results[0]] = None if cnd is None else (a if cnd else c)
+            elif name in _PASS or name == "arith.trunci":
+                v = vals[0]
+                if v is not None and "src" in op.attrs:  # integer width changes: sign or zero extension, truncation
+                    v = _wrap(v, op.attrs["src"], name != "arith.extui")
+                    if name == "arith.trunci":
+                        v = _wrap(v, op.result_kinds[0][1])
+                env[op.results[0]] = v
+            elif name == "memref.load":
+                ref, idx = op.operands[0], vals[1:]
+                if ref in self.tables:
+                    shape, flat = self.tables[ref]
+                    i = self._index(shape, idx)
+                    env[op.results[0]] = None if i < 0 else flat[i]
+                else:
+                    env[op.results[0]] = self.scratch.get((ref, tuple(idx)))
+            elif name == "memref.store":
+                self.scratch[(op.operands[1], tuple(vals[2:]))] = vals[0]
+            elif name == "scf.if":
+                cnd = vals[0]
+                if cnd is None:
+                    raise NotPriceable(f"kernel {self.k.name}: a branch on a value the program does not fix "
+                                       "(vector data or a runtime table)")
+                region = op.regions[0] if cnd else (op.regions[1] if len(op.regions) > 1 else None)
+                outs = self.block(region, []) if region is not None else []
+                for s, v in zip(op.results, outs):
+                    env[s] = v
+            elif name == "scf.for":
+                lb, ub, step, *carry = vals
+                if lb is None or ub is None or step is None:
+                    raise NotPriceable(f"kernel {self.k.name}: a loop whose bounds the program does not fix")
+                for i in range(lb, ub, step):
+                    carry = self.block(op.regions[0], [i] + carry)
+                for s, v in zip(op.results, carry):
+                    env[s] = v
+            elif name == "scf.while":
+                carry = vals
+                for _ in range(1 << 24):
+                    cond = self.block(op.regions[0], carry)
+                    if cond[0] is None:
+                        raise NotPriceable(f"kernel {self.k.name}: a while loop on a value the program does not fix")
+                    if not cond[0]:
+                        carry = cond[1:]
+                        break
+                    carry = self.block(op.regions[1], cond[1:])
+                for s, v in zip(op.results, carry):
+                    env[s] = v
+            elif name == "tpu.matmul":
+                key = id(op)
+                if key not in self.hits:
+                    self.hits[key] = [*_matmul_flops(op), 0]
+                self.hits[key][2] += 1
+                self.point_flops += self.hits[key][1]
+                env[op.results[0]] = None
+            elif "matmul" in name or "contract" in name or name.endswith(".dot"):
+                raise NotPriceable(f"kernel {self.k.name}: {name} is a matmul this pricer does not know")
+            elif name.startswith("func.call"):
+                raise NotPriceable(f"kernel {self.k.name}: calls are not followed")
+            else:
+                for s in op.results:
+                    env[s] = None
+                for r in op.regions:                     # regions of other ops (tpu.region, traces): run once
+                    if r is not None:
+                        self.block(r, [None] * len(r.args))
+        return []
+
+
+def price(kernel: Kernel, tables: list) -> KernelPrice:
+    """Price one call: ``tables`` are the scalar-prefetch operands' values, flat in row-major order (``None`` for a
+    table the program does not fix: fine while no branch reads it)."""
+    if any(n < 0 for n in kernel.grid):
+        raise NotPriceable(f"kernel {kernel.name}: a grid sized at run time ({kernel.grid})")
+    ndim = len(kernel.grid)
+    args = kernel.body.args
+    table_slots = {}
+    for t in range(kernel.scalar_prefetch):
+        kind = kernel.arg_kinds[ndim + t]
+        values = tables[t] if t < len(tables) else None
+        if values is not None:
+            if len(values) != math.prod(kind[1]):
+                raise NotPriceable(f"kernel {kernel.name}: scalar-prefetch operand {t} has {len(values)} values for "
+                                   f"a table of shape {kind[1]}")
+            table_slots[args[ndim + t]] = (kind[1], list(values))
+    run = _Run(kernel, table_slots)
+    rest = [None] * (len(args) - ndim)
+    points = 0
+    for point in itertools.product(*(range(n) for n in kernel.grid)):
+        run.point_flops = 0
+        run.block(kernel.body, list(point) + rest)
+        points += run.point_flops > 0
+    flops = sum(f * n for _, f, n in run.hits.values())
+    matmuls = tuple((s, f, n) for s, f, n in run.hits.values())
+    return KernelPrice(kernel.name, flops, kernel.grid, points, matmuls)

@@ -1,0 +1,145 @@
+"""The program counter: the FLOPs of a JAX program as it runs, custom kernels included, from any stage of it.
+
+    from maxflops.xla import count_program
+    c = count_program(train_step, state, batch)                 # jit, lower, compile here: what runs on this machine
+    c = count_program(train_step, state, batch, platform="tpu")  # the TPU program, from a CPU machine (jax.export)
+    c = count_program(jax.export.export(jitted, platforms=["tpu"])(*specs))   # an Exported
+    c = count_program(jitted.lower(*args))  /  count_program(compiled)
+    print(c.summary())
+
+What is counted: every ``dot`` and ``convolution`` once per execution (while loops times their trip counts: a
+scanned 64-layer stack counts 64 layers, where XLA's ``cost_analysis()`` counts one), cuBLAS / cuDNN library matmuls
+from their dimension numbers, and every Pallas TPU kernel from its own code over its own grid and block tables (a
+block splash attention skips costs nothing; see :mod:`maxflops.xla.mosaic`). A custom call that computes and has no
+price is listed in ``not_counted`` with the reason, never a silent 0. ``cost_analysis`` is XLA's own figure beside it
+(None where the program cannot be compiled here, e.g. a TPU program on a CPU machine).
+
+Which module: a ``Compiled`` is counted as it runs (optimized, per device under SPMD); a ``Lowered``, an
+``Exported`` and ``platform=`` count the module before XLA's optimizations (global shapes unless the program is
+already per device, e.g. a ``shard_map`` body; ``jax.checkpoint`` recompute visible). Matmuls are the same dots in
+both; a callable with no ``platform`` is compiled here and counted as it runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .hlo_count import MatmulCount, count_module
+from .hlo_parse import parse_hlo_module
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramCount:
+    """The FLOPs of one program run (one step): matmuls and priced kernels, what is not counted, XLA's figure."""
+
+    count: MatmulCount
+    stage: str                         # "compiled", "lowered" or "exported"
+    platforms: tuple[str, ...]         # what the program was built for
+    cost_analysis: float | None        # XLA's cost_analysis()['flops'] of that module (None: not available here)
+
+    @property
+    def flops(self) -> int:
+        """Matmul FLOPs per run: XLA's dots and library matmuls, loop-aware, plus the priced kernels."""
+        return self.count.matmul_flops
+
+    @property
+    def kernel_flops(self) -> int:
+        return self.count.kernel_flops
+
+    @property
+    def kernels(self):
+        return self.count.kernels
+
+    @property
+    def not_counted(self):
+        return self.count.not_counted
+
+    def by_scope(self, names, innermost: bool = False) -> dict[str, int]:
+        return self.count.by_scope(names, innermost)
+
+    def summary(self) -> str:
+        c = self.count
+        lines = [f"{self.stage} program for {', '.join(self.platforms) or '?'}: {self.flops:,} FLOPs per run "
+                 f"(matmuls {self.flops - self.kernel_flops:,}, kernels {self.kernel_flops:,})"]
+        for d in c.kernels:
+            lines.append(f"  kernel {d.name} x{d.multiplier}: {d.flops * d.multiplier:,} ({d.note})")
+        for d in c.not_counted:
+            lines.append(f"  NOT COUNTED {d.name} x{d.multiplier}: {d.note}")
+        if self.cost_analysis is None:
+            lines.append("  XLA cost_analysis: not available for this stage here")
+        else:
+            diff = []
+            if c.naive_matmul_flops != c.matmul_flops:
+                diff.append("it counts each loop body once")
+            if c.kernel_flops:
+                diff.append("it prices custom kernels by their own estimate or as nothing")
+            lines.append(f"  XLA cost_analysis: {self.cost_analysis:,.0f} (elementwise work included"
+                         + ("; " + "; ".join(diff) if diff else "") + ")")
+        return "\n".join(lines)
+
+
+def _print_options():
+    from jaxlib import _hlo
+
+    o = _hlo.HloPrintOptions()
+    o.print_large_constants = True                       # a kernel's block tables are constants of the program
+    return o
+
+
+def _stablehlo_to_hlo_text(mlir_text: str) -> str:
+    from jax._src.lib import xla_client as xc
+
+    comp = xc._xla.mlir.mlir_module_to_xla_computation(mlir_text, use_tuple_args=False, return_tuple=False)
+    return comp.get_hlo_module().to_string(_print_options())
+
+
+def _cost(stage) -> float | None:
+    try:
+        ca = stage.cost_analysis()
+    except Exception:  # noqa: BLE001 - not every backend implements it
+        return None
+    if isinstance(ca, (list, tuple)):
+        ca = ca[0] if ca else None
+    return None if ca is None else float(ca.get("flops", 0.0))
+
+
+def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str, str, tuple, float | None]:
+    """(HLO text with its constants, stage, platforms, cost_analysis) of a callable, Lowered, Compiled or Exported."""
+    import jax
+    from jax import export as jex
+
+    if isinstance(obj, jex.Exported):
+        if args or kwargs or platform:
+            raise TypeError("count_program: an Exported takes no arguments and no platform (it has its own)")
+        return _stablehlo_to_hlo_text(obj.mlir_module()), "exported", tuple(obj.platforms), None
+    if isinstance(obj, jax.stages.Compiled):
+        if args or kwargs or platform:
+            raise TypeError("count_program: a Compiled takes no arguments and no platform")
+        text = obj.runtime_executable().hlo_modules()[0].to_string(_print_options())
+        return text, "compiled", (jax.default_backend(),), _cost(obj)
+    if isinstance(obj, jax.stages.Lowered):
+        if args or kwargs or platform:
+            raise TypeError("count_program: a Lowered takes no arguments and no platform")
+        text = obj.compiler_ir("hlo").get_hlo_module().to_string(_print_options())
+        return text, "lowered", (jax.default_backend(),), _cost(obj)
+    if not callable(obj):
+        raise TypeError(f"count_program takes a function, jax.stages.Lowered, jax.stages.Compiled or "
+                        f"jax.export.Exported; got {type(obj).__name__}")
+    fn = obj if hasattr(obj, "lower") else jax.jit(obj)
+    if platform:
+        specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None))
+                             if hasattr(x, "shape") and hasattr(x, "dtype") else x, (args, kwargs))
+        exported = jex.export(fn, platforms=[platform])(*specs[0], **specs[1])
+        return program_text(exported)
+    return program_text(fn.lower(*args, **kwargs).compile())
+
+
+def count_program(obj, *args, platform: str | None = None, **kwargs) -> ProgramCount:
+    """Count one run of a JAX program: a callable (with its arguments, or their ``jax.ShapeDtypeStruct``s), a
+    ``jax.stages.Lowered``, a ``jax.stages.Compiled`` or a ``jax.export.Exported``.
+
+    ``platform`` ("tpu", "cuda", "rocm", "cpu"): export the callable for that platform and count that program, so a
+    TPU or GPU program can be counted on a CPU machine (its Pallas kernels lower as the chip runs them).
+    """
+    text, stage, platforms, cost = program_text(obj, *args, platform=platform, **kwargs)
+    return ProgramCount(count_module(parse_hlo_module(text), cost), stage, platforms, cost)
