@@ -11,5 +11,7 @@ This package imports jax; ``import maxflops`` does not.
 
 from .hlo import Dot, MatmulCount, count_hlo_text, count_lowered, count_matmuls
 from .jaxpr_count import count_jaxpr
+from .program import ProgramCount, count_program
 
-__all__ = ["Dot", "MatmulCount", "count_hlo_text", "count_lowered", "count_matmuls", "count_jaxpr"]
+__all__ = ["Dot", "MatmulCount", "ProgramCount", "count_hlo_text", "count_lowered", "count_matmuls", "count_jaxpr",
+           "count_program"]
