@@ -336,7 +336,7 @@ def _hardware_step(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
                 and k not in merged:
             total += recomputed(k, v, qk, tail.get(k, 0), saved, wi_share, unnamed.get(k, 0))
         if k == "core_attention" and c["flash_backward_recompute"] and train_factor(k, c) == 3:
-            total += qk
+            total += qk + (v if c["flash_backward_split"] else 0)  # split: the dq kernel's QK^T and dO V^T
         out[k] = total * steps
     for k in p.grad_extra.keys() - fwd.keys():  # backward-only work (its own component)
         out[k] = p.grad_extra[k] * steps

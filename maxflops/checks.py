@@ -96,6 +96,9 @@ def check_relations(c: Mapping[str, Any]) -> None:
     if c["global_num_kv_heads"] and c["num_query_heads"] % c["global_num_kv_heads"]:
         err("global_num_kv_heads", f"{c['global_num_kv_heads']} does not divide num_query_heads="
                                    f"{c['num_query_heads']}")
+    if c["flash_backward_split"] and not c["flash_backward_recompute"]:
+        err("flash_backward_split", "true with flash_backward_recompute false: a split flash backward recomputes "
+                                    "QK^T in both kernels (set flash_backward_recompute true)")
     if c["layer_widths"]:
         _check_layer_widths(c, err)
     if c["layer_loops"]:
@@ -410,6 +413,8 @@ READ_WHEN: dict = {
     "decode_kv_length": (lambda c: c["mode"] == "decode",
                          "mode is not 'decode': a training or prefill step reads max_target_length (set mode='decode' "
                          "to count a decode step)"),
+    **{k: (lambda c: c["mode"] == "train", "mode is not 'train': only a training step runs a backward pass")
+       for k in ("flash_backward_split",)},
     "gradient_accumulation_steps": (lambda c: c["mode"] == "train",
                                     "mode is not 'train': only a training step accumulates micro-batches"),
     **{k: (lambda c: c["num_experts"] > 1 and c["moe_impl"] == "capacity",

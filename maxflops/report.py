@@ -159,7 +159,8 @@ def _stated(config) -> list:
             "the checkpoint's routing decides it (set zero_expert_share)"]
 
 
-_IMPL_DEFAULTS = {"attention_impl": "ideal", "flash_backward_recompute": False, "mla_absorbed": False,
+_IMPL_DEFAULTS = {"attention_impl": "ideal", "flash_backward_recompute": False, "flash_backward_split": False,
+                  "mla_absorbed": False,
                   "moe_impl": "ideal", "dsa_impl": "ideal", "remat_policy": "none"}
 
 

@@ -452,6 +452,9 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw["conv_weight_grad"] = "grouped"
         for key in HARDWARE_BOOLS:
             kw[key] = draw(st.booleans())
+        # the split flash backward (two kernels) needs the recompute; only a training step reads it
+        kw["flash_backward_split"] = kw["flash_backward_recompute"] and kw.get("mode") == "train" and \
+            draw(st.booleans())
         kw["attention_block_q"] = draw(st.integers(1, 24))
         kw["attention_block_kv"] = draw(st.integers(1, 24))
         kw["capacity_factor"] = draw(st.sampled_from([0.5, 1.0, 1.25, 1.3, 2.0]))
@@ -589,7 +592,7 @@ def knob_value(key):
 
 # Keys drawn by config_kwargs (the test checks COVERED | NOT_DRAWN == SCHEMA).
 COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWARE_CHOICES) | frozenset(
-    HARDWARE_BOOLS) | frozenset(IDEAL) | {
+    HARDWARE_BOOLS) | frozenset(IDEAL) | {"flash_backward_split",
     "patch_cross_k", "patches_per_sequence", "patch_layers", "frozen_layers", "patcher_head_layer",
     "mode", "convention", "model_name", "weight_bytes_rules", "num_decoder_layers", "mtp_num_layers", "vocab_size", "attention_type",
     "attention_layer_pattern", "mtp_layer_pattern", "num_query_heads", "num_kv_heads", "use_sparse_indexer", "causal",

@@ -130,6 +130,8 @@ BASE: dict = {
     "compress_ratios": [], "o_groups": 0, "o_lora_rank": 0, "first_num_hash_layers": 0,
     "attention": "autoselected", "sparse_matmul": True, "megablox": True, "capacity_factor": -1.0,
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
+    "sa_block_q_dkv": 512, "sa_block_kv_dkv": 512, "sa_block_q_dq": 512, "sa_block_kv_dq": 512,
+    "sa_use_fused_bwd_kernel": False, "use_tokamax_splash": False,
     "indexer_sparse_training": False, "gdn_chunk_size": 64, "use_mla_absorbed_mqa": False, "use_post_ffw_norm": False,
     "use_qk_norm": False, "num_target_devices": 1, "num_slices": 1, "moe_dispatch_no_expert_sharding": False,
     "num_layers_per_pipeline_stage": 1, "num_pipeline_microbatches": -1, "num_pipeline_repeats": -1,
@@ -161,6 +163,7 @@ MODEL_KEYS = frozenset("""
 
 IMPLEMENTATION_KEYS = frozenset("""
     attention sparse_matmul megablox capacity_factor remat_policy scan_layers sa_block_q sa_block_kv
+    sa_block_q_dkv sa_block_kv_dkv sa_block_q_dq sa_block_kv_dq sa_use_fused_bwd_kernel use_tokamax_splash
     indexer_sparse_training gdn_chunk_size use_mla_absorbed_mqa use_post_ffw_norm use_qk_norm
     num_target_devices num_slices mesh_axes ici_parallelism dcn_parallelism logical_axis_rules
     moe_dispatch_no_expert_sharding hardware num_layers_per_pipeline_stage num_pipeline_microbatches
@@ -317,9 +320,9 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     rollout_backend rollout_tensor_parallelism rope_attention_scaling rope_factor rope_interleave
     rope_linear_scaling_factor rope_max_timescale rope_min_timescale rope_pairwise rope_theta_for_vit rope_truncate
     rope_type rope_use_scale routed_bias routed_bias_update_rate routed_scaling_factor routed_score_func
-    router_topk_matmul_vjp sa_block_kv_compute sa_block_kv_dkv sa_block_kv_dkv_compute sa_block_kv_dq sa_block_q_dkv
-    sa_block_q_dq sa_bwd_dkv_megacore sa_fuse_reciprocal sa_k_layout sa_q_layout sa_use_base2_exp
-    sa_use_fused_bwd_kernel sa_v_layout save_checkpoint_on_completion save_checkpoint_on_start save_config_to_gcs
+    router_topk_matmul_vjp sa_block_kv_compute sa_block_kv_dkv_compute 
+    sa_bwd_dkv_megacore sa_fuse_reciprocal sa_k_layout sa_q_layout sa_use_base2_exp
+    sa_v_layout save_checkpoint_on_completion save_checkpoint_on_start save_config_to_gcs
     save_quantized_params_path scale_embedding_for_audio scan_layers_per_stage scan_pipeline_iterations
     scan_pipeline_repeats set_remat_policy_on_layers_per_stage set_remat_policy_on_pipeline_iterations
     sft_train_on_completion_only shard_embed_moe_on_fsdp shard_exp_on_fsdp shard_mode shard_optimizer_over_data
@@ -342,7 +345,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     use_qk_clip use_qk_norm_in_gdn use_qwix_quantization use_ragged_attention
     use_ragged_sort use_raiden_ffi use_random_routing use_replicator_service use_ring_of_experts
     use_sequential_layers use_sft use_sliced_mla_proj use_splash_scheduler use_standalone_converter
-    use_stream_chunking use_tokamax_gmm use_tokamax_splash use_truncation use_tunix_gradient_accumulation
+    use_stream_chunking use_tokamax_gmm use_truncation use_tunix_gradient_accumulation
     use_untrainable_positional_embedding use_vertex_tensorboard use_weight_converter using_pipeline_parallelism
     v_norm_with_scale value_proj vertex_tensorboard_project vertex_tensorboard_region video_max_grid_h
     video_max_grid_t video_max_grid_w video_path video_placeholder vision_connector_activation

@@ -682,6 +682,19 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
         o["attention_block_q"] = r.int("sa_block_q", base["sa_block_q"], minimum=1, record=False)
         o["attention_block_kv"] = r.int("sa_block_kv", base["sa_block_kv"], minimum=1, record=False)
         o["flash_backward_recompute"] = True
+        # jax's splash runs the backward as a dq kernel and a dkv kernel unless fused; tokamax's splash always fuses
+        tokamax_splash = r.bool("use_tokamax_splash", base["use_tokamax_splash"], record=False)
+        fused = tokamax_splash or r.bool("sa_use_fused_bwd_kernel", base["sa_use_fused_bwd_kernel"], record=False)
+        o["flash_backward_split"] = not fused
+        bwd_tiles = {k: r.int(k, base[k], minimum=1, record=False)
+                     for k in ("sa_block_q_dkv", "sa_block_kv_dkv") + (() if fused else ("sa_block_q_dq",
+                                                                                       "sa_block_kv_dq"))}
+        differ = {k: v for k, v in bwd_tiles.items()
+                  if v != o["attention_block_q" if "_q_" in k else "attention_block_kv"]}
+        if differ:
+            not_priced.append("hardware: the splash backward's own tiles (" + ", ".join(
+                f"{k}={v}" for k, v in differ.items()) + ") are priced as the forward's "
+                f"{o['attention_block_q']}x{o['attention_block_kv']}")
         if o.get("use_sparse_indexer") and o["attention_type"] == "mla":
             # tokamax's dynamic-mask splash over the top-k mask: the tiles holding a selected key
             o["dsa_impl"] = "blocked"

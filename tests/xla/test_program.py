@@ -270,3 +270,27 @@ def test_bad_input_is_one_clear_error():
     with pytest.raises(TypeError, match="takes no arguments"):
         count_program(jax.jit(lambda x: x).lower(1.0), 2.0)
     assert math.prod(()) == 1
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["split backward (dq and dkv kernels)", "fused backward"])
+@pytest.mark.parametrize("letter,kind,span", [("G", "causal", 0), ("L", "local", 200), ("C", "chunked", 192)])
+def test_engine_blocked_train_equals_the_splash_program(letter, kind, span, fused):
+    """Training: the engine's flash backward (flash_backward_recompute; flash_backward_split for splash's default
+    two backward kernels) equals the exported training step's splash calls."""
+    from maxflops.proofkit.case import component, engine
+
+    H, blk = 2, 128
+    c = count_program(splash_fn([(kind, span)], L, H, H, _blocks(blk, blk), True, fused=fused),
+                      *specs(L, H, H, False), platform="tpu")
+    spans = {"L": {"sliding_window_size": span}, "C": {"chunk_attn_window_size": span}}.get(letter, {})
+    b = engine("train", max_target_length=L, per_device_batch_size=1, num_query_heads=H, num_kv_heads=H, head_dim=D,
+               attention_layer_pattern=letter, attention_impl="blocked", attention_block_q=blk,
+               attention_block_kv=blk, flash_backward_recompute=True, flash_backward_split=not fused, **spans)
+    assert component(b, "core_attention")[1] == c.kernel_flops
+
+
+def test_split_backward_needs_the_recompute():
+    import maxflops
+
+    with pytest.raises(ValueError, match="flash_backward_split"):
+        maxflops.model_config(flash_backward_split=True, mode="train")

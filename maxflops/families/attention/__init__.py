@@ -517,6 +517,10 @@ SCHEMA = {
     "attention_block_q": field_of(512, int, "Query tile of attention_impl='blocked'.", minimum=1),
     "attention_block_kv": field_of(512, int, "Key/value tile of attention_impl='blocked'.", minimum=1),
     "flash_backward_recompute": field_of(False, bool, "Flash-style backward: QK^T is recomputed once more."),
+    "flash_backward_split": field_of(False, bool, "The flash backward runs as two kernels, one for dq and one for dk "
+                                     "and dv, each recomputing QK^T and dO V^T: one more forward of the core "
+                                     "attention on top of flash_backward_recompute (splash's default; MaxText's "
+                                     "sa_use_fused_bwd_kernel false). Needs flash_backward_recompute."),
     "mla_absorbed": field_of(False, bool, "Hardware MLA runs absorbed: attention in the kv latent (d_qk = kv_lora + "
                                     "rope, d_v = kv_lora) with per-token absorb/expand matmuls."),
     "qkv_norms": field_of("none", str, "Hardware, train: norms on the projected q and k ('qk': Qwen3, Gemma 3, OLMo 3) or "
