@@ -97,6 +97,24 @@ def dot_flops(comp: Computation, ins: Instruction) -> int:
     return 2 * math.prod(out.dims) * k
 
 
+def _is_matmul(comp: Computation, ins: Instruction) -> bool:
+    """Whether a ``dot`` is a matmul: it contracts, and one of its operands keeps a dimension of its own (neither
+    contracted nor batch). The others are elementwise work written as dots, which XLA's optimizer rewrites as
+    multiplies and reductions: a product with no contraction (``...k,k->...k``, a norm's scale) and a batched dot
+    product (``hsd,hsd->hs``: a flash backward's row sums; ``nk,nk->k``: a norm scale's gradient). Counting them
+    would make the module before optimization differ from the one that runs."""
+    contracting = _int_list(ins.attrs.get("lhs_contracting_dims"))
+    if not contracting:
+        return False
+    for side in ("lhs", "rhs"):
+        shape = _operand_shape(comp, ins, 0 if side == "lhs" else 1)
+        used = set(_int_list(ins.attrs.get(f"{side}_contracting_dims"))) | \
+            set(_int_list(ins.attrs.get(f"{side}_batch_dims")))
+        if len(shape.dims) > len(used):
+            return True
+    return False
+
+
 def conv_valid_positions(in_size: int, out_size: int, kernel_size: int, stride: int = 1, pad_low: int = 0,
                          lhs_dilation: int = 1, rhs_dilation: int = 1) -> int:
     """Number of (output position, kernel tap) pairs of one spatial dimension that read a real input element.
@@ -315,6 +333,8 @@ def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str
     out = []
     for ins in comp.instructions:
         if ins.opcode == "dot":
+            if not _is_matmul(comp, ins):
+                continue
             out.append((ins, "dot", dot_flops(comp, ins)))
         elif ins.opcode == "convolution":
             out.append((ins, "convolution", conv_flops(comp, ins)))

@@ -94,8 +94,11 @@ def constant_values(module: Module, comp: Computation, name: str, depth: int = 0
         vals = _literal(ins)
         n = _elements(ins)
         return vals if vals is not None and len(vals) == n else None
-    if op in _PASS and ins.operands:
-        return constant_values(module, comp, ins.operands[0], depth + 1)
+    if (op in _PASS or op == "custom-call" and target_of(ins) in NO_COMPUTE) and ins.operands:
+        return constant_values(module, comp, ins.operands[0], depth + 1)   # (a sharding annotation included)
+    if op in ("call", "fusion"):
+        callee = _callee(module, ins)
+        return None if callee is None else constant_values(module, callee, callee.root.name, depth + 1)
     if op == "broadcast" and ins.operands:
         src = constant_values(module, comp, ins.operands[0], depth + 1)
         return src * _elements(ins) if src is not None and len(src) == 1 else None
@@ -108,7 +111,17 @@ def constant_values(module: Module, comp: Computation, name: str, depth: int = 0
             return _from_callers(module, comp, int(base.raw_args.strip()), idx, depth)
         if base is not None and base.opcode == "tuple":
             return constant_values(module, comp, base.operands[idx], depth + 1)
+        if base is not None and base.opcode in ("call", "fusion"):          # a value a nested jit returns
+            callee = _callee(module, base)
+            root = callee.root if callee is not None else None
+            if root is not None and root.opcode == "tuple":
+                return constant_values(module, callee, root.operands[idx], depth + 1)
     return None
+
+
+def _callee(module: Module, ins: Instruction) -> Computation | None:
+    ref = (ins.attrs.get("to_apply") or ins.attrs.get("calls") or "").strip("{} ").split(",")[0].strip().lstrip("%")
+    return module.computations.get(ref)
 
 
 def _elements(ins: Instruction) -> int:
