@@ -1,0 +1,72 @@
+"""Hardware FLOPs against MaxText's own train step as it runs on TPU, splash kernels included.
+
+tests/fixtures/maxtext_tpu/programs.json was made by the script beside it: MaxText 0.2.5 builds its train step with
+``attention: flash`` (jax's splash attention) and ``jax.export`` lowers it for TPU on a CPU machine; the program
+counter counts it (XLA's dots loop-aware, each splash call from its own Mosaic module over its grid and block tables,
+maxflops.xla.mosaic). Here ``from_maxtext`` on the same resolved config must give exactly that count: the splash
+tiles, the split backward (a dq kernel and a dkv kernel unless sa_use_fused_bwd_kernel), its recompute under
+remat, the windows' skipped tiles, MLA's head widths. Unverified on the chip itself: no TPU has run these programs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import maxflops
+from maxflops.maxtext import from_maxtext
+from repo import FIXTURES
+
+BASE = json.loads((FIXTURES / "maxtext_real" / "maxtext_base_keys.json").read_text())
+DATA = json.loads((FIXTURES / "maxtext_tpu" / "programs.json").read_text())
+CASES = DATA["cases"]
+
+
+def test_fixture_is_complete():
+    assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["platform"].startswith("tpu")
+    assert set(CASES) >= {"dense_gqa", "dense_gqa_fused_backward", "olmo3_windows", "mla_moe"}
+    for name, case in CASES.items():
+        assert case["keys"]["attention"] == "flash" and case["kernel_flops"] > 0, name
+        assert case["not_counted"] == [], name                  # every splash call priced
+        assert all("splash_mha" in k for k in case["kernels"]), name
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hardware_flops_equal_maxtexts_tpu_train_step(name):
+    b = maxflops.count(from_maxtext({**BASE, **CASES[name]["keys"]}))
+    assert [p for p in b.not_priced if p.startswith("hardware")] == []
+    assert b.hardware_flops == CASES[name]["train_step_flops"]
+
+
+def test_the_split_backward_is_one_more_forward_of_the_core():
+    """The fixture's two dense programs differ by one forward of the core attention: splash's default backward runs
+    QK^T and dO V^T again in its dq kernel (per tile: dq 2 d_qk + d_v, dkv 2 d_qk + 2 d_v; fused: 3 d_qk + 2 d_v)."""
+    split, fused = CASES["dense_gqa"], CASES["dense_gqa_fused_backward"]
+    assert len(split["kernels"]) == 4 and len(fused["kernels"]) == 3   # forward, forward again (remat), dq, dkv
+    prefill = maxflops.count(from_maxtext({**BASE, **fused["keys"]}), mode="prefill")
+    assert split["kernel_flops"] - fused["kernel_flops"] == prefill.hardware_components["core_attention"] > 0
+
+
+LIVE = ["dense_gqa", "olmo3_windows", "mla_moe"]
+
+
+@pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
+                    "of a venv with maxtext 0.2.5 re-exports some of these programs for TPU and compares")
+def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
+    """Re-exports three of the recorded programs with MaxText itself into a copy of the fixture."""
+    import shutil
+    import subprocess
+
+    work = tmp_path / "maxtext_tpu"
+    shutil.copytree(FIXTURES / "maxtext_tpu", work)
+    (tmp_path / "maxtext_real").mkdir()
+    shutil.copy(FIXTURES / "maxtext_real" / "maxtext_base_keys.json", tmp_path / "maxtext_real")
+    env = dict(os.environ, PYTHONPATH=str(FIXTURES.parent.parent), JAX_PLATFORMS="cpu")
+    subprocess.run([os.environ["MAXFLOPS_LIVE_MAXTEXT"], str(work / "generate.py"), *LIVE], check=True,
+                   capture_output=True, timeout=900, env=env)
+    live = json.loads((work / "programs.json").read_text())["cases"]
+    for name in LIVE:
+        for key in ("train_step_flops", "kernel_flops", "kernels", "not_counted"):
+            assert live[name][key] == CASES[name][key], (name, key)
