@@ -58,13 +58,19 @@ def _price_mosaic(module: Module, comp: Computation, ins: Instruction) -> Priced
 
     try:
         kernel = mosaic.load_kernel(mosaic.body_of(ins.attrs.get("backend_config", "")))
-        tables = [constant_values(module, comp, ins.operands[t]) for t in range(kernel.scalar_prefetch)]
-        p = mosaic.price(kernel, tables)
+        # a grid sized at run time takes its sizes from the call's first operands, then come the prefetch tables
+        dynamic = sum(n < 0 for n in kernel.grid)
+        sizes = [constant_values(module, comp, ins.operands[t]) for t in range(dynamic)]
+        tables = [constant_values(module, comp, ins.operands[dynamic + t]) for t in range(kernel.scalar_prefetch)]
+        p = mosaic.price(kernel, tables, [s[0] if s is not None and len(s) == 1 else None for s in sizes])
     except mosaic.NotPriceable as e:
         return Priced(0, False, f"Pallas TPU kernel: {e}")
     dims = "x".join(map(str, p.grid)) or "1"
-    return Priced(p.flops, True, f"Pallas TPU kernel {p.name}: grid {dims}, {p.points_with_matmuls} grid points "
-                                 "with matmuls (its own block tables)")
+    total = 1
+    for n in p.grid:
+        total *= n
+    return Priced(p.flops, True, f"Pallas TPU kernel {p.name}: grid {dims}, matmuls at {p.points_with_matmuls} of "
+                                 f"its {total} grid points")
 
 
 # ----------------------------------------------------------------------------------------------------------------------

@@ -369,11 +369,16 @@ class _Run:
         return []
 
 
-def price(kernel: Kernel, tables: list) -> KernelPrice:
+def price(kernel: Kernel, tables: list, dynamic_sizes=()) -> KernelPrice:
     """Price one call: ``tables`` are the scalar-prefetch operands' values, flat in row-major order (``None`` for a
-    table the program does not fix: fine while no branch reads it)."""
-    if any(n < 0 for n in kernel.grid):
-        raise NotPriceable(f"kernel {kernel.name}: a grid sized at run time ({kernel.grid})")
+    table the program does not fix: fine while no branch reads it); ``dynamic_sizes`` the values of the grid's
+    dimensions sized at run time, in order (``None``: not fixed by the program)."""
+    sizes = iter(dynamic_sizes)
+    grid = tuple(n if n >= 0 else next(sizes, None) for n in kernel.grid)
+    if any(n is None for n in grid):
+        raise NotPriceable(f"kernel {kernel.name}: a grid sized at run time by a value the program does not fix "
+                           f"({kernel.grid})")
+    kernel = dataclasses.replace(kernel, grid=grid)
     ndim = len(kernel.grid)
     args = kernel.body.args
     table_slots = {}

@@ -140,6 +140,7 @@ def test_splash_for_tpu_priced_as_the_tiles_its_mask_visits(name, train):
     assert c.stage == "exported" and c.platforms == ("tpu",)
     assert not c.not_counted
     names = sorted(d.note.split()[3].rstrip(":") for d in c.kernels)
+    assert all(n.startswith(("splash_mha_", "splash_mqa_")) for n in names), names
     assert len(names) == (3 if train else 1), names
     assert c.kernel_flops == expected(kinds, L, H, blocks, train)
 
@@ -294,3 +295,25 @@ def test_split_backward_needs_the_recompute():
 
     with pytest.raises(ValueError, match="flash_backward_split"):
         maxflops.model_config(flash_backward_split=True, mode="train")
+
+
+def test_a_grid_sized_at_run_time():
+    """A Pallas grid whose size is an operand: priced when the program fixes it, named not counted when the step
+    computes it (tokamax's splash sizes its grid from the batch's segment ids)."""
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, w_ref, o_ref):
+        o_ref[...] = jnp.dot(x_ref[...], w_ref[...])
+
+    def f(n, x, w):
+        return pl.pallas_call(kernel, grid=(n,), out_shape=jax.ShapeDtypeStruct((512, 128), jnp.float32),
+                              in_specs=[pl.BlockSpec((128, 128), lambda i: (i, 0)),
+                                        pl.BlockSpec((128, 128), lambda i: (0, 0))],
+                              out_specs=pl.BlockSpec((128, 128), lambda i: (i, 0)))(x, w)
+
+    x = jax.ShapeDtypeStruct((512, 128), jnp.float32)
+    w = jax.ShapeDtypeStruct((128, 128), jnp.float32)
+    runtime = count_program(f, jax.ShapeDtypeStruct((), jnp.int32), x, w, platform="tpu")
+    assert runtime.flops == 0 and "sized at run time" in runtime.not_counted[0].note
+    fixed = count_program(lambda x, w: f(jnp.int32(3), x, w), x, w, platform="tpu")
+    assert fixed.kernel_flops == 3 * 2 * 128 ** 3 and "matmuls at 3 of its 3 grid points" in fixed.kernels[0].note
