@@ -143,3 +143,63 @@ def count_program(obj, *args, platform: str | None = None, **kwargs) -> ProgramC
     """
     text, stage, platforms, cost = program_text(obj, *args, platform=platform, **kwargs)
     return ProgramCount(count_module(parse_hlo_module(text), cost), stage, platforms, cost)
+
+
+def count_file(path: str) -> ProgramCount:
+    """Count a program saved to a file: ``Exported.serialize()`` bytes, StableHLO text (``lowered.as_text()``,
+    ``exported.mlir_module()``) or HLO text (``compiled.as_text()``; large constants printed, for kernels' tables)."""
+    import pathlib
+
+    data = pathlib.Path(path).read_bytes()
+    head = data[:4096].decode("utf-8", "replace")
+    if "HloModule" in head:
+        text = data.decode("utf-8")
+        return ProgramCount(count_module(parse_hlo_module(text)), "hlo text", (), None)
+    if "func.func" in head or head.lstrip().startswith(("module", "#loc")):
+        text = _stablehlo_to_hlo_text(data.decode("utf-8"))
+        return ProgramCount(count_module(parse_hlo_module(text)), "stablehlo text", (), None)
+    from jax import export as jex
+
+    try:
+        exported = jex.deserialize(bytearray(data))
+    except ImportError as e:                             # jax reads its serialization with the flatbuffers package
+        raise ValueError(f"{path}: reading a serialized jax.export.Exported needs the flatbuffers package ({e}); or "
+                         "save exported.mlir_module() as text and count that") from None
+    except Exception as e:  # noqa: BLE001 - anything else is not a program this reads
+        raise ValueError(f"{path}: neither HLO text, StableHLO text nor a serialized jax.export.Exported ({e})") from None
+    return count_program(exported)
+
+
+def main(argv=None) -> int:
+    """``python -m maxflops.xla.program FILE [--json]``: count a saved program (see :func:`count_file`)."""
+    import json
+    import sys
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or any(a in ("-h", "--help") for a in argv):
+        print(main.__doc__ + "\n\n" + count_file.__doc__)
+        return 0 if argv else 2
+    as_json = "--json" in argv
+    paths = [a for a in argv if a != "--json"]
+    if len(paths) != 1:
+        print("maxflops.xla.program: error: give one program file", file=sys.stderr)
+        return 2
+    try:
+        c = count_file(paths[0])
+    except (OSError, ValueError) as e:
+        print(f"maxflops.xla.program: error: {e}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(json.dumps({"stage": c.stage, "platforms": list(c.platforms), "flops": c.flops,
+                          "kernel_flops": c.kernel_flops, "cost_analysis": c.cost_analysis,
+                          "kernels": [dict(name=d.name, flops=d.flops, times=d.multiplier, note=d.note)
+                                      for d in c.kernels],
+                          "not_counted": [dict(name=d.name, times=d.multiplier, note=d.note)
+                                          for d in c.not_counted]}, indent=1))
+    else:
+        print(c.summary())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -317,3 +317,35 @@ def test_a_grid_sized_at_run_time():
     assert runtime.flops == 0 and "sized at run time" in runtime.not_counted[0].note
     fixed = count_program(lambda x, w: f(jnp.int32(3), x, w), x, w, platform="tpu")
     assert fixed.kernel_flops == 3 * 2 * 128 ** 3 and "matmuls at 3 of its 3 grid points" in fixed.kernels[0].note
+
+
+def test_a_saved_program_counts_from_the_command_line(tmp_path, capsys):
+    """``python -m maxflops.xla.program FILE``: a serialized Exported (e.g. saved on a TPU VM or by the device check),
+    its StableHLO text, or HLO text; bad files are one clear error."""
+    import json
+
+    from maxflops.xla.program import main
+
+    kinds, blocks = [("causal", 0)], _blocks(128, 128)
+    exported = jax.export.export(splash_fn(kinds, L, 2, 2, blocks, False), platforms=["tpu"])(*specs(L, 2, 2, False))
+    want = expected(kinds, L, 2, blocks, False)
+    (tmp_path / "step.mlir").write_text(exported.mlir_module())
+    from maxflops.xla.program import program_text
+
+    (tmp_path / "step.hlo").write_text(program_text(exported)[0])
+    for name in ("step.mlir", "step.hlo"):
+        assert main([str(tmp_path / name), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["kernel_flops"] == want and out["not_counted"] == [], name
+    assert main([str(tmp_path / "step.mlir")]) == 0 and "splash_mha_fwd" in capsys.readouterr().out
+    (tmp_path / "junk.bin").write_bytes(b"\x00\x01junk")
+    assert main([str(tmp_path / "junk.bin")]) == 2
+    err = capsys.readouterr().err
+    try:  # jax serializes an Exported with flatbuffers, which maxflops does not require
+        (tmp_path / "step.bin").write_bytes(exported.serialize())
+    except ImportError:
+        assert "flatbuffers" in err and err.count("\n") == 1      # one line, naming what it needs
+        return
+    assert "neither HLO text" in err
+    assert main([str(tmp_path / "step.bin"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kernel_flops"] == want
