@@ -22,7 +22,7 @@ class Dot:
     """One matmul-like HLO instruction that executes."""
 
     name: str          # HLO instruction name (without '%')
-    kind: str          # "dot", "convolution", "kernel" (a priced custom call) or "not counted" (flops 0)
+    kind: str          # "dot", "elementwise dot", "convolution", "kernel" (a priced custom call), "not counted" (0)
     op_name: str       # metadata op_name ('' if none), with named scopes: "jit(f)/qkv_proj/dot_general"
     flops: int         # FLOPs of one execution
     multiplier: int    # executions per module run: product of enclosing while trip counts, summed over call sites
@@ -37,6 +37,11 @@ class MatmulCount:
     naive_matmul_flops: int                # every loop body counted once, as cost_analysis does
     raw_cost_analysis_flops: float | None  # XLA's cost_analysis()['flops'] (0.0 if the key is absent; None if n/a)
     dots: tuple[Dot, ...]
+
+    @property
+    def elementwise_dot_flops(self) -> int:
+        """Of ``matmul_flops``, the dots that are elementwise work (see ``is_elementwise_dot``)."""
+        return sum(d.flops * d.multiplier for d in self.dots if d.kind == "elementwise dot")
 
     @property
     def kernels(self) -> tuple[Dot, ...]:
@@ -97,22 +102,21 @@ def dot_flops(comp: Computation, ins: Instruction) -> int:
     return 2 * math.prod(out.dims) * k
 
 
-def _is_matmul(comp: Computation, ins: Instruction) -> bool:
-    """Whether a ``dot`` is a matmul: it contracts, and one of its operands keeps a dimension of its own (neither
-    contracted nor batch). The others are elementwise work written as dots, which XLA's optimizer rewrites as
-    multiplies and reductions: a product with no contraction (``...k,k->...k``, a norm's scale) and a batched dot
-    product (``hsd,hsd->hs``: a flash backward's row sums; ``nk,nk->k``: a norm scale's gradient). Counting them
-    would make the module before optimization differ from the one that runs."""
-    contracting = _int_list(ins.attrs.get("lhs_contracting_dims"))
-    if not contracting:
-        return False
-    for side in ("lhs", "rhs"):
-        shape = _operand_shape(comp, ins, 0 if side == "lhs" else 1)
+def is_elementwise_dot(comp: Computation, ins: Instruction) -> bool:
+    """A ``dot`` that is elementwise work written as a dot: no contraction (``...k,k->...k``, a norm's scale as an
+    einsum), or neither operand keeping a dimension of its own (a batched dot product: ``hsd,hsd->hs``, a flash
+    backward's row sums; ``nk,nk->k``, a norm scale's gradient). Counted like every dot; ``elementwise_dot_flops``
+    sums them apart, because XLA's optimizers rewrite them as multiplies and reductions (the generic simplifier
+    the first kind, the CPU and GPU ones the second), so a module before optimization holds them and the module a
+    CPU or GPU runs may not."""
+    if not _int_list(ins.attrs.get("lhs_contracting_dims")):
+        return True
+    for i, side in enumerate(("lhs", "rhs")):
         used = set(_int_list(ins.attrs.get(f"{side}_contracting_dims"))) | \
             set(_int_list(ins.attrs.get(f"{side}_batch_dims")))
-        if len(shape.dims) > len(used):
-            return True
-    return False
+        if len(_operand_shape(comp, ins, i).dims) > len(used):
+            return False
+    return True
 
 
 def conv_valid_positions(in_size: int, out_size: int, kernel_size: int, stride: int = 1, pad_low: int = 0,
@@ -333,9 +337,7 @@ def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str
     out = []
     for ins in comp.instructions:
         if ins.opcode == "dot":
-            if not _is_matmul(comp, ins):
-                continue
-            out.append((ins, "dot", dot_flops(comp, ins)))
+            out.append((ins, "elementwise dot" if is_elementwise_dot(comp, ins) else "dot", dot_flops(comp, ins)))
         elif ins.opcode == "convolution":
             out.append((ins, "convolution", conv_flops(comp, ins)))
         elif "dot" in ins.opcode:                        # ragged-dot, sparse dot...: not modelled

@@ -59,8 +59,11 @@ class ProgramCount:
 
     def summary(self) -> str:
         c = self.count
+        ew = c.elementwise_dot_flops
         lines = [f"{self.stage} program for {', '.join(self.platforms) or '?'}: {self.flops:,} FLOPs per run "
-                 f"(matmuls {self.flops - self.kernel_flops:,}, kernels {self.kernel_flops:,})"]
+                 f"(matmuls {self.flops - self.kernel_flops:,}" + (f", of which elementwise work written as dots "
+                                                                   f"{ew:,}" if ew else "")
+                 + f"; kernels {self.kernel_flops:,})"]
         for d in c.kernels:
             lines.append(f"  kernel {d.name} x{d.multiplier}: {d.flops * d.multiplier:,} ({d.note})")
         for d in c.not_counted:

@@ -100,6 +100,8 @@ NOT_RUN = {
         "a Python 3.12 venv with MaxText 0.2.5 (the opt-in live test: it compiles on 8 simulated devices)",
     'python -m pytest -q -m "not slow"': "the test suite itself",
     "python -m pytest -q -m slow": "the slow suite itself (CI's own step)",
+    "python -m maxflops.xla.program step.mlir --json": "needs a program saved to a file (tests/xla/test_program.py "
+                                                       "runs the same command's main on saved programs)",
     "bash .ci/maxtext-leg": "CI's second leg: it installs MaxText and tokamax from PyPI (CI runs it after the suite)",
     "python tests/mutation/run.py": "the whole mutation run (about 30 minutes on 2 cores, recorded in "
                                     "tests/mutation/RESULTS.md); test_one_mutant_is_killed runs one mutant",
