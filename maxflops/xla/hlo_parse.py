@@ -49,20 +49,19 @@ def _strip_comments(s: str) -> str:
 
 
 _STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
+_STRING_TAIL = re.compile(r'(?:[^"\\]|\\.)*"')
 
 
 def _open_string(line: str, in_string: bool) -> bool:
     """Whether a string literal is still open at the end of ``line`` (``in_string``: one was open at its start)."""
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i]
-        if c == "\\" and in_string:
-            i += 2
-            continue
-        if c == '"':
-            in_string = not in_string
-        i += 1
-    return in_string
+    if not in_string and '"' not in line:
+        return False
+    if in_string:                                        # where the open string closes, if it does
+        m = _STRING_TAIL.match(line)
+        if m is None:
+            return True
+        line = line[m.end():]
+    return '"' in _STRING_RE.sub("", line)
 
 
 def _depth_delta(s: str) -> int:
@@ -93,11 +92,21 @@ def _scan(s: str, start: int = 0):
         i += 1
 
 
+# the characters that matter to bracket matching and splitting: a string literal (to its end) or a bracket or comma
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[()\[\]{},]')
+
+
 def _match_bracket(s: str, start: int) -> int:
     """Index just past the bracket that closes the one at ``s[start]`` (string-literal aware)."""
-    for i, c, depth in _scan(s, start):
-        if c in _CLOSE and depth == 0:
-            return i + 1
+    depth = 0
+    for m in _TOKENS.finditer(s, start):
+        c = m.group()
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
     raise ValueError(f"unbalanced brackets in HLO text: {s[start:start + 200]!r}")
 
 
@@ -105,10 +114,22 @@ def _split_top(s: str, sep: str = ",") -> list[str]:
     """Split ``s`` at ``sep`` characters that are outside brackets and string literals; strip the pieces."""
     parts = []
     cur_start = 0
-    for i, c, depth in _scan(s):
-        if c == sep and depth == 0:
-            parts.append(s[cur_start:i].strip())
-            cur_start = i + 1
+    if sep == ",":                                       # (the common case: a regex over the few characters that
+        depth = 0                                        # matter, not a loop over every character)
+        for m in _TOKENS.finditer(s):
+            c = m.group()
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+            elif c == "," and depth == 0:
+                parts.append(s[cur_start:m.start()].strip())
+                cur_start = m.end()
+    else:
+        for i, c, depth in _scan(s):
+            if c == sep and depth == 0:
+                parts.append(s[cur_start:i].strip())
+                cur_start = i + 1
     last = s[cur_start:].strip()
     if last or parts:
         parts.append(last)

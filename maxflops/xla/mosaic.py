@@ -132,6 +132,24 @@ _WANTED_ATTRS = {"arith.constant": ("value",), "arith.cmpi": ("predicate",), "tp
 @functools.lru_cache(maxsize=256)
 def _load_cached(digest: str, body: bytes) -> Kernel:
     del digest
+    import sys
+    import types
+
+    # The serialized module's ops are of the 'stable_mosaic' dialect, which no Python package defines; MLIR's bindings
+    # look for one on every op they wrap (six failed imports an op, uncached). An empty module under the first name
+    # they try answers them, while this parse runs.
+    placeholder = "jaxlib.mlir.dialects.stable_mosaic"
+    added = placeholder not in sys.modules
+    if added:
+        sys.modules[placeholder] = types.ModuleType(placeholder)
+    try:
+        return _parse(body)
+    finally:
+        if added:
+            sys.modules.pop(placeholder, None)
+
+
+def _parse(body: bytes) -> Kernel:
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib import tpu
     from jax._src.lib.mlir import ir
@@ -181,7 +199,7 @@ def _load_cached(digest: str, body: bytes) -> Kernel:
             if f is not main and "matmul" in str(f):
                 raise NotPriceable(f"a matmul in the Mosaic module's helper function "
                                    f"{f.attributes['sym_name']}: calls are not followed")
-        body = block(main.regions[0].blocks[0])
+        body = _prune(block(main.regions[0].blocks[0]))
         grid = ()
         if "iteration_bounds" in main.attributes:
             grid = tuple(int(x) for x in re.findall(r"-?\d+", str(main.attributes["iteration_bounds"]).split(":", 1)[1]))
@@ -191,6 +209,61 @@ def _load_cached(digest: str, body: bytes) -> Kernel:
         name = name.strip('"') if isinstance(name, str) else str(name)
         arg_kinds = tuple(_kind(ir, a.type) for a in main.regions[0].blocks[0].arguments)
         return Kernel(name, grid, n_prefetch, arg_kinds, body, len(slots))
+
+
+_CONTROL = ("scf.if", "scf.for", "scf.while")
+_TERMINATORS = ("scf.yield", "scf.condition", "func.return")
+
+
+def _prune(body: _Block) -> _Block:
+    """The body reduced to what decides which matmuls run: the matmuls, scalar-memory stores, the control flow
+    around them, and the scalar values those read (vector work, and branches holding no matmul, dropped). So a
+    branch on vector data that guards no matmul (a mask's select) is never evaluated."""
+    work: dict = {}
+
+    def has_work(op: _Op) -> bool:
+        if id(op) not in work:
+            work[id(op)] = op.name == "tpu.matmul" or op.name == "memref.store" or any(
+                has_work(o) for r in op.regions if r is not None for o in r.ops)
+        return work[id(op)]
+
+    def ops(b: _Block):
+        for op in b.ops:
+            yield op
+            for r in op.regions:
+                if r is not None:
+                    yield from ops(r)
+
+    every = list(ops(body))
+    needed: set = set()
+    for op in every:
+        if op.name in _CONTROL and has_work(op) or op.name == "memref.store":
+            needed.update(op.operands)
+        if op.name == "scf.condition":
+            needed.add(op.operands[0])
+    while True:                                          # values that needed values are computed from
+        size = len(needed)
+        for op in every:
+            if any(r in needed for r in op.results) or op.name in _CONTROL and any(
+                    a in needed for r in op.regions if r is not None for a in r.args):
+                needed.update(op.operands)
+                for r in op.regions:                     # what its regions yield, and their conditions
+                    if r is not None and r.ops and r.ops[-1].name in _TERMINATORS:
+                        needed.update(r.ops[-1].operands)
+        if len(needed) == size:
+            break
+
+    def keep(b: _Block | None) -> _Block | None:
+        if b is None:
+            return None
+        kept = []
+        for op in b.ops:
+            if op.name in _TERMINATORS or op.name == "tpu.matmul" or any(r in needed for r in op.results) \
+                    or op.name == "memref.store" or op.name in _CONTROL and has_work(op):
+                kept.append(dataclasses.replace(op, regions=tuple(keep(r) for r in op.regions)))
+        return _Block(b.args, tuple(kept))
+
+    return keep(body)
 
 
 def load_kernel(body: bytes) -> Kernel:

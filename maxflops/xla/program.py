@@ -23,6 +23,7 @@ both; a callable with no ``platform`` is compiled here and counted as it runs.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from .hlo_count import MatmulCount, count_module
 from .hlo_parse import parse_hlo_module
@@ -35,7 +36,13 @@ class ProgramCount:
     count: MatmulCount
     stage: str                         # "compiled", "lowered" or "exported"
     platforms: tuple[str, ...]         # what the program was built for
-    cost_analysis: float | None        # XLA's cost_analysis()['flops'] of that module (None: not available here)
+    stage_obj: object = dataclasses.field(default=None, repr=False, compare=False)  # asked for XLA's figure
+
+    @functools.cached_property
+    def cost_analysis(self) -> float | None:
+        """XLA's ``cost_analysis()['flops']`` of that module (None: not available here, e.g. a TPU program on a CPU
+        machine); asked on first use (for a Lowered it converts the module again)."""
+        return None if self.stage_obj is None else _cost(self.stage_obj)
 
     @property
     def flops(self) -> int:
@@ -106,8 +113,9 @@ def _cost(stage) -> float | None:
     return None if ca is None else float(ca.get("flops", 0.0))
 
 
-def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str, str, tuple, float | None]:
-    """(HLO text with its constants, stage, platforms, cost_analysis) of a callable, Lowered, Compiled or Exported."""
+def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str, str, tuple, object]:
+    """(HLO text with its constants, stage, platforms, the stage XLA's cost analysis can be asked of, or None) of a
+    callable, Lowered, Compiled or Exported."""
     import jax
     from jax import export as jex
 
@@ -119,12 +127,12 @@ def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str
         if args or kwargs or platform:
             raise TypeError("count_program: a Compiled takes no arguments and no platform")
         text = obj.runtime_executable().hlo_modules()[0].to_string(_print_options())
-        return text, "compiled", (jax.default_backend(),), _cost(obj)
+        return text, "compiled", (jax.default_backend(),), obj
     if isinstance(obj, jax.stages.Lowered):
         if args or kwargs or platform:
             raise TypeError("count_program: a Lowered takes no arguments and no platform")
         text = obj.compiler_ir("hlo").get_hlo_module().to_string(_print_options())
-        return text, "lowered", (jax.default_backend(),), _cost(obj)
+        return text, "lowered", (jax.default_backend(),), obj
     if not callable(obj):
         raise TypeError(f"count_program takes a function, jax.stages.Lowered, jax.stages.Compiled or "
                         f"jax.export.Exported; got {type(obj).__name__}")
@@ -144,8 +152,8 @@ def count_program(obj, *args, platform: str | None = None, **kwargs) -> ProgramC
     ``platform`` ("tpu", "cuda", "rocm", "cpu"): export the callable for that platform and count that program, so a
     TPU or GPU program can be counted on a CPU machine (its Pallas kernels lower as the chip runs them).
     """
-    text, stage, platforms, cost = program_text(obj, *args, platform=platform, **kwargs)
-    return ProgramCount(count_module(parse_hlo_module(text), cost), stage, platforms, cost)
+    text, stage, platforms, stage_obj = program_text(obj, *args, platform=platform, **kwargs)
+    return ProgramCount(count_module(parse_hlo_module(text)), stage, platforms, stage_obj)
 
 
 def count_file(path: str) -> ProgramCount:
@@ -157,10 +165,10 @@ def count_file(path: str) -> ProgramCount:
     head = data[:4096].decode("utf-8", "replace")
     if "HloModule" in head:
         text = data.decode("utf-8")
-        return ProgramCount(count_module(parse_hlo_module(text)), "hlo text", (), None)
+        return ProgramCount(count_module(parse_hlo_module(text)), "hlo text", ())
     if "func.func" in head or head.lstrip().startswith(("module", "#loc")):
         text = _stablehlo_to_hlo_text(data.decode("utf-8"))
-        return ProgramCount(count_module(parse_hlo_module(text)), "stablehlo text", (), None)
+        return ProgramCount(count_module(parse_hlo_module(text)), "stablehlo text", ())
     from jax import export as jex
 
     try:

@@ -349,3 +349,19 @@ def test_a_saved_program_counts_from_the_command_line(tmp_path, capsys):
     assert "neither HLO text" in err
     assert main([str(tmp_path / "step.bin"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["kernel_flops"] == want
+
+
+def test_a_string_over_several_lines_is_one_instruction():
+    """HLO text prints a string attribute holding newlines over several lines (a kernel's metadata): the parser
+    joins them into one instruction, and a bracket inside the string does not count."""
+    from maxflops.xla.hlo_parse import _open_string, parse_hlo_module
+
+    assert _open_string('a "b" c', False) is False and _open_string('a "b c', False) is True
+    assert _open_string('x" y', True) is False and _open_string('x\\" y', True) is True
+    assert _open_string("x y", True) is True and _open_string('x" "y', True) is True
+    text = ('HloModule m\nENTRY %main (p: f32[4,8], w: f32[8,6]) -> f32[4,6] {\n  %p = f32[4,8]{1,0} parameter(0)\n'
+            '  %w = f32[8,6]{1,0} parameter(1)\n  ROOT %d = f32[4,6]{1,0} dot(%p, %w), lhs_contracting_dims={1}, '
+            'rhs_contracting_dims={0}, frontend_attributes={note="a {\nb)\n"}\n}\n')
+    m = parse_hlo_module(text)
+    assert [i.name for i in m.computations["main"].instructions] == ["p", "w", "d"]
+    assert count_hlo_text(text).matmul_flops == 2 * 4 * 6 * 8
