@@ -55,8 +55,17 @@ class StepStats:
 class StepReporter:
     """Constructed once from a config and the device peak; ``step()`` per training step."""
 
-    def __init__(self, config, peak_tflops: float, *, packed_kernel: str = "row", **overrides):
+    def __init__(self, config, peak_tflops: float, *, packed_kernel: str = "row", program_flops: int | None = None,
+                 **overrides):
+        """``program_flops``: the compiled step's own FLOPs per device (``maxflops.xla.count_program(step, *args)
+        .flops``, counted once when the step compiles), reported as every step's hardware FLOPs in place of the
+        analytic hardware figure; the model FLOPs (the MFU numerator) stay the config's."""
         check_peak_tflops(peak_tflops)
+        if program_flops is not None and (isinstance(program_flops, bool) or not isinstance(program_flops, int)
+                                          or program_flops <= 0):
+            raise ValueError(f"program_flops: the compiled step's FLOPs, a positive int "
+                             f"(maxflops.xla.count_program(...).flops), got {program_flops!r}")
+        self.program_flops = program_flops
         if packed_kernel not in ("row", "varlen"):
             raise ValueError(f"packed_kernel: {packed_kernel!r} is not 'row' (MaxText's trainer: rows whole) or "
                              "'varlen' (each document on its own)")
@@ -118,7 +127,7 @@ class StepReporter:
         if lengths is not None and not len(lengths):  # padding only (an epoch's padded tail): no work
             return StepStats(seconds, 0, 0, 0, 0.0, 0.0, 0.0, 0.0, kernel)
         b = self._padded if lengths is None else self.breakdown(lengths)
-        model, hardware = b.total, b.hardware_flops
+        model, hardware = b.total, b.hardware_flops if self.program_flops is None else self.program_flops
         stats = StepStats(seconds, b.tokens, model, hardware, model / seconds / 1e12, hardware / seconds / 1e12,
                           model / seconds / self.peak, hardware / seconds / self.peak, kernel)
         if stats.over_peak and not self._warned:

@@ -1,5 +1,6 @@
 """The repository's paths, for tests in any folder of tests/."""
 
+import functools
 import pathlib
 
 TESTS = pathlib.Path(__file__).resolve().parent
@@ -26,3 +27,16 @@ def quiet_config(**kw):
     import maxflops
 
     return quietly_inert(lambda: maxflops.model_config(**kw))
+
+
+@functools.cache
+def jax_trainer_example():
+    """examples/jax_trainer.py as a module, loaded once per process (its absl flags are defined at import)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("jax_trainer_example", ROOT / "examples" / "jax_trainer.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod                         # (Flax's module dataclasses look their module up)
+    spec.loader.exec_module(mod)
+    return mod

@@ -11,7 +11,7 @@ This package imports jax; ``import maxflops`` does not.
 
 from .hlo import Dot, MatmulCount, count_hlo_text, count_lowered, count_matmuls
 from .jaxpr_count import count_jaxpr
-from .program import ProgramCount, count_program
+from .program import ProgramCount, count_program, reconcile
 
 __all__ = ["Dot", "MatmulCount", "ProgramCount", "count_hlo_text", "count_lowered", "count_matmuls", "count_jaxpr",
-           "count_program"]
+           "count_program", "reconcile"]

@@ -88,6 +88,23 @@ class ProgramCount:
         return "\n".join(lines)
 
 
+def reconcile(breakdown, program) -> list[tuple[str, int, int]]:
+    """Per component, (name, analytic hardware FLOPs, the program's FLOPs under that named scope): the program's
+    matmuls go to the innermost scope named after a component (``jax.named_scope("mlp")``, a Flax module named so),
+    the rest to ``other``. ``breakdown``: ``maxflops.count(config)``; ``program``: a ``ProgramCount`` or
+    ``MatmulCount``."""
+    from .cli import scopes
+
+    names = scopes()
+    count = getattr(program, "count", program)
+    got = count.by_scope(names, innermost=True)
+    want = breakdown.by_kind(hardware=True)
+    rows = [(k, want.get(k, 0), got.get(k, 0)) for k in names if want.get(k) or got.get(k)]
+    if got.get("other"):
+        rows.append(("other", 0, got["other"]))
+    return rows
+
+
 def _print_options():
     from jaxlib import _hlo
 

@@ -220,6 +220,10 @@ def test_commands_run_as_written(cmd, tmp_path):
             xla = [f"{row['xla_matmul_flops'] / 1e9:.3f}"] if row["xla_matmul_flops"] is not None else []
             assert cols[1:4 + len(xla)] == [row["shapes"], f"{row['hardware_flops'] / 1e9:.3f}", *xla, equal], \
                 (cols, row)
+    if "examples/jax_trainer.py" in cmd:  # the reconcile lines all equal, then one logged line per step
+        steps = int(re.search(r"--steps=(\d+)", cmd).group(1))
+        assert p.stderr.count("model MFU") == steps and "differs" not in p.stderr, p.stderr[-2000:]
+        assert p.stderr.count(" analytic ") == 5, p.stderr[-2000:]
     if "examples/train_loop.py" in cmd:  # one logged line per step, through absl as the example asks
         steps = int(re.search(r"--steps=(\d+)", cmd).group(1))
         assert p.stderr.count("model MFU") == steps and "hardware MFU" in p.stderr, p.stderr[-2000:]
@@ -332,6 +336,9 @@ def _maxtext_stand_in(monkeypatch):
 def test_python_blocks_run_as_written(where, code, monkeypatch, capsys):
     mu = _maxtext_stand_in(monkeypatch) if "maxtext" in code else None
     ns: dict = {}
+    if "jitted_step" in code:  # a trainer's own objects: examples/jax_trainer.py's model, state, batch and config
+        code = ("from repo import jax_trainer_example as _example\n"
+                "config, params, opt_state, jitted_step, batch, _ = _example().setup()\n") + code
     try:
         exec(compile(PREAMBLE + code, where, "exec"), ns)
         if mu is not None and "install()" in code:  # install() replaced MaxText's function with maxflops'
