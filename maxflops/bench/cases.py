@@ -10,7 +10,7 @@ from ..proofkit.case import Case, Ctx, Skip, components, engine, tokamax  # noqa
 PRESETS = {
     # batch, length, heads, kv heads, head dim, window, chunk, tile, top-k, emb, ffn, experts, top-k experts,
     # MLA (q_lora, kv_lora, nope, rope, v), indexer (heads, dim), train-step reduction
-    "cpu": dict(B=2, L=1024, H=8, Hkv=2, d=64, W=256, C=256, blk=256, K=128, D=512, F=1024, E=8, k=2,
+    "cpu": dict(B=2, L=1024, H=8, Hkv=2, d=64, W=256, C=256, blk=256, splash_blk=128, K=128, D=512, F=1024, E=8, k=2,
                 mla=(256, 128, 32, 16, 32), idx=(4, 32), train=dict(emb_dim=64, mlp_dim=128, moe_mlp_dim=32,
                                                                    max_target_length=64, per_device_batch_size=2)),
     # dsa: (batch, length, top-k) of the gathered sparse-attention row, which materializes K keys per query.
@@ -22,7 +22,7 @@ PRESETS = {
 }
 PRESETS["tpu"] = PRESETS["gpu"]
 QUICK = {
-    "cpu": dict(B=2, L=256, H=4, Hkv=2, d=32, W=64, C=64, blk=64, K=32, D=128, F=256, E=8, k=2,
+    "cpu": dict(B=2, L=256, H=4, Hkv=2, d=32, W=64, C=64, blk=64, splash_blk=128, K=32, D=128, F=256, E=8, k=2,
                 mla=(64, 32, 16, 8, 16), idx=(2, 16), train=dict(max_target_length=32, per_device_batch_size=2)),
     "gpu": dict(B=2, L=2048, H=16, Hkv=4, d=128, W=512, C=512, blk=256, K=512, D=2048, F=1024, E=16, k=4,
                 mla=(512, 256, 64, 32, 64), idx=(16, 64), train=dict(emb_dim=256, mlp_dim=1024, moe_mlp_dim=128,

@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     if args.csv_path:
         write_csv(result, args.csv_path)
     failed = [r["kernel"] for r in result["rows"] if r["status"] == "failed"]
-    unequal = [r["kernel"] for r in result["rows"] if r["status"] == "ok" and r["xla_equal"] is False]
+    unequal = [r["kernel"] for r in result["rows"] if r["status"] in ("ok", "counted") and r["xla_equal"] is False]
     bytes_off = [r["kernel"] for r in result["rows"] if r["status"] == "ok" and r.get("engine_bytes_equal") is False]
     for name in failed:
         print(f"maxflops.bench: error: kernel {name!r} failed", file=sys.stderr)

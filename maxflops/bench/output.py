@@ -6,6 +6,9 @@ import csv
 
 
 def _short(row):
+    if row["status"] == "counted":
+        eq = {True: "== the TPU program", False: "!= the TPU program", None: "TPU program not priced"}
+        return f"counted, not timed: hardware {eq[row['xla_equal']]} ({row['note']})"
     if row["status"] != "ok":
         return f"{row['status']}: {row['note']}"
     eq = {True: "== XLA", False: "!= XLA", None: "XLA n/a"}[row["xla_equal"]]
@@ -19,6 +22,13 @@ def table(result: dict) -> str:
             "hw TF/s", "% peak", "GB/s", "% BW", "bound", "% roof"]
     lines = []
     for r in result["rows"]:
+        if r["status"] == "counted":                     # a TPU kernel's program counted on CPU: no timing
+            eq = {True: "yes", False: "NO", None: "n/a"}[r["xla_equal"]]
+            xla = "" if r["xla_matmul_flops"] is None else f"{r['xla_matmul_flops'] / 1e9:,.3f}"
+            lines.append([r["kernel"], r["shapes"], f"{r['model_flops'] / 1e9:,.3f}",
+                          f"{r['hardware_flops'] / 1e9:,.3f}", xla, eq] + [""] * (len(head) - 7)
+                         + ["counted: TPU program, not timed"])
+            continue
         if r["status"] != "ok":
             lines.append([r["kernel"], r["shapes"]] + [""] * (len(head) - 3) + [f"{r['status']}: {r['note']}"])
             continue
@@ -37,9 +47,10 @@ def table(result: dict) -> str:
            f"({result['peak_source']}), {result['peak_bytes_per_s'] / 1e9:,.0f} GB/s "
            f"({result['peak_bandwidth_source']})", fmt(head), "  ".join("-" * w for w in widths)]
     out += [fmt(r) for r in lines]
-    notes = [f"- {r['kernel']}: " + (f"no XLA count ({r['note']})" if r["xla_module"] == "none" else
-                                     f"XLA count on the {r['xla_module']} module ({r['note']})")
+    notes = [f"- {r['kernel']}: " + (f"counted by the program counter ({r['note']})" if r["xla_module"] == "none"
+                                     else f"XLA count on the {r['xla_module']} module ({r['note']})")
              for r in result["rows"] if r["status"] == "ok" and r["note"]]
+    notes += [f"- {r['kernel']}: {r['note']}" for r in result["rows"] if r["status"] == "counted"]
     notes += [f"- {r['kernel']}: the engine's HBM bytes ({r['engine_bytes']:,}) "
               f"{'equal' if r['engine_bytes_equal'] else 'DIFFER FROM'} the bytes of the arrays it streams"
               for r in result["rows"] if r["status"] == "ok" and "engine_bytes" in r]

@@ -16,16 +16,36 @@ from .output import _short
 
 def _count(fn, args, module, div):
     """(compiled, XLA's loop-aware matmul FLOPs per device): the optimized module is per device already; the
-    lowered one is global, so it is divided by the devices sharing the work."""
+    lowered one is global, so it is divided by the devices sharing the work. A row of custom kernels XLA cannot
+    count ('none') is counted by the program counter (Pallas TPU kernels from their own code); None where one of
+    its custom calls has no price."""
     from ..xla.hlo import count_lowered, count_matmuls
+    from ..xla.program import count_program
 
     lowered = fn.lower(*args)
     compiled = lowered.compile()
     if module == "none":
-        return compiled, None
+        counted = count_program(compiled)
+        return compiled, None if counted.not_counted else counted.flops
     if module == "lowered":
         return compiled, count_lowered(lowered).matmul_flops // div
     return compiled, count_matmuls(compiled).matmul_flops
+
+
+def _counted_for_tpu(case) -> dict:
+    """A TPU-only Pallas row on a CPU machine: its TPU program lowered here (jax.export) and counted, its Pallas
+    kernels priced from their own code, against the engine's figure; not timed."""
+    from ..xla.program import count_program
+
+    model, hardware = case.analytic()
+    fn, fargs, _ = case.run(None)
+    counted = count_program(fn, *fargs, platform="tpu")
+    missing = "; ".join(d.note for d in counted.not_counted)
+    return dict(status="counted", model_flops=model, hardware_flops=hardware,
+                xla_matmul_flops=None if missing else counted.flops, xla_module="tpu program",
+                xla_equal=None if missing else counted.flops == hardware,
+                note="the TPU program lowered here by jax.export, its Pallas kernels priced from their own code"
+                     + (f"; not counted: {missing}" if missing else ""))
 
 
 def _time(compiled, args, repeats: int) -> float:
@@ -135,6 +155,11 @@ def run_bench(args) -> dict:
                "note": case.why}
         log(f"[{i}/{len(cases)}] {case.name} ...")
         try:
+            if case.only == ("tpu",) and backend == "cpu" and case.module == "none":
+                row.update(_counted_for_tpu(case))    # a Pallas TPU kernel: its TPU program counted here
+                rows.append(row)
+                log(f"    {_short(row)}")
+                continue
             if case.only and backend not in case.only:
                 raise _cases.Skip(f"needs {'/'.join(case.only).upper()}")
             model, hardware = case.analytic()

@@ -202,7 +202,8 @@ def _parse(body: bytes) -> Kernel:
         body = _prune(block(main.regions[0].blocks[0]))
         grid = ()
         if "iteration_bounds" in main.attributes:
-            grid = tuple(int(x) for x in re.findall(r"-?\d+", str(main.attributes["iteration_bounds"]).split(":", 1)[1]))
+            bounds = str(main.attributes["iteration_bounds"]).split(":", 1)[1]
+            grid = tuple(int(x) for x in re.findall(r"-?\d+", bounds))
         n_prefetch = int(_attr_value(ir, main.attributes["scalar_prefetch"])) if "scalar_prefetch" in \
             main.attributes else 0
         name = _attr_value(ir, main.attributes["sym_name"]) if "sym_name" in main.attributes else "?"

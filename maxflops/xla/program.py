@@ -194,7 +194,8 @@ def count_file(path: str) -> ProgramCount:
         raise ValueError(f"{path}: reading a serialized jax.export.Exported needs the flatbuffers package ({e}); or "
                          "save exported.mlir_module() as text and count that") from None
     except Exception as e:  # noqa: BLE001 - anything else is not a program this reads
-        raise ValueError(f"{path}: neither HLO text, StableHLO text nor a serialized jax.export.Exported ({e})") from None
+        raise ValueError(f"{path}: neither HLO text, StableHLO text nor a serialized jax.export.Exported "
+                         f"({e})") from None
     return count_program(exported)
 
 

@@ -40,6 +40,9 @@ def test_quick_cpu_run_counts_equal_xla(tmp_path):
     assert any("ragged_dot" in r["kernel"] for r in checked)  # XLA-CPU's expansion, from the engine's knob
     skipped = {r["kernel"]: r["note"] for r in result["rows"] if r["status"] == "skipped"}
     assert all("needs" in note for note in skipped.values())  # only kernels for other backends
+    counted = [r for r in result["rows"] if r["status"] == "counted"]  # TPU kernels: their TPU program counted here
+    assert len(counted) >= 3 and all(r["xla_equal"] is True and r["hardware_flops"] > 0 for r in counted), counted
+    assert any("splash" in r["kernel"] for r in counted) and "counted: TPU program, not timed" in p.stdout
     assert "train step: llama3.1-8b" in p.stdout and "% peak" in p.stdout
     for r in ran:  # bytes and the roofline: the larger of the FLOP time and the byte time, over the measured time
         assert r["hbm_bytes"] > 0 and r["bound"] in ("memory", "compute"), r

@@ -586,7 +586,7 @@ def make_splash(mask_name: str, L: int, H: int, span: int, block: int, interpret
 def _splash_case(mask_name, p, arr):
     B, L, H, d = p["B"], p["L"], p["H"], p["d"]
     span = {"causal": 0, "local": p["W"], "chunked": p["C"]}[mask_name]
-    block = min(512, L)
+    block = min(p.get("splash_blk", 512), L)  # (CPU presets: 128, the smallest tile, so the masks skip tiles)
 
     def run(mesh):
         fn = jax.jit(make_splash(mask_name, L, H, span, block))
