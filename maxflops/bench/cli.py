@@ -27,7 +27,20 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--csv", dest="csv_path", help="write every figure as CSV")
     ap.add_argument("--silent", action="store_true", help="no progress on stderr")
     ap.add_argument("--verbose", action="store_true", help="tracebacks of failed kernels")
+    ap.add_argument("--only", type=_indices, default=None, help="run these rows only, numbered from 1 (e.g. 3,7-9)")
+    ap.add_argument("--list", dest="list_rows", action="store_true", help="print the rows as JSON and run none")
+    ap.add_argument("--jsonl", default=None, help="append each row to this JSON-lines file as it finishes")
     return ap
+
+
+def _indices(text: str) -> frozenset:
+    out = set()
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not lo.isdigit() or dash and not hi.isdigit() or int(lo) < 1 or dash and int(hi) < int(lo):
+            raise argparse.ArgumentTypeError(f"{part!r} is not a row number or a range like 3-7")
+        out.update(range(int(lo), int(hi if dash else lo) + 1))
+    return frozenset(out)
 
 
 def main(argv=None) -> int:
@@ -54,6 +67,11 @@ def main(argv=None) -> int:
 
     if args.model not in maxflops.available_models():
         ap.error(f"--model: unknown model {args.model!r}; known: {', '.join(maxflops.available_models())}")
+    if args.list_rows:
+        from .runner import list_rows
+
+        print(json.dumps(list_rows(args), indent=1))
+        return 0
     try:
         result = run_bench(args)
     except ValueError as e:

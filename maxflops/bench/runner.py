@@ -114,20 +114,40 @@ def _mesh(spec: str | None):
     return Mesh(np.array(jax.devices()[: math.prod(sizes)]).reshape(sizes), tuple(names))
 
 
-def run_bench(args) -> dict:
+def _setting(args):
+    """(backend, device kind, preset name, preset, dtype, dtype name) of this machine and these flags."""
     import jax
     import jax.numpy as jnp
 
-    from . import peaks
-
-    if args.distributed:
-        jax.distributed.initialize()
     backend = jax.default_backend()
     kind = jax.devices()[0].device_kind
     preset_name = args.preset or (backend if backend in PRESETS else "cpu")
     preset = (QUICK if args.quick else PRESETS)[preset_name]
     dtype = jnp.float32 if preset_name == "cpu" else jnp.bfloat16
-    dtype_name = "float32" if preset_name == "cpu" else "bfloat16"
+    return backend, kind, preset_name, preset, dtype, "float32" if preset_name == "cpu" else "bfloat16"
+
+
+def list_rows(args) -> dict:
+    """The rows a run with these flags has, numbered from 1, without running any (``--list``)."""
+    import jax
+
+    backend, kind, preset_name, preset, dtype, _ = _setting(args)
+    cases = _cases.build_cases(preset, backend, dtype, args.model)
+    return {"backend": backend, "device_kind": kind, "jax": jax.__version__, "preset": preset_name,
+            "quick": args.quick, "rows": [{"index": i, "kernel": c.name, "shapes": c.shapes}
+                                          for i, c in enumerate(cases, 1)]}
+
+
+def run_bench(args) -> dict:
+    import json
+
+    import jax
+
+    from . import peaks
+
+    if args.distributed:
+        jax.distributed.initialize()
+    backend, kind, preset_name, preset, dtype, dtype_name = _setting(args)
     mesh = _mesh(args.mesh)
     if args.peak_tflops:
         peak, peak_src = args.peak_tflops * 1e12, "--peak-tflops"
@@ -150,7 +170,21 @@ def run_bench(args) -> dict:
         f"{' (quick)' if args.quick else ''}, peak {peak / 1e12:.1f} TFLOP/s ({peak_src})")
     rows = []
     cases = _cases.build_cases(preset, backend, dtype, args.model)
+    only = getattr(args, "only", None)
+    if only and max(only) > len(cases):
+        raise ValueError(f"--only: this run has {len(cases)} rows, not {max(only)} (--list lists them)")
+    jsonl = getattr(args, "jsonl", None)
+    meta = {"backend": backend, "device_kind": kind, "jax": jax.__version__, "preset": preset_name,
+            "quick": args.quick, "dtype": dtype_name}
+
+    def record(i, row):
+        if jsonl:                                        # each row as it finishes: a run cut short keeps its rows
+            with open(jsonl, "a") as f:
+                f.write(json.dumps({**meta, "index": i, "row": row}) + "\n")
+
     for i, case in enumerate(cases, 1):
+        if only and i not in only:
+            continue
         row = {"kernel": case.name, "shapes": case.shapes, "status": "ok", "xla_module": case.module,
                "note": case.why}
         log(f"[{i}/{len(cases)}] {case.name} ...")
@@ -158,6 +192,7 @@ def run_bench(args) -> dict:
             if case.only == ("tpu",) and backend == "cpu" and case.module == "none":
                 row.update(_counted_for_tpu(case))    # a Pallas TPU kernel: its TPU program counted here
                 rows.append(row)
+                record(i, row)
                 log(f"    {_short(row)}")
                 continue
             if case.only and backend not in case.only:
@@ -193,6 +228,7 @@ def run_bench(args) -> dict:
             if args.verbose:
                 traceback.print_exc()
         rows.append(row)
+        record(i, row)
         log(f"    {_short(row)}")
     return {"jax": jax.__version__, "jaxlib": _jaxlib_version(), "backend": backend, "device_kind": kind,
             "device_count": jax.device_count(), "process_count": jax.process_count(), "preset": preset_name,

@@ -149,13 +149,27 @@ def test_device_check_script_runs_checks_and_records(tmp_path):
     results = tmp_path / "RESULTS.md"
     shutil.copy(repo / "benchmarks" / "RESULTS.md", results)
     before = (repo / "benchmarks" / "RESULTS.md").read_text()
-    env = {**os.environ, "OUT": str(tmp_path / "out"), "MAXFLOPS_RESULTS": str(results), "PYTHON": sys.executable}
-    p = subprocess.run(["bash", str(repo / "benchmarks" / "device_check.sh"), "--quick"], env=env,
-                       capture_output=True, text=True, timeout=600)
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "MAXFLOPS_RESULTS": str(results), "PYTHON": sys.executable,
+           "MAXFLOPS_DEVICE_ROWS": str(tmp_path / "none.jsonl")}
+    script = str(repo / "benchmarks" / "device_check.sh")
+    # three rows (a timed kernel, a TPU kernel counted here, the train step), each in its own process
+    p = subprocess.run(["bash", script, "--quick", "--only", "1,7,48"], env=env, capture_output=True, text=True,
+                       timeout=600)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    assert {"bench.json", "bench.csv", "bench.log", "RESULTS.md"} <= {f.name for f in (tmp_path / "out").iterdir()}
+    out = {f.name for f in (tmp_path / "out").iterdir()}
+    assert {"bench.json", "bench.csv", "bench.log", "RESULTS.md", "rows.jsonl"} == out   # at most 8 come back
+    rows = [json.loads(line) for line in (tmp_path / "out" / "rows.jsonl").read_text().splitlines()]
+    assert sorted(r["index"] for r in rows) == [1, 7, 48] and {r["row"]["status"] for r in rows} == {"ok", "counted"}
     assert "## Kernels (CPU" in results.read_text()
     assert (repo / "benchmarks" / "RESULTS.md").read_text() == before
+    # resumed from that record: only row 2 runs; rows 1 and 7 keep the earlier run's figures
+    env = {**env, "OUT": str(tmp_path / "again"), "MAXFLOPS_DEVICE_ROWS": str(tmp_path / "out" / "rows.jsonl")}
+    p = subprocess.run(["bash", script, "--quick", "--only", "1,2,7"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    again = [json.loads(line) for line in (tmp_path / "again" / "rows.jsonl").read_text().splitlines()]
+    assert [r["index"] for r in again] == [2]
+    assert len(json.loads((tmp_path / "again" / "bench.json").read_text())["rows"]) == 3
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_TOKAMAX_PYTHON"),
@@ -170,3 +184,23 @@ def test_tokamax_rows_equal_xla_where_tokamax_installs(tmp_path):
     rows = [r for r in json.loads(out.read_text())["rows"] if "tokamax" in r["kernel"]]
     assert len(rows) == 5 and all(r["status"] == "ok" for r in rows), rows
     assert all(r["xla_matmul_flops"] == r["hardware_flops"] for r in rows)
+
+
+def test_rows_are_listed_and_picked_by_number(tmp_path, capsys):
+    """--list numbers the rows without running any; --only runs those, --jsonl appends each as it finishes; a row
+    number the run does not have is one clear error."""
+    import maxflops.bench as bench
+
+    assert bench.main(["--quick", "--list"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert [r["index"] for r in listing["rows"]] == list(range(1, len(listing["rows"]) + 1))
+    assert any(r["kernel"].startswith("splash attention") for r in listing["rows"])
+    jsonl = tmp_path / "rows.jsonl"
+    assert bench.main(["--quick", "--silent", "--only", "1", "--jsonl", str(jsonl), "--peak-tflops", "1"]) == 0
+    (line,) = jsonl.read_text().splitlines()
+    assert json.loads(line)["row"]["kernel"] == listing["rows"][0]["kernel"]
+    capsys.readouterr()
+    assert bench.main(["--quick", "--silent", "--only", str(len(listing["rows"]) + 1)]) == 2
+    assert "--only" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--only", "0"])

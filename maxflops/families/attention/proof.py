@@ -594,10 +594,10 @@ def _splash_case(mask_name, p, arr):
 
     def analytic():
         letter = {"causal": "G", "local": "L", "chunked": "C"}[mask_name]
+        spans = {"L": {"sliding_window_size": span}, "C": {"chunk_attn_window_size": span}}.get(letter, {})
         b = engine(max_target_length=L, per_device_batch_size=B, num_query_heads=H, num_kv_heads=H, head_dim=d,
-                   attention_layer_pattern=letter, sliding_window_size=span if letter == "L" else 0,
-                   chunk_attn_window_size=span if letter == "C" else 0, attention_impl="blocked",
-                   attention_block_q=block, attention_block_kv=block)
+                   attention_layer_pattern=letter, attention_impl="blocked", attention_block_q=block,
+                   attention_block_kv=block, **spans)
         return component(b, "core_attention")
 
     return Case(f"splash attention, {mask_name} mask (Pallas)", f"B={B} L={L} H={H} d={d} span={span}", run,
