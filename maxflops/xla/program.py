@@ -37,6 +37,7 @@ class ProgramCount:
     stage: str                         # "compiled", "lowered" or "exported"
     platforms: tuple[str, ...]         # what the program was built for
     stage_obj: object = dataclasses.field(default=None, repr=False, compare=False)  # asked for XLA's figure
+    devices: int = 1                   # an exported program's device count (its module is the whole program's)
 
     @functools.cached_property
     def cost_analysis(self) -> float | None:
@@ -71,6 +72,9 @@ class ProgramCount:
                  f"(matmuls {self.flops - self.kernel_flops:,}" + (f", of which elementwise work written as dots "
                                                                    f"{ew:,}" if ew else "")
                  + f"; kernels {self.kernel_flops:,})"]
+        if self.devices > 1:
+            lines.append(f"  exported for {self.devices} devices: the module before SPMD partitioning, so these are "
+                         "the whole program's FLOPs (count the Compiled on the devices for per-device figures)")
         for d in c.kernels:
             lines.append(f"  kernel {d.name} x{d.multiplier}: {d.flops * d.multiplier:,} ({d.note})")
         for d in c.not_counted:
@@ -139,7 +143,7 @@ def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str
     if isinstance(obj, jex.Exported):
         if args or kwargs or platform:
             raise TypeError("count_program: an Exported takes no arguments and no platform (it has its own)")
-        return _stablehlo_to_hlo_text(obj.mlir_module()), "exported", tuple(obj.platforms), None
+        return _stablehlo_to_hlo_text(obj.mlir_module()), "exported", tuple(obj.platforms), obj
     if isinstance(obj, jax.stages.Compiled):
         if args or kwargs or platform:
             raise TypeError("count_program: a Compiled takes no arguments and no platform")
@@ -170,7 +174,9 @@ def count_program(obj, *args, platform: str | None = None, **kwargs) -> ProgramC
     TPU or GPU program can be counted on a CPU machine (its Pallas kernels lower as the chip runs them).
     """
     text, stage, platforms, stage_obj = program_text(obj, *args, platform=platform, **kwargs)
-    return ProgramCount(count_module(parse_hlo_module(text)), stage, platforms, stage_obj)
+    devices = int(getattr(stage_obj, "nr_devices", 1) or 1)
+    return ProgramCount(count_module(parse_hlo_module(text)), stage, platforms,
+                        stage_obj if stage != "exported" else None, devices)
 
 
 def count_file(path: str) -> ProgramCount:

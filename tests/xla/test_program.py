@@ -365,3 +365,30 @@ def test_a_string_over_several_lines_is_one_instruction():
     m = parse_hlo_module(text)
     assert [i.name for i in m.computations["main"].instructions] == ["p", "w", "d"]
     assert count_hlo_text(text).matmul_flops == 2 * 4 * 6 * 8
+
+
+def test_an_exported_sharded_program_says_it_is_the_whole_programs():
+    """Exported for a mesh of several devices, the module is the one before SPMD partitioning: its count is the whole
+    program's, and the summary says so (a Compiled on the devices gives per-device figures)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import jax, jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        from maxflops.xla import count_program
+        mesh = Mesh(jax.devices()[:4], ("data",))
+        x = jax.ShapeDtypeStruct((64, 128), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+        w = jax.ShapeDtypeStruct((128, 32), jnp.float32, sharding=NamedSharding(mesh, P()))
+        c = count_program(jax.export.export(jax.jit(lambda x, w: x @ w), platforms=["tpu"])(x, w))
+        assert c.devices == 4 and c.flops == 2 * 64 * 128 * 32, (c.devices, c.flops)
+        assert "exported for 4 devices" in c.summary()
+        print("ok")
+    """)
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    import os
+
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
+                       timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
