@@ -119,6 +119,17 @@ def is_elementwise_dot(comp: Computation, ins: Instruction) -> bool:
     return True
 
 
+def ragged_dot_flops(comp: Computation, ins: Instruction) -> int:
+    """``lax.ragged_dot``'s ``ragged-dot``: every element of the lhs meets one group's rhs, whichever dimension is
+    ragged (rows: a MoE layer's forward; the contraction: its weight gradient; a batch dimension), so
+    ``2 * prod(lhs dims) * prod(rhs dims neither contracted, batch nor group)``, the group sizes aside (they only say
+    which group each element meets; rows past their sum: counted, as a kernel that tiles all rows runs them)."""
+    lhs, rhs = _operand_shape(comp, ins, 0), _operand_shape(comp, ins, 1)
+    used = set(_int_list(ins.attrs.get("rhs_contracting_dims"))) | set(_int_list(ins.attrs.get("rhs_batch_dims"))) \
+        | set(_int_list(ins.attrs.get("rhs_group_dims")))
+    return 2 * math.prod(lhs.dims) * math.prod(n for i, n in enumerate(rhs.dims) if i not in used)
+
+
 def conv_valid_positions(in_size: int, out_size: int, kernel_size: int, stride: int = 1, pad_low: int = 0,
                          lhs_dilation: int = 1, rhs_dilation: int = 1) -> int:
     """Number of (output position, kernel tap) pairs of one spatial dimension that read a real input element.
@@ -340,6 +351,8 @@ def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str
             out.append((ins, "elementwise dot" if is_elementwise_dot(comp, ins) else "dot", dot_flops(comp, ins)))
         elif ins.opcode == "convolution":
             out.append((ins, "convolution", conv_flops(comp, ins)))
+        elif ins.opcode == "ragged-dot":
+            out.append((ins, "dot", ragged_dot_flops(comp, ins)))
         elif "dot" in ins.opcode:                        # ragged-dot, sparse dot...: not modelled
             raise ValueError(f"unsupported matmul opcode {ins.opcode!r} (%{ins.name}) in %{comp.name}")
         elif ins.opcode == "custom-call":

@@ -392,3 +392,20 @@ def test_an_exported_sharded_program_says_it_is_the_whole_programs():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env},
                        timeout=300)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+def test_ragged_dot_as_a_tpu_program_lowers_it():
+    """``lax.ragged_dot`` stays one ``ragged-dot`` in a TPU program: each lhs row meets its group's weights, so the
+    forward is what the groups' dense dots add up to (2 K N per row), and so are the input and weight gradients
+    (the weight gradient's ragged dimension is the contraction)."""
+    M, K, N, sizes = 64, 32, 16, (10, 20, 0, 34)
+    per_group = sum(2 * g * K * N for g in sizes)                  # the groups' own dots, one by one
+
+    def f(x, w, g):
+        return jax.lax.ragged_dot(x, w, g)
+
+    x, w = jax.ShapeDtypeStruct((M, K), jnp.float32), jax.ShapeDtypeStruct((len(sizes), K, N), jnp.float32)
+    g = jax.ShapeDtypeStruct((len(sizes),), jnp.int32)
+    assert count_program(f, x, w, g, platform="tpu").flops == per_group
+    grad = jax.value_and_grad(lambda x, w, g: (f(x, w, g) ** 2).sum(), argnums=(0, 1))
+    assert count_program(grad, x, w, g, platform="tpu").flops == 3 * per_group
