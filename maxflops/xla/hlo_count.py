@@ -406,7 +406,10 @@ def _call_edges(ins: Instruction) -> list[tuple[str, str]]:
     return edges
 
 
-def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -> MatmulCount:
+def count_module(module: Module, raw_cost_analysis_flops: float | None = None, report: bool = False) -> MatmulCount:
+    """The loop-aware count of a parsed module. ``report``: a loop whose trip count the program does not fix, or a
+    conditional whose branches cost differently, is listed as not counted (with its body's or branches' FLOPs)
+    instead of raising (the program counter's way; the proof helpers raise)."""
     comps = module.computations
     own = {name: _own_flops(module, c) for name, c in comps.items()}
 
@@ -442,6 +445,7 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
         return cost_memo[name]
 
     trip_memo: dict[tuple[str, str], int] = {}
+    unknown: dict[tuple[str, str], tuple[Instruction, str]] = {}   # (caller, instruction) -> (it, why)
 
     def _trip(caller: str, ins: Instruction) -> int:
         key = (caller, ins.name)
@@ -451,13 +455,18 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
             if n is None:
                 n = derive_trip_count(module, comps[caller], ins)
             if n is None:
-                if has_dots[body]:
+                if has_dots[body] and report:
+                    unknown[key] = (ins, f"a while loop whose trip count the program does not fix (data-dependent): "
+                                         f"its body's matmuls, {_cost(body):,} FLOPs an iteration, not counted")
+                    n = 0
+                elif has_dots[body]:
                     raise ValueError(
                         f"while loop %{ins.name} (in %{caller}, body %{body}) has no known trip count: its "
                         "backend_config has no known_trip_count and its condition is not the standard pattern "
                         "(induction variable LT a constant, constant init, constant positive step), yet its body "
                         "contains matmuls")
-                n = 1                                    # no matmuls inside: the value does not matter
+                else:
+                    n = 1                                # no matmuls inside: the value does not matter
             trip_memo[key] = n
         return trip_memo[key]
 
@@ -471,6 +480,11 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
         if ins.opcode == "conditional":
             branches = [c for c, _ in edges]
             costs = [_cost(b) for b in branches]
+            if len(set(costs)) > 1 and report:
+                unknown[(caller, ins.name)] = (ins, "a conditional whose branches cost differently ("
+                                               + ", ".join(f"{c:,}" for c in costs) + " FLOPs): which runs is "
+                                               "data-dependent, none counted")
+                return []
             if len(set(costs)) > 1:
                 raise ValueError(
                     f"conditional %{ins.name} (in %{caller}) has branches with different matmul FLOPs "
@@ -535,6 +549,11 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None) -
                 key = (name, ins.name, _absolute(prefix, ins.op_name))
                 acc.setdefault(key, [kind, flops, 0, note])[2] += m
                 naive += flops * nm
+    for (caller, _), (ins, why) in unknown.items():      # what could not be counted, named where it runs
+        for prefix, (m, _) in ctx.get(caller, {}).items():
+            if m:
+                key = (caller, ins.name, _absolute(prefix, ins.op_name))
+                acc.setdefault(key, ["not counted", 0, 0, why])[2] += m
     dots = tuple(Dot(ins_name, kind, op_name, flops, m, note)
                  for (_, ins_name, op_name), (kind, flops, m, note) in acc.items())
     total = sum(d.flops * d.multiplier for d in dots)

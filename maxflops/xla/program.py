@@ -175,7 +175,7 @@ def count_program(obj, *args, platform: str | None = None, **kwargs) -> ProgramC
     """
     text, stage, platforms, stage_obj = program_text(obj, *args, platform=platform, **kwargs)
     devices = int(getattr(stage_obj, "nr_devices", 1) or 1)
-    return ProgramCount(count_module(parse_hlo_module(text)), stage, platforms,
+    return ProgramCount(count_module(parse_hlo_module(text), report=True), stage, platforms,
                         stage_obj if stage != "exported" else None, devices)
 
 
@@ -188,10 +188,10 @@ def count_file(path: str) -> ProgramCount:
     head = data[:4096].decode("utf-8", "replace")
     if "HloModule" in head:
         text = data.decode("utf-8")
-        return ProgramCount(count_module(parse_hlo_module(text)), "hlo text", ())
+        return ProgramCount(count_module(parse_hlo_module(text), report=True), "hlo text", ())
     if "func.func" in head or head.lstrip().startswith(("module", "#loc")):
         text = _stablehlo_to_hlo_text(data.decode("utf-8"))
-        return ProgramCount(count_module(parse_hlo_module(text)), "stablehlo text", ())
+        return ProgramCount(count_module(parse_hlo_module(text), report=True), "stablehlo text", ())
     from jax import export as jex
 
     try:

@@ -409,3 +409,23 @@ def test_ragged_dot_as_a_tpu_program_lowers_it():
     assert count_program(f, x, w, g, platform="tpu").flops == per_group
     grad = jax.value_and_grad(lambda x, w, g: (f(x, w, g) ** 2).sum(), argnums=(0, 1))
     assert count_program(grad, x, w, g, platform="tpu").flops == 3 * per_group
+
+
+def test_data_dependent_control_flow_is_named_not_counted():
+    """A loop whose trip count is an argument, or a branch whose sides cost differently: the program counter names
+    each, with its body's or branches' FLOPs, and counts the rest; the proof helpers (count_matmuls) still raise."""
+    from maxflops.xla import count_matmuls
+
+    def f(n, x, w):
+        y = jax.lax.fori_loop(0, n, lambda i, h: jnp.tanh(h @ w), x)
+        z = jax.lax.cond(n > 2, lambda: y @ w, lambda: y)
+        return z @ w
+
+    x, w = jnp.ones((8, 16), jnp.float32), jnp.ones((16, 16), jnp.float32)
+    c = count_program(f, jnp.int32(3), x, w)
+    notes = sorted(d.note for d in c.not_counted)
+    assert len(notes) == 2 and "branches cost differently (0, 4,096 FLOPs)" in notes[0], notes
+    assert "trip count the program does not fix" in notes[1] and "4,096 FLOPs an iteration" in notes[1]
+    assert c.flops == 2 * 8 * 16 * 16                              # the last matmul
+    with pytest.raises(ValueError, match="no known trip count|branches"):
+        count_matmuls(jax.jit(f), jnp.int32(3), x, w)
