@@ -93,6 +93,13 @@ def _ffn(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
         _hardware_moe(p, c, seqs, decode, tokens, per_expert_token, d_exp)
     else:
         p.out["moe_routed"] = per_expert_token * routed_slots(c, tokens)
+        if hardware and c["moe_dispatch"] == "einsum":  # MaxText's sparse path sums each token's k expert outputs
+            # with the router's weights as a matmul ("BKE,BK->BE"): its gradient reaches the weights by a matmul,
+            # the outputs by a product
+            k = c["num_experts_per_tok"]
+            p.out["moe_weighted_sum"] = p.single["moe_weighted_sum"] = 2 * k * d_exp * tokens
+            if not post_norm:
+                p.tail["moe_weighted_sum"] = p.out["moe_weighted_sum"]
     if hardware and c["moe_router_scale"] == "input" and not post_norm:  # the experts' outputs are only summed
         p.tail["moe_routed"] = p.out["moe_routed"] * Fraction(terms.mlp_down(d_exp, c["moe_mlp_dim"]), per_expert_token)
     if c["moe_latent_size"]:  # D -> latent before the experts, latent -> D after them: every token, once

@@ -275,10 +275,12 @@ SCHEMA: dict[str, Field] = {
                                  "runs capacity_rule's slots, padded; 'dense' every expert runs every token; "
                                  "'ragged_dense' every routed row (k per token) against every expert, as XLA-CPU "
                                  "lowers lax.ragged_dot.", choices=("ideal", "capacity", "dense", "ragged_dense")),
-    "moe_dispatch": field_of("gather", str, "How moe_impl 'capacity' and 'dense' move tokens: 'gather' by index (no "
-                                      "matmul); 'einsum' with one-hot matmuls as MaxText's dense_matmul does: the "
-                                      "capacity form's dispatch and combine (2*S*E*C*D each per group of S), the "
-                                      "dense form's router-weighted sum over experts (2*E*D per token).",
+    "moe_dispatch": field_of("gather", str, "How the MoE moves and combines tokens: 'gather' by index (no "
+                                      "matmul); 'einsum' with matmuls as MaxText does: the capacity form's one-hot "
+                                      "dispatch and combine (2*S*E*C*D each per group of S), the dense form's "
+                                      "router-weighted sum over experts (2*E*D per token), the ideal (sparse, "
+                                      "ragged) form's router-weighted sum over the k experts' outputs (2*k*D per "
+                                      "token; its gradient reaches the weights alone).",
                        choices=("gather", "einsum")),
     "moe_router_scale": field_of("output", str, "Hardware, train: what the router's weights scale in a routed expert: its "
                                           "'output' (the weights' gradient needs the expert's output, so remat "

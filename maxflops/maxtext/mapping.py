@@ -710,7 +710,8 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
     if o["num_experts"] > 1:
         cf = r.float("capacity_factor", base["capacity_factor"], record=False)
         sparse = r.bool("sparse_matmul", base["sparse_matmul"], record=False)
-        if sparse:  # grouped (ragged) matmuls over the routed tokens
+        if sparse:  # grouped (ragged) matmuls over the routed tokens, their outputs summed by an einsum
+            o["moe_dispatch"] = "einsum"
             if cf > 0:
                 not_priced.append(f"hardware: capacity_factor={cf} with sparse_matmul (priced dropless)")
         elif cf > 0:

@@ -56,13 +56,13 @@ def test_the_split_backward_is_one_more_forward_of_the_core():
     assert split["kernel_flops"] - fused["kernel_flops"] == prefill.hardware_components["core_attention"] > 0
 
 
-LIVE = ["dense_gqa", "olmo3_windows", "mla_moe"]
+LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "moe_sparse_ragged_dot"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
                     "of a venv with maxtext 0.2.5 re-exports some of these programs for TPU and compares")
 def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
-    """Re-exports three of the recorded programs with MaxText itself into a copy of the fixture."""
+    """Re-exports four of the recorded programs with MaxText itself into a copy of the fixture."""
     import shutil
     import subprocess
 
