@@ -20,10 +20,11 @@ from .. import resolve
 from . import keys  # noqa: F401 (maxflops.maxtext.keys: the table of MaxText's keys)
 from .mapping import SUPPORTED
 from .objects import from_maxtext, is_maxtext_config, maxtext_keys, mixed_vocabulary, overrides_of
+from .estimates import splash_cost_estimates
 from .trainer import calculate_tflops_training_per_device, install, packed_tflops_per_device, uninstall
 
 __all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "calculate_tflops_training_per_device", "install",
-           "uninstall", "packed_tflops_per_device", "SUPPORTED"]
+           "uninstall", "packed_tflops_per_device", "splash_cost_estimates", "SUPPORTED"]
 
 # count(), sweep(), StepReporter and decode_traffic take MaxText's object (or a MaxText-keyed mapping) as it is
 resolve.register_source(is_maxtext_config, overrides_of, mixed_vocabulary)

@@ -77,3 +77,40 @@ def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
     for name in LIVE:
         for key in ("train_step_flops", "kernel_flops", "elementwise_dot_flops", "kernels", "not_counted"):
             assert live[name][key] == CASES[name][key], (name, key)
+
+
+def test_the_cost_estimates_maxtext_asks_for_are_one_call_of_each_kernel():
+    """maxflops.maxtext.splash_cost_estimates: MaxText's cost_estimate_flops_fwd / _bwd for a flash config are one call
+    of splash's forward kernel and of its fused backward kernel (tokamax's, the one the keys reach), one sequence on
+    the device's heads: equal to those kernels' calls in the TPU program of the same shapes, priced from their code."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk
+    from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_mask as sm
+
+    from maxflops.maxtext import splash_cost_estimates
+    from maxflops.xla import count_program
+
+    keys = {**BASE, **CASES["dense_gqa_fused_backward"]["keys"]}
+    got = splash_cost_estimates(keys)
+    c = from_maxtext(keys)
+    L, H, Hkv, D, blk = c.max_target_length, c.num_query_heads, c.num_kv_heads, c.head_dim, c.attention_block_q
+    tiles = dict(block_q=blk, block_kv=blk, block_kv_compute=blk, block_q_dkv=blk, block_kv_dkv=blk,
+                 block_kv_dkv_compute=blk, use_fused_bwd_kernel=True)
+    kernel = sk.make_splash_mha(sm.MultiHeadMask([sm.CausalMask((L, L))] * H), head_shards=1, q_seq_shards=1,
+                                block_sizes=sk.BlockSizes(**tiles))
+    step = jax.value_and_grad(lambda q, k, v: kernel(q, k, v).sum(), argnums=(0, 1, 2))
+    q, kv = jax.ShapeDtypeStruct((H, L, D), jnp.float32), jax.ShapeDtypeStruct((Hkv, L, D), jnp.float32)
+    calls = {d.note.split()[3].rstrip(":"): d.flops for d in count_program(step, q, kv, kv, platform="tpu").kernels}
+    fwd, bwd = calls.pop("splash_mha_fwd_residuals"), calls.pop("splash_mha_dkv_no_residuals")
+    assert not calls and (got["cost_estimate_flops_fwd"], got["cost_estimate_flops_bwd"]) == (fwd, bwd)
+    assert "one sequence of 256 tokens" in got["note"]
+    # a window layer and a global one: one value for both, the global layer's, said
+    mixed = maxflops.model_config(attention_layer_pattern="LG", sliding_window_size=100, max_target_length=512,
+                                  num_decoder_layers=2, attention_impl="blocked", attention_block_q=128,
+                                  attention_block_kv=128, emb_dim=64, num_query_heads=2, num_kv_heads=2, head_dim=128)
+    both = splash_cost_estimates(mixed)
+    assert "the largest is given" in both["note"]
+    assert both["cost_estimate_flops_fwd"] == 2 * 10 * 2 * 128 * 128 * 256     # 2 heads x 10 causal tiles
+    with pytest.raises(ValueError, match="attention_impl"):
+        splash_cost_estimates({**keys, "attention": "dot_product"})
