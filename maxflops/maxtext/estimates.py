@@ -15,7 +15,8 @@ def splash_cost_estimates(config, **overrides) -> dict:
     (its object, a YAML-loaded or MaxText-keyed mapping, or a maxflops config with ``attention_impl='blocked'``):
     the tiles splash visits over one sequence of ``max_target_length`` (every tile its mask touches: the kernel's
     tiles for unpacked rows; packed rows let tokamax skip more), times the matmuls of a tile (forward QK^T and PV;
-    fused backward QK^T, dO V^T, P^T dO, dS^T Q and dS K). MaxText takes one value for every layer: where windowed and
+    fused backward QK^T, dO V^T, P^T dO, dS^T Q and dS K), for all the model's heads: where a mesh shards the heads
+    (a tensor axis), one call holds 1/size of them. MaxText takes one value for every layer: where windowed and
     global layers differ, the largest (a global layer's) is given and the note says so."""
     from .. import count
     from ..config import validate
@@ -38,7 +39,8 @@ def splash_cost_estimates(config, **overrides) -> dict:
     per_layer = {(fwd, tr - fwd) for _, fwd, tr in rows}
     fwd, bwd = max(per_layer)
     note = (f"one call: one sequence of {resolved['max_target_length']} tokens on the device's heads, tiles "
-            f"{resolved['attention_block_q']}x{resolved['attention_block_kv']}")
+            f"{resolved['attention_block_q']}x{resolved['attention_block_kv']}; heads sharded over a tensor axis: "
+            "divide by its size")
     if len(per_layer) > 1:
         note += (f"; the layers differ ({len(per_layer)} values: windowed or chunked layers visit fewer tiles), the "
                  "largest is given")
