@@ -18,7 +18,7 @@ def splash_cost_estimates(config, **overrides) -> dict:
     fused backward QK^T, dO V^T, P^T dO, dS^T Q and dS K), for all the model's heads: where a mesh shards the heads
     (a tensor axis), one call holds 1/size of them. MaxText takes one value for every layer: where windowed and
     global layers differ, the largest (a global layer's) is given and the note says so."""
-    from .. import count
+    from ..account import count
     from ..config import validate
     from .objects import from_maxtext, is_maxtext_config
 
