@@ -10,6 +10,7 @@ import re
 from typing import Sequence
 
 from .hlo_parse import Computation, Instruction, Module, Shape, _scope_components  # noqa: F401
+from .hlo_parse import operand_shape as _operand_shape
 
 
 
@@ -86,12 +87,6 @@ def _int_list(attr: str | None) -> list[int]:
     if not attr:
         return []
     return [int(x) for x in re.findall(r"-?\d+", attr)]
-
-
-def _operand_shape(comp: Computation, ins: Instruction, i: int) -> Shape:
-    if i < len(ins.operand_shapes) and ins.operand_shapes[i] is not None:
-        return ins.operand_shapes[i]
-    return comp.shape_of(ins.operands[i])
 
 
 def dot_flops(comp: Computation, ins: Instruction) -> int:
@@ -343,7 +338,7 @@ def _known_trip_count(ins: Instruction) -> int | None:
 # Counting
 # ----------------------------------------------------------------------------------------------------------------------
 
-def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str, int, str]]:
+def _own_flops(module: Module, comp: Computation, inputs=None) -> list[tuple[Instruction, str, int, str]]:
     """The matmul instructions of one computation with the FLOPs of one execution (and a note for custom calls)."""
     out = []
     for ins in comp.instructions:
@@ -360,18 +355,20 @@ def _own_flops(module: Module, comp: Computation) -> list[tuple[Instruction, str
             if "window" in ins.attrs and "dim_labels" in ins.attrs:          # e.g. __cudnn$convForward
                 out.append((ins, "convolution", conv_flops(comp, ins)))
                 continue
-            contracting = _gemm_lhs_contracting(ins.attrs.get("backend_config"))
+            # cuDNN's fused attention carries dot dimension numbers too (its two matmuls'): priced as a kernel
+            fused = target.startswith("__cudnn$fmha")
+            contracting = None if fused else _gemm_lhs_contracting(ins.attrs.get("backend_config"))
             if contracting is not None:                                      # e.g. __cublas$gemm
                 lhs = _operand_shape(comp, ins, 0)
                 res = ins.shape.elements[0] if ins.shape.is_tuple else ins.shape
                 out.append((ins, "dot", 2 * math.prod(res.dims) * math.prod(lhs.dims[d] for d in contracting)))
-            elif _MATMUL_CUSTOM_CALL.search(target):
+            elif _MATMUL_CUSTOM_CALL.search(target) and not fused:
                 raise ValueError(f"custom-call %{ins.name} to {target!r} in %{comp.name} looks like a matmul but "
                                  "carries no dot dimension numbers in its backend_config: cannot count it")
             else:
                 from .kernels import price_custom_call
 
-                priced = price_custom_call(module, comp, ins)
+                priced = price_custom_call(module, comp, ins, inputs)
                 if priced is not None:
                     out.append((ins, "kernel" if priced.counted else "not counted", priced.flops, priced.note))
     return [o if len(o) == 4 else o + ("",) for o in out]
@@ -406,12 +403,14 @@ def _call_edges(ins: Instruction) -> list[tuple[str, str]]:
     return edges
 
 
-def count_module(module: Module, raw_cost_analysis_flops: float | None = None, report: bool = False) -> MatmulCount:
+def count_module(module: Module, raw_cost_analysis_flops: float | None = None, report: bool = False,
+                 inputs=None) -> MatmulCount:
     """The loop-aware count of a parsed module. ``report``: a loop whose trip count the program does not fix, or a
     conditional whose branches cost differently, is listed as not counted (with its body's or branches' FLOPs)
-    instead of raising (the program counter's way; the proof helpers raise)."""
+    instead of raising (the program counter's way; the proof helpers raise). ``inputs``: a kernel's run-time inputs
+    given or assumed (:class:`maxflops.xla.kernels.RunTimeInputs`)."""
     comps = module.computations
-    own = {name: _own_flops(module, c) for name, c in comps.items()}
+    own = {name: _own_flops(module, c, inputs) for name, c in comps.items()}
 
     # Does a computation (transitively, through executed edges) contain a matmul?
     has_dots: dict[str, bool] = {}

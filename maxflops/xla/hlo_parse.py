@@ -363,3 +363,9 @@ def parse_hlo_module(text: str) -> Module:
 # FLOPs of one instruction
 # ----------------------------------------------------------------------------------------------------------------------
 
+
+def operand_shape(comp: Computation, ins: Instruction, i: int) -> Shape:
+    """The shape of operand ``i`` of ``ins``: as the instruction prints it, else its producer's in ``comp``."""
+    if i < len(ins.operand_shapes) and ins.operand_shapes[i] is not None:
+        return ins.operand_shapes[i]
+    return comp.shape_of(ins.operands[i])

@@ -5,6 +5,8 @@ The program counter (:mod:`maxflops.xla.program`) asks :func:`price_custom_call`
 - ``tpu_custom_call`` (every Pallas TPU kernel: splash attention, the flash kernel, megablox ``gmm`` / ``tgmm``,
   tokamax's mosaic_tpu kernels, a user's own): the kernel's Mosaic module run over its grid with its scalar-prefetch
   tables read from the program (:mod:`maxflops.xla.mosaic`), so what it skips costs nothing;
+- cuDNN's fused attention (``__cudnn$fmha*``): from its backend config, the tiles its mask leaves
+  (:mod:`maxflops.xla.cudnn`; the tile is assumed, said in the note);
 - targets that do no arithmetic (sharding annotations, host offload, layout and dynamic-shape markers): nothing;
 - anything else: **not counted**, named in the result with the reason, never a silent 0.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .hlo_parse import Computation, Instruction, Module
+from .hlo_parse import Computation, Instruction, Module, operand_shape
 
 # Targets that move, mark or reshape data and compute nothing a FLOP count holds.
 NO_COMPUTE = frozenset("""
@@ -43,26 +45,52 @@ def target_of(ins: Instruction) -> str:
     return ins.attrs.get("custom_call_target", "").strip('"')
 
 
-def price_custom_call(module: Module, comp: Computation, ins: Instruction) -> Priced | None:
+@dataclasses.dataclass(frozen=True)
+class RunTimeInputs:
+    """What a kernel reads that the step computes at run time, given or assumed by the user of the counter.
+
+    group_sizes: megablox's rows per group (the tokens routed to each expert): a list of ints, one per group, for
+    every grouped matmul of the program, or ``"balanced"`` (the default: each call's rows split evenly over its
+    groups), or None (such calls not counted)."""
+
+    group_sizes: object = "balanced"
+
+    def __post_init__(self):
+        g = self.group_sizes
+        if g is None or g == "balanced":
+            return
+        if isinstance(g, str) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in g):
+            raise ValueError(f"group_sizes: expected 'balanced', None or a list of non-negative ints, got {g!r}")
+        object.__setattr__(self, "group_sizes", tuple(g))
+
+
+def price_custom_call(module: Module, comp: Computation, ins: Instruction,
+                      inputs: RunTimeInputs | None = None) -> Priced | None:
     """Price one custom call that is not a library matmul; None for targets that compute nothing."""
     target = target_of(ins)
     if target in NO_COMPUTE or HOST_CALLBACKS.search(target):
         return None
     if target == "tpu_custom_call":
-        return _price_mosaic(module, comp, ins)
+        return _price_mosaic(module, comp, ins, inputs or RunTimeInputs())
+    if target.startswith("__cudnn$fmha"):
+        return _price_cudnn(comp, ins, target)
     return Priced(0, False, f"custom call {target!r}: no price known for this target")
 
 
-def _price_mosaic(module: Module, comp: Computation, ins: Instruction) -> Priced:
+def _price_mosaic(module: Module, comp: Computation, ins: Instruction, inputs: RunTimeInputs) -> Priced:
     from . import mosaic
 
+    said = ""
     try:
         kernel = mosaic.load_kernel(mosaic.body_of(ins.attrs.get("backend_config", "")))
         # a grid sized at run time takes its sizes from the call's first operands, then come the prefetch tables
         dynamic = sum(n < 0 for n in kernel.grid)
         sizes = [constant_values(module, comp, ins.operands[t]) for t in range(dynamic)]
         tables = [constant_values(module, comp, ins.operands[dynamic + t]) for t in range(kernel.scalar_prefetch)]
-        p = mosaic.price(kernel, tables, [s[0] if s is not None and len(s) == 1 else None for s in sizes])
+        sizes = [s[0] if s is not None and len(s) == 1 else None for s in sizes]
+        if dynamic == 1 and sizes[0] is None:
+            sizes, tables, said = _megablox_tables(comp, ins, kernel, tables, inputs)
+        p = mosaic.price(kernel, tables, sizes)
     except mosaic.NotPriceable as e:
         return Priced(0, False, f"Pallas TPU kernel: {e}")
     dims = "x".join(map(str, p.grid)) or "1"
@@ -70,7 +98,59 @@ def _price_mosaic(module: Module, comp: Computation, ins: Instruction) -> Priced
     for n in p.grid:
         total *= n
     return Priced(p.flops, True, f"Pallas TPU kernel {p.name}: grid {dims}, matmuls at {p.points_with_matmuls} of "
-                                 f"its {total} grid points")
+                                 f"its {total} grid points{said}")
+
+
+def _price_cudnn(comp: Computation, ins: Instruction, target: str) -> Priced:
+    from . import cudnn
+
+    cfg = cudnn.config_of(ins.attrs.get("backend_config", ""))
+    if cfg is None or len(ins.operands) < 3:
+        return Priced(0, False, f"custom call {target!r}: no cudnn_fmha_backend_config to price it from")
+    try:
+        flops, note = cudnn.price(target, cfg, [operand_shape(comp, ins, i).dims for i in range(3)])
+    except (KeyError, ValueError, TypeError) as e:
+        return Priced(0, False, f"custom call {target!r}: its cudnn_fmha_backend_config lacks {e}")
+    return Priced(flops, True, note)
+
+
+def _megablox_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: RunTimeInputs):
+    """A megablox grouped matmul's grid size and tables from the group sizes given or assumed (see
+    :mod:`maxflops.xla.megablox`); the kernel left unpriced when the call is not laid out as one."""
+    from . import megablox, mosaic
+
+    ndim = len(kernel.grid)
+    shapes = [kernel.arg_kinds[ndim + t][1] for t in range(kernel.scalar_prefetch)]
+    first_data = 1 + kernel.scalar_prefetch
+    data = [operand_shape(comp, ins, i).dims for i in range(first_data, len(ins.operands))]
+    out = ins.shape.elements[0] if ins.shape.is_tuple else ins.shape
+    lay = megablox.layout(shapes, out.dims, data)
+    if lay is None:
+        return [None], tables, ""                        # not megablox: priced as any kernel (sized at run time)
+    if inputs.group_sizes is None:
+        raise mosaic.NotPriceable(f"kernel {kernel.name}: megablox {lay.kind}'s tiles come from the group sizes "
+                                  "the step computes at run time (group_sizes=None: not assumed)")
+    start = tables[3][0] if tables[3] is not None else 0
+    if inputs.group_sizes == "balanced":
+        sizes = [0] * lay.groups
+        sizes[start:start + lay.local_groups] = megablox.balanced(lay.m, lay.local_groups)
+        how = f"group sizes assumed balanced ({lay.m:,} rows over {lay.local_groups} groups)"
+    else:
+        sizes = list(inputs.group_sizes)
+        if len(sizes) != lay.groups:
+            raise mosaic.NotPriceable(f"kernel {kernel.name}: megablox {lay.kind} has {lay.groups} groups; the "
+                                      f"group_sizes given have {len(sizes)}")
+        how = f"group sizes given ({sum(sizes):,} rows)"
+    try:
+        offsets, group_ids, m_tile_ids, n = megablox.group_metadata(sizes, lay.m, lay.tm, start, lay.local_groups,
+                                                                    lay.visit_empty_groups)
+    except ValueError as e:
+        raise mosaic.NotPriceable(f"kernel {kernel.name}: megablox {lay.kind}: {e}") from None
+    lo, hi = megablox.tile_range(lay)
+    said = (f"; megablox {lay.kind}, {how}: {n} row-tile steps of {lay.tm} rows, where a routing with every local "
+            f"group non-empty gives {lo} to {hi}" + ("" if tables[3] is not None else
+                                                     "; first local group taken as 0 (not fixed by the program)"))
+    return [n], [offsets, group_ids, m_tile_ids, [start]], said
 
 
 # ----------------------------------------------------------------------------------------------------------------------
