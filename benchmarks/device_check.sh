@@ -11,7 +11,8 @@
 # included) and is appended to $OUT/rows.jsonl as it finishes; rows benchmarks/device_rows.jsonl already holds for
 # this device kind, jax and preset are skipped (--again reruns them), rows this device kind never ran go first, and
 # no row starts after --budget seconds (default 720: about 12 minutes of rows). What comes back: rows.jsonl,
-# bench.json, bench.csv, bench.log and RESULTS.md (5 files). Copy rows.jsonl's lines into
+# bench.json, bench.csv, bench.log, RESULTS.md and programs.zip (the compiled programs of the custom-kernel rows; commit it
+# as benchmarks/device_programs/<device kind>.zip): 6 files. Copy rows.jsonl's lines into
 # benchmarks/device_rows.jsonl and commit them: the next device run resumes where this one stopped.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -32,6 +32,26 @@ def _count(fn, args, module, div):
     return compiled, count_matmuls(compiled).matmul_flops
 
 
+def _keep_program(name: str, compiled) -> None:
+    """A custom-kernel row's compiled program (HLO text, constants printed) added to ``programs.zip`` in the run's
+    output folder (``MAXFLOPS_BENCH_OUT``), one archive for every row: commit it as
+    ``benchmarks/device_programs/<device kind>.zip`` and the tests price the kernels of what the device compiled."""
+    import os
+    import pathlib
+    import re
+    import zipfile
+
+    from ..xla.program import _print_options
+
+    folder = os.environ.get("MAXFLOPS_BENCH_OUT")
+    if not folder:
+        return
+    pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
+    text = compiled.runtime_executable().hlo_modules()[0].to_string(_print_options())
+    with zipfile.ZipFile(pathlib.Path(folder) / "programs.zip", "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(re.sub(r"[^A-Za-z0-9.]+", "_", name).strip("_") + ".hlo", text)
+
+
 def _counted_for_tpu(case) -> dict:
     """A TPU-only Pallas row on a CPU machine: its TPU program lowered here (jax.export) and counted, its Pallas
     kernels priced from their own code, against the engine's figure; not timed."""
@@ -200,6 +220,8 @@ def run_bench(args) -> dict:
             model, hardware = case.analytic()
             fn, fargs, div = case.run(mesh)
             compiled, xla = _count(fn, fargs, case.module, div)
+            if case.module == "none":
+                _keep_program(case.name, compiled)
             seconds = _time(compiled, fargs, args.repeats)
             nbytes = hbm_bytes(fn, fargs, div)
             flop_time, byte_time = hardware / div / peak, nbytes / bw

@@ -204,3 +204,24 @@ def test_rows_are_listed_and_picked_by_number(tmp_path, capsys):
     assert "--only" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bench.main(["--only", "0"])
+
+
+def test_a_custom_kernel_rows_program_is_kept_in_one_archive(tmp_path, monkeypatch):
+    """Rows of custom kernels keep the program the device compiled, every row in one programs.zip (a device run
+    returns few files); without an output folder nothing is written."""
+    import zipfile
+
+    import jax
+
+    from maxflops.bench.runner import _keep_program
+
+    compiled = jax.jit(lambda x: x @ x).lower(jax.ShapeDtypeStruct((8, 8), "float32")).compile()
+    monkeypatch.delenv("MAXFLOPS_BENCH_OUT", raising=False)
+    _keep_program("attention causal (jax.nn.dot_product_attention, cudnn)", compiled)
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv("MAXFLOPS_BENCH_OUT", str(tmp_path))
+    _keep_program("attention causal (jax.nn.dot_product_attention, cudnn)", compiled)
+    _keep_program("splash causal", compiled)
+    with zipfile.ZipFile(tmp_path / "programs.zip") as z:
+        assert z.namelist() == ["attention_causal_jax.nn.dot_product_attention_cudnn.hlo", "splash_causal.hlo"]
+        assert "HloModule" in z.read("splash_causal.hlo").decode()
