@@ -23,6 +23,8 @@ USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config
                                 [--csv=grid.csv] [--plot=grid.png] [--json]      (a grid, exact and fast)
        python -m maxflops compare A B [--config.KEY=VALUE ...] [--unknown=error|report] [--json]
                                   (A, B: NAME or PATH[:KEY=VALUE,...])
+       python -m maxflops splash-estimates NAME|PATH [--config.KEY=VALUE ...] [--tensor-shards=N] [--json]
+                                  (MaxText's cost_estimate_flops_fwd / _bwd for a flash config, as YAML lines)
        python -m maxflops --list        (known models)
   --unknown=report (every subcommand): count a YAML or config.json without the keys it has that maxflops does not
                    understand, and say which (the default, error, refuses the file naming them)
@@ -423,6 +425,38 @@ def _compare(argv: list[str]) -> int:
     return 0
 
 
+def _splash_estimates(argv: list[str]) -> int:
+    from .load import load_config
+    from .maxtext.estimates import splash_cost_estimates
+
+    unknown, argv = _unknown(argv)
+    shards, argv = _pop(argv, "tensor-shards")
+    shared, specs, json_out = {}, [], False
+    for a in argv[1:]:
+        if a.startswith("--config."):
+            _check_override(a)
+            shared.update(_assignments(a[len("--config."):], "--config"))
+        elif a == "--json":
+            json_out = True
+        elif a.startswith("-"):
+            raise UsageError(f"splash-estimates: unknown flag {a!r}")
+        else:
+            specs.append(a)
+    if len(specs) != 1:
+        raise UsageError(f"splash-estimates needs one config (NAME or PATH), got {len(specs)}")
+    if shards is not None and not shards.isdigit():
+        raise UsageError(f"--tensor-shards={shards}: expected a positive integer")
+    n = 1 if shards is None else int(shards)
+    got = splash_cost_estimates(load_config(specs[0], unknown=unknown, **shared), tensor_shards=n)
+    if json_out:
+        print(json.dumps(got, indent=1))
+    else:
+        print(f"# {specs[0]}: {got['note']}")
+        print(f"cost_estimate_flops_fwd: {got['cost_estimate_flops_fwd']}")
+        print(f"cost_estimate_flops_bwd: {got['cost_estimate_flops_bwd']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from .account import count
     from .config import available_models, validate
@@ -433,9 +467,10 @@ def main(argv: list[str] | None = None) -> int:
     if any(a in ("-h", "--help", "--helpfull") for a in argv[1:]):
         print(USAGE)
         return 0
-    if len(argv) > 1 and argv[1] in ("sweep", "compare"):
+    if len(argv) > 1 and argv[1] in ("sweep", "compare", "splash-estimates"):
+        sub = {"sweep": _sweep, "compare": _compare, "splash-estimates": _splash_estimates}[argv[1]]
         try:
-            return (_sweep if argv[1] == "sweep" else _compare)([argv[0]] + argv[2:])
+            return sub([argv[0]] + argv[2:])
         except (UsageError, ValueError, TypeError, OSError) as e:
             print(f"maxflops {argv[1]}: error: {one_line(e)}", file=sys.stderr)
             return 2

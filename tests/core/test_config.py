@@ -243,3 +243,23 @@ def test_did_you_mean_never_points_a_trainers_key_at_another_key(key, advice):
     msg = str(e.value)
     assert f"unknown config key {key!r}" in msg
     assert (f"(did you mean {advice!r}?)" in msg) if advice else "did you mean" not in msg
+
+
+def test_splash_estimates_from_the_command_line(capsys):
+    """MaxText's hand-typed splash figures as YAML lines: one call on the device's heads (tensor shards divide it,
+    exactly: every head costs the same); bad input is one line and exit 2."""
+    from maxflops.maxtext import splash_cost_estimates
+
+    argv = ["maxflops", "splash-estimates", "llama3.1-8b", "--config.attention_impl=blocked"]
+    assert cli.main(argv + ["--tensor-shards=4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # 8 of 32 heads x 10 causal tiles of 512 x 512 (2048 tokens) x QK^T and PV, head width 128
+    assert out[1] == f"cost_estimate_flops_fwd: {8 * 10 * 2 * 2 * 512 * 512 * 128}"
+    whole = splash_cost_estimates(maxflops.load_config("llama3.1-8b", attention_impl="blocked"))
+    assert out[2] == f"cost_estimate_flops_bwd: {whole['cost_estimate_flops_bwd'] // 4}"
+    assert "8 of 32 query heads" in out[0]
+    for bad, said in ((["--tensor-shards=3"], "positive divisor of num_query_heads (32)"),
+                      (["--tensor-shards=x"], "expected a positive integer"), ([], None)):
+        code = cli.main((argv if bad else argv[:3]) + bad)
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and (said or "attention_impl") in err, err

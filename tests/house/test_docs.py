@@ -99,7 +99,7 @@ NOT_RUN = {
     "MAXFLOPS_LIVE_MAXTEXT=... python -m pytest tests/peers/test_maxtext_sharded.py -k live":
         "a Python 3.12 venv with MaxText 0.2.5 (the opt-in live test: it compiles on 8 simulated devices)",
     'python -m pytest -q -m "not slow"': "the test suite itself",
-    "python -m pytest -q -m slow": "the slow suite itself (CI's own step)",
+    "python -m pytest -q -m slow -n 2": "the slow suite itself (CI's own step)",
     "python -m maxflops.xla.program step.mlir --json": "needs a program saved to a file (tests/xla/test_program.py "
                                                        "runs the same command's main on saved programs)",
     "bash .ci/maxtext-leg": "CI's second leg: it installs MaxText and tokamax from PyPI (CI runs it after the suite)",
@@ -137,7 +137,7 @@ def runnable(cmd: str, tmp: pathlib.Path) -> str:
                  cmd)
     if cmd.startswith("pip install -e '.[test]' && "):  # CI installs exactly this (.ci/run); run what follows
         cmd = cmd.split("&& ", 1)[1]
-    if cmd in ("python benchmarks/bench_analytic.py", "python benchmarks/bench_vs_maxtext.py"):
+    if re.fullmatch(r"python benchmarks/bench_\w+\.py", cmd) and "--out" in (ROOT / cmd.split()[1]).read_text():
         # their timings go to a copy, not the committed RESULTS.md
         cmd += f" --out {tmp / 'RESULTS.md'}"
     return re.sub(r"(^|\s)python(\s)", lambda m: f"{m.group(1)}{sys.executable}{m.group(2)}", cmd)
