@@ -1,6 +1,6 @@
 """Per-step TFLOP/s and MFU for a MaxText-style training loop (the text of a count is ``maxflops.report``).
 
-    reporter = maxflops.StepReporter(config, peak_tflops=989)        # once
+    reporter = maxflops.StepReporter(config, peak_tflops="auto")     # once: the device's dense peak, from the table
     ...
     stats = reporter.step(step_seconds, segment_ids=batch["inputs_segmentation"])   # every step
     reporter.log(step, stats)                                         # one line on stdout (or emit=logging.info)
@@ -23,7 +23,7 @@ from typing import Callable
 
 from .account import count
 from .config import as_dict, validate
-from .peaks import check_peak_tflops
+from .peaks import check_peak_tflops, device_peak
 from .resolve import from_source
 from .sequences import segment_lengths_from_ids
 
@@ -55,11 +55,23 @@ class StepStats:
 class StepReporter:
     """Constructed once from a config and the device peak; ``step()`` per training step."""
 
-    def __init__(self, config, peak_tflops: float, *, packed_kernel: str = "row", program_flops: int | None = None,
-                 **overrides):
-        """``program_flops``: the compiled step's own FLOPs per device (``maxflops.xla.count_program(step, *args)
-        .flops``, counted once when the step compiles), reported as every step's hardware FLOPs in place of the
-        analytic hardware figure; the model FLOPs (the MFU numerator) stay the config's."""
+    def __init__(self, config, peak_tflops, *, packed_kernel: str = "row", program_flops: int | None = None,
+                 compute_dtype: str | None = None, **overrides):
+        """``peak_tflops``: the device's dense peak in TFLOP/s, or ``"auto"``: read from maxflops' peak table
+        (:func:`maxflops.peaks.device_peak`) for ``jax.devices()[0]`` and the step's compute dtype
+        (``compute_dtype``, else a MaxText config's ``quantization`` or ``dtype``, else bfloat16); which peak was
+        taken is ``peak_said``, and the first logged line says it. ``program_flops``: the compiled step's own FLOPs
+        per device (``maxflops.xla.count_program(step, *args).flops``, counted once when the step compiles),
+        reported as every step's hardware FLOPs in place of the analytic hardware figure; the model FLOPs (the MFU
+        numerator) stay the config's."""
+        self.peak_said = None
+        if peak_tflops == "auto":
+            found = device_peak(None, compute_dtype or _compute_dtype(config))
+            peak_tflops, self.peak_said = found.tflops, found.said
+        elif compute_dtype is not None:
+            raise ValueError("compute_dtype: read only with peak_tflops='auto' (a peak given is taken as it is)")
+        elif isinstance(peak_tflops, str):
+            raise ValueError(f"peak_tflops: {peak_tflops!r}; give the device's dense peak in TFLOP/s or 'auto'")
         check_peak_tflops(peak_tflops)
         if program_flops is not None and (isinstance(program_flops, bool) or not isinstance(program_flops, int)
                                           or program_flops <= 0):
@@ -76,6 +88,7 @@ class StepReporter:
         self.peak_tflops = peak_tflops
         self.peak = peak_tflops * 1e12
         self._warned = False
+        self._said = False
         self._padded = count(self.config, **overrides)
         if self._padded.mode != "train":
             raise ValueError(f"config key 'mode': StepReporter reports train steps, got {self._padded.mode!r}")
@@ -153,11 +166,26 @@ class StepReporter:
         MaxText's trainer prints its own step lines; pass ``absl.logging.info`` (or any logger's method) to log it
         instead (absl shows INFO only when told to, e.g. ``--alsologtostderr``)."""
         line = self.format(step, stats)
+        if self.peak_said and not self._said:         # once: which peak the MFU is of
+            self._said = True
+            line = f"MFU against the {self.peak_said}\n{line}"
         if emit is None:
             print(line, flush=True)
         else:
             emit(line)
         return line
+
+
+def _compute_dtype(config) -> str:
+    """The dtype a step's matmuls run in, as its config says: MaxText's ``quantization`` (int8, fp8, ...) when set,
+    else its ``dtype``; bfloat16 for a config that says neither."""
+    get = config.get if isinstance(config, dict) else lambda k, d=None: getattr(config, k, d)
+    try:
+        quantization, dtype = get("quantization", None), get("dtype", None)
+    except (AttributeError, KeyError, TypeError):   # a config object that answers neither key
+        quantization = dtype = None
+    value = quantization or dtype or "bfloat16"
+    return str(getattr(value, "__name__", None) or getattr(value, "name", None) or value)   # a jnp dtype by name
 
 
 def _positive(x) -> bool:

@@ -163,7 +163,7 @@ def run_bench(args) -> dict:
 
     import jax
 
-    from . import peaks
+    from .. import peaks
 
     if args.distributed:
         jax.distributed.initialize()

@@ -220,3 +220,44 @@ def test_decode_kv_lengths_must_match_the_batch_and_one_token_is_singular():
         maxflops.count(cfg, segment_lengths=[5, 6, 7])
     one = maxflops.load_config("llama3.1-8b", mode="decode", decode_kv_length=100, per_device_batch_size=1)
     assert "decode step: 1 new token, KV length 100" in text_report(maxflops.count(one), one)
+
+
+def test_the_peak_read_from_the_device_and_the_compute_dtype(monkeypatch, capsys):
+    """peak_tflops='auto': the table's dense peak for jax.devices()[0]'s kind and the step's compute dtype, said once
+    in the log; a device not in the table is one error saying how to give the peak."""
+    import types
+
+    import jax
+
+    from maxflops.peaks import device_peak
+    from maxflops.reporter import _compute_dtype
+
+    assert (device_peak("NVIDIA H100 80GB HBM3").tflops, device_peak("NVIDIA H100 80GB HBM3", "fp8").tflops) == \
+        (989, 1979)
+    assert device_peak("TPU v5 lite", "int8").tflops == 394
+    v5e_fp8 = device_peak("TPU v5 lite", "fp8")                 # no fp8 units: its bf16 peak, said
+    assert v5e_fp8.tflops == 197 and "no float8 peak for it" in v5e_fp8.said
+    with pytest.raises(ValueError, match="give peak_tflops="):
+        device_peak("Some New Chip")
+    with pytest.raises(ValueError, match="compute dtype 'int4'"):
+        device_peak("TPU v4", "int4")
+    assert _compute_dtype({"quantization": "int8", "dtype": "bfloat16"}) == "int8"
+    assert _compute_dtype(types.SimpleNamespace(quantization="", dtype=jax.numpy.bfloat16)) == "bfloat16"
+    assert _compute_dtype(maxflops.load_config("llama3.1-8b")) == "bfloat16"
+
+    cfg = maxflops.load_config("llama3.1-8b", per_device_batch_size=1)
+    monkeypatch.setattr(jax, "devices", lambda *a: [types.SimpleNamespace(device_kind="NVIDIA H200")])
+    rep = maxflops.StepReporter(cfg, peak_tflops="auto", compute_dtype="fp8")
+    assert rep.peak_tflops == 1979 and "NVIDIA H200 dense float8 peak" in rep.peak_said
+    s = rep.step(2.0)
+    assert s.model_mfu == s.model_flops / 2.0 / 1979e12
+    first, second = rep.log(1, s), rep.log(2, s)
+    assert first.startswith("MFU against the NVIDIA H200 dense float8 peak") and second.startswith("step 2:")
+    capsys.readouterr()
+    with pytest.raises(ValueError, match="compute_dtype: read only with peak_tflops='auto'"):
+        maxflops.StepReporter(cfg, peak_tflops=989, compute_dtype="fp8")
+    with pytest.raises(ValueError, match="peak_tflops: 'H100'"):
+        maxflops.StepReporter(cfg, peak_tflops="H100")
+    monkeypatch.setattr(jax, "devices", lambda *a: [types.SimpleNamespace(device_kind="cpu")])
+    with pytest.raises(ValueError, match="device 'cpu' is not in maxflops' peak table"):
+        maxflops.StepReporter(cfg, peak_tflops="auto")

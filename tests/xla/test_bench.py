@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from maxflops.bench import peaks
+from maxflops import peaks
 from repo import ROOT
 
 
