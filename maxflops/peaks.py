@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 
 # Above any device's dense peak at any precision (the largest today are tens of thousands of TFLOP/s at FP4): a
 # larger figure is in another unit.
@@ -133,13 +134,16 @@ _DTYPES = {"bf16": "bfloat16", "bfloat16": "bfloat16", "fp8": "float8", "float8"
 
 
 def device_peak(device_kind: str | None = None, dtype: str = "bfloat16") -> DevicePeak:
-    """The dense peak of a device kind (``jax.devices()[0].device_kind`` when None: jax is imported then) for the
+    """The dense peak of a device kind (``jax.devices()[0].device_kind`` when None: a trainer's jax) for the
     dtype a step computes in (bf16, fp8, int8, fp32; float16 runs at bfloat16's rate). A chip the table has no
     entry for that dtype takes its bfloat16 peak, said; a device not in the table is one ValueError saying how to
     give the peak instead."""
-    if device_kind is None:
-        import jax
-
+    if device_kind is None:          # the running trainer's jax (the analytic core never imports it)
+        jax = sys.modules.get("jax")
+        if jax is None:
+            raise ValueError("peak_tflops='auto' reads the device from jax, which this process has not imported: "
+                             "give the device kind (maxflops.peaks.device_peak('NVIDIA H100 80GB HBM3')) or "
+                             "peak_tflops=<TFLOP/s>")
         device_kind = jax.devices()[0].device_kind
     key = _DTYPES.get(str(dtype).lower())
     if key is None:
