@@ -54,6 +54,13 @@ CONVENTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+# MaxText before its PR #1988 (merged 2025-07) counted causal attention as the whole L x L square, and windows as
+# global layers: the figures of the MFU tables published before it (llama2-7b at 8,192 tokens, batch 4: 1,721.22
+# TFLOP a step, where #1988's own table gives 1,510.11 after the halving)
+CONVENTIONS["maxtext_pr1988_before"] = {**CONVENTIONS["maxtext"], "causal_pairs": "full_square",
+                                        "window_pairs": "global"}
+
+
 # Later Megatron-LM revisions, each the seed bundle with what that revision changed: main has neither windows nor
 # DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
 # the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.

@@ -209,6 +209,11 @@ def half_square(seqs):
     return _ratio(seqs.sum(lambda L: L * L), 2)
 
 
+def full_square(seqs):
+    """'The whole square': sum L^2, the causal mask ignored (MaxText before its PR #1988; PaLM's 12 L H Q T)."""
+    return seqs.sum(lambda L: L * L)
+
+
 def band_maxtext(seqs, span):
     """MaxText's sliding window and DSA top-k: L*m - m^2/2 with m = min(L, span) (the dense L^2/2 when
     L <= span): a right triangle of side m, then m keys per query; the diagonal's m/2 is dropped."""

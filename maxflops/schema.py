@@ -396,7 +396,9 @@ SCHEMA: dict[str, Field] = {
     "remat_mtp": field_of(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
     "convention": field_of("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
-                                   "reproduces 'maxtext' (MaxText 0.2.5), 'megatron' (Megatron-LM as the seed pull "
+                                   "reproduces 'maxtext' (MaxText 0.2.5), 'maxtext_pr1988_before' (MaxText before "
+                                   "its PR #1988: causal attention as the whole square, windows as global), "
+                                   "'megatron' (Megatron-LM as the seed pull "
                                    "requests compute it: #6148's first commit for DSA, #3128 for windows), "
                                    "'megatron_main' (main at d98e8a6, 2026-08-22: no DSA, indexer or window terms), "
                                    "'megatron_pr6148' (#6148's head: top-k scaling at floor(mean length), the "
@@ -405,14 +407,15 @@ SCHEMA: dict[str, Field] = {
                                    "067f987d, its hybrid path: main's rules with its sliding-window context and a "
                                    "packed batch's padding priced; models with Mamba layers or hybrid layer shapes "
                                    "only). Knobs set explicitly win.",
-                     choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148", "megatron_pr6753",
-                              "megatron_bridge")),
+                     choices=("exact", "maxtext", "maxtext_pr1988_before", "megatron", "megatron_main",
+                              "megatron_pr6148", "megatron_pr6753", "megatron_bridge")),
     "convention_knobs_from": field_of("exact", str, "Set by the library: the convention whose bundle filled the "
                                               "knobs, and its branch for the model's kind ('convention:branch', see "
                                               "CONVENTION_BRANCHES). When 'convention' or the kind differs (changed "
                                               "after the config was built), knobs still at that bundle's values are "
                                               "re-derived.",
-                                choices=("exact", "maxtext", "megatron", "megatron_main", "megatron_pr6148",
+                                choices=("exact", "maxtext", "maxtext_pr1988_before", "megatron", "megatron_main",
+                                         "megatron_pr6148",
                                          "megatron_pr6753", "megatron_bridge", "megatron_main:hybrid",
                                          "megatron_bridge:compressed", "megatron_bridge:hybrid")),
     "packed_tokens": field_of("real", str, "Model FLOPs of a packed batch (segment_lengths): the token-linear terms over "

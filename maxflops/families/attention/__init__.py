@@ -60,6 +60,8 @@ def pairs(mixer: str, span: int, seqs, c, decode: bool):
             mixer, span = WINDOW, c["sliding_window_size"]
     if mixer == GLOBAL and c["causal_pairs"] == "half_square":
         return masks.half_square(seqs)
+    if mixer == GLOBAL and c["causal_pairs"] == "full_square":
+        return masks.full_square(seqs)
     if mixer == WINDOW and c["window_pairs"] == "megatron":
         return masks.window_megatron(seqs, span)
     if mixer == CHUNK and c["window_pairs"] == "megatron":
@@ -529,9 +531,10 @@ SCHEMA = {
                                  "even when q, k and v are saved (a q projection fused with an output gate is, "
                                  "always); 'qk_rope' q and k on the RoPE layers only (Llama 4's NoPE layers skip "
                                  "the norm).", choices=("none", "qk", "qkv", "qk_rope")),
-    "causal_pairs": field_of("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2 or "
-                                     "'half_square' L^2/2 (MaxText, Megatron).",
-                       choices=("exact", "half_square")),
+    "causal_pairs": field_of("exact", str, "Causal pair count of a length-L sequence: 'exact' L(L+1)/2, "
+                                     "'half_square' L^2/2 (MaxText, Megatron) or 'full_square' L^2, the mask "
+                                     "ignored (MaxText before its PR #1988).",
+                       choices=("exact", "half_square", "full_square")),
     "window_pairs": field_of("exact", str, "Sliding-window/chunked pair count: 'exact', 'maxtext' (MaxText's "
                                      "approximation), 'megatron', 'global' (the layer counted as causal "
                                      "global attention under causal_pairs: MaxText's function for olmo3), or "
