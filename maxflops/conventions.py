@@ -61,6 +61,12 @@ CONVENTIONS["maxtext_pr1988_before"] = {**CONVENTIONS["maxtext"], "causal_pairs"
                                         "window_pairs": "global"}
 
 
+# PaLM's "6N + 12 L H Q T" per token (Chowdhery et al. 2022, appendix B; llm-foundry's MFU uses it too): every
+# weight 6 times (N with the embedding: a tied table is the output head's weights) and attention as the whole
+# square; the exact count otherwise. PaLM 540B's 46.2% MFU comes out of it to its printed rounding.
+CONVENTIONS["palm"] = {"causal_pairs": "full_square", "window_pairs": "global"}
+
+
 # Later Megatron-LM revisions, each the seed bundle with what that revision changed: main has neither windows nor
 # DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
 # the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.

@@ -398,6 +398,8 @@ SCHEMA: dict[str, Field] = {
     "convention": field_of("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
                                    "reproduces 'maxtext' (MaxText 0.2.5), 'maxtext_pr1988_before' (MaxText before "
                                    "its PR #1988: causal attention as the whole square, windows as global), "
+                                   "'palm' (PaLM's 6N + 12LHQT: the exact count with attention as the whole "
+                                   "square; llm-foundry's too), "
                                    "'megatron' (Megatron-LM as the seed pull "
                                    "requests compute it: #6148's first commit for DSA, #3128 for windows), "
                                    "'megatron_main' (main at d98e8a6, 2026-08-22: no DSA, indexer or window terms), "
@@ -407,14 +409,14 @@ SCHEMA: dict[str, Field] = {
                                    "067f987d, its hybrid path: main's rules with its sliding-window context and a "
                                    "packed batch's padding priced; models with Mamba layers or hybrid layer shapes "
                                    "only). Knobs set explicitly win.",
-                     choices=("exact", "maxtext", "maxtext_pr1988_before", "megatron", "megatron_main",
+                     choices=("exact", "maxtext", "maxtext_pr1988_before", "palm", "megatron", "megatron_main",
                               "megatron_pr6148", "megatron_pr6753", "megatron_bridge")),
     "convention_knobs_from": field_of("exact", str, "Set by the library: the convention whose bundle filled the "
                                               "knobs, and its branch for the model's kind ('convention:branch', see "
                                               "CONVENTION_BRANCHES). When 'convention' or the kind differs (changed "
                                               "after the config was built), knobs still at that bundle's values are "
                                               "re-derived.",
-                                choices=("exact", "maxtext", "maxtext_pr1988_before", "megatron", "megatron_main",
+                                choices=("exact", "maxtext", "maxtext_pr1988_before", "palm", "megatron", "megatron_main",
                                          "megatron_pr6148",
                                          "megatron_pr6753", "megatron_bridge", "megatron_main:hybrid",
                                          "megatron_bridge:compressed", "megatron_bridge:hybrid")),
