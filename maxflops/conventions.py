@@ -1,6 +1,6 @@
-"""The conventions: the knobs each peer's way of counting sets (``CONVENTIONS``), their branches by model kind
-(``CONVENTION_BRANCHES``, ``branch_of``, ``bundle``), where a convention has a rule for a model at all
-(``convention_defined``, ``bridge_refusal``), per-model quirks (``quirks``), and which knobs only say how a peer
+"""The conventions' rules: the knobs each peer's way of counting sets (``CONVENTIONS``, data in
+:mod:`maxflops.peers`), their branches by model kind (``CONVENTION_BRANCHES``, ``branch_of``, ``bundle``), where a
+convention has a rule for a model at all (``convention_defined``, ``bridge_refusal``), per-model quirks (``quirks``), and which knobs only say how a peer
 reports (``REPORTING_KNOBS``) or may lower hardware below model FLOPs (``HARDWARE_BELOW_MODEL``)."""
 
 from __future__ import annotations
@@ -8,118 +8,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .families import LETTERS
+from .peers import CONVENTION_BRANCHES, CONVENTIONS  # noqa: F401 (the bundles, as data)
 from .schema import SCHEMA, check_value, coerce
-
-
-# What each convention bundle sets. A knob given explicitly in the same config wins over its bundle.
-CONVENTIONS: dict[str, dict[str, Any]] = {
-    "exact": {},
-    "maxtext": {
-        "causal_pairs": "half_square",
-        "window_pairs": "maxtext",
-        "dsa_pairs": "maxtext",
-        "indexer_pairs": "half_square",
-        "indexer_skip_within_topk": True,
-        "indexer_every_layer": True,
-        "indexer_train_factor": 3,
-        "indexer_stage_in_model": False,
-        "gdn_conv_taps": "full",
-        "gdn_core_state_ops": 4,
-        "gate_projections": False,
-        "shared_expert_gate_flops": False,
-        "mtp_eh_proj": False,
-        "mtp_logits": False,
-        "ffn_all_moe": False,
-        "mhc_outer_flops": True,
-        "compressed_pairs": "maxtext",
-    },
-    "megatron": {
-        "causal_pairs": "half_square",
-        "window_pairs": "megatron",
-        "window_scope": "all_layers",
-        "dsa_pairs": "megatron",
-        "indexer_pairs": "half_square",
-        "indexer_train_factor": 3,
-        "indexer_stage_in_model": False,
-        "gdn_core_state_ops": 4,
-        "gdn_conv_taps": "full",
-        "shared_expert_gate_flops": False,
-        "mtp_layer_numbering": "after_decoder",
-        "router_flops": False,
-        "indexer_head_reduction": False,
-        "mtp_norm_flops": True,
-        "mla_norm_flops": True,
-        "padded_vocab_in_model_flops": True,
-    },
-}
-
-
-# MaxText before its PR #1988 (merged 2025-07) counted causal attention as the whole L x L square, and windows as
-# global layers: the figures of the MFU tables published before it (llama2-7b at 8,192 tokens, batch 4: 1,721.22
-# TFLOP a step, where #1988's own table gives 1,510.11 after the halving)
-CONVENTIONS["maxtext_pr1988_before"] = {**CONVENTIONS["maxtext"], "causal_pairs": "full_square",
-                                        "window_pairs": "global"}
-
-
-# PaLM's "6N + 12 L H Q T" per token (Chowdhery et al. 2022, appendix B; llm-foundry's MFU uses it too): every
-# weight 6 times (N with the embedding: a tied table is the output head's weights) and attention as the whole
-# square; the exact count otherwise. PaLM 540B's 46.2% MFU comes out of it to its printed rounding.
-CONVENTIONS["palm"] = {"causal_pairs": "full_square", "window_pairs": "global"}
-
-
-# Later Megatron-LM revisions, each the seed bundle with what that revision changed: main has neither windows nor
-# DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
-# the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.
-_NO_WINDOWS = {"window_pairs": "global", "window_scope": "pattern"}
-
-
-# Megatron's hybrid path prices a Mamba layer with d_in = 2 x hidden, 7 FLOPs per (token, channel, state) for the
-# scan and no conv (training.py's mamba_layer_flops, unchanged since 2025-03)
-CONVENTIONS["megatron"].update({"mamba_scan_flops": 7, "mamba_inner_width": "twice_hidden", "ssm_conv_flops": False})
-
-
-# main also prices gated-delta-product layers (its gated_delta_product_layer_flops): the core at (4 M + 3) per state
-# element, the conv at every tap (gdn_conv_taps above)
-CONVENTIONS["megatron_main"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "global", "indexer_flops": False,
-                                "gdp_core_flops": "megatron"}
-
-
-CONVENTIONS["megatron_pr6148"] = {**CONVENTIONS["megatron"], **_NO_WINDOWS, "dsa_pairs": "megatron_floor",
-                                  "indexer_train_factor": 0}
-
-
-CONVENTIONS["megatron_pr6753"] = {**CONVENTIONS["megatron_pr6148"], "dsa_core_form": "absorbed"}
-
-
-# Megatron-Bridge: main's rules, plus its sliding-window context, the padding of a packed batch, DSA's absorbed sparse
-# core and its indexer (by the reuse rule, MTP layers numbering themselves from 1 and copying the last layer's mixer)
-CONVENTIONS["megatron_bridge"] = {**CONVENTIONS["megatron_main"], "window_pairs": "bridge", "packed_tokens": "padded",
-                                  "dsa_pairs": "bridge", "dsa_core_form": "absorbed", "indexer_flops": True,
-                                  "indexer_pairs": "bridge", "indexer_head_reduction": True,
-                                  "indexer_train_factor": 0, "mtp_layer_numbering": "own",
-                                  "kda_output_gate": "full", "kda_core_state_ops": 4, "indexer_kl_flops": True,
-                                  "mla_gate_flops": False, "attn_res_flops": False}
-
-
-# Where a peer's function takes a branch of its own for a kind of model, the knobs that branch sets on top of the
-# convention's bundle (a model's convention_quirks and explicit keys still win). The kinds (``branch_of``):
-# 'compressed' (attention_type='compressed') and 'hybrid' (hybrid layer shapes: ffn_layer_pattern).
-# - Megatron-Bridge prices DeepSeek-V4's compressed attention by its dsv4_hybrid rule: a flat window and its own
-#   top-k and block pairs (compressed_pairs='bridge'), the q latent's and the KV entry's norms, the indexer over the
-#   full L x L/m rectangle (indexer_pairs='bridge') without its head weighting and trained 3x whatever the loss, and
-#   no mHC.
-# - Megatron-LM's and Megatron-Bridge's hybrid path (hybrid_flops) prices an MTP module's layers (the hybrid pattern
-#   after '/', once per depth) and its output head, but not its eh projection or norms (their GPT path does).
-_HYBRID_MTP = {"mtp_eh_proj": False, "mtp_norm_flops": False}
-
-
-CONVENTION_BRANCHES = {
-    "megatron_bridge": {"compressed": {"compressed_pairs": "bridge", "compressed_norm_flops": True,
-                                       "indexer_head_reduction": False, "indexer_train_factor": 3,
-                                       "mhc_flops": False, "mhc_head_flops": False},
-                        "hybrid": _HYBRID_MTP},
-    "megatron_main": {"hybrid": _HYBRID_MTP},
-}
 
 
 def branch_of(convention: str, values: Mapping[str, Any]) -> str:
@@ -234,10 +124,6 @@ HARDWARE_BELOW_MODEL = {
     "dead_compressor": "either value where no sequence of the step reaches a compressed layer's ratio (its compressor "
                        "runs forward only, or not at all, while the model counts it)",
 }
-
-
-assert set(SCHEMA["convention_knobs_from"].choices) == set(CONVENTIONS) | {
-    f"{conv}:{branch}" for conv, branches in CONVENTION_BRANCHES.items() for branch in branches}
 
 
 # Knobs that say how a peer reports, never what a program runs: every key a convention bundle sets, and the

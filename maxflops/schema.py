@@ -13,6 +13,7 @@ from typing import Any
 from .families import FAMILIES
 from .families.conv import IMPL_DOC as _CONV_IMPL_DOC
 from .fields import Field, field_of  # noqa: F401 (Field: the schema's entries)
+from .peers import CONVENTIONS, convention_help, knobs_from_choices
 
 
 class Ints(tuple):
@@ -395,31 +396,13 @@ SCHEMA: dict[str, Field] = {
                             choices=("einsum", "elementwise", "streams_elementwise")),
     "remat_mtp": field_of(True, bool, "MTP modules are rematerialized like decoder layers (MaxText's are not)."),
     # --- conventions --------------------------------------------------------------------------------------
-    "convention": field_of("exact", str, "'exact' (this library's count), or a bundle of the knobs below that "
-                                   "reproduces 'maxtext' (MaxText 0.2.5), 'maxtext_pr1988_before' (MaxText before "
-                                   "its PR #1988: causal attention as the whole square, windows as global), "
-                                   "'palm' (PaLM's 6N + 12LHQT: the exact count with attention as the whole "
-                                   "square; llm-foundry's too), "
-                                   "'megatron' (Megatron-LM as the seed pull "
-                                   "requests compute it: #6148's first commit for DSA, #3128 for windows), "
-                                   "'megatron_main' (main at d98e8a6, 2026-08-22: no DSA, indexer or window terms), "
-                                   "'megatron_pr6148' (#6148's head: top-k scaling at floor(mean length), the "
-                                   "indexer by its gradient rule) or 'megatron_pr6753' (#6148's head with the DSA "
-                                   "core in the absorbed form), or 'megatron_bridge' (NVIDIA-NeMo/Megatron-Bridge at "
-                                   "067f987d, its hybrid path: main's rules with its sliding-window context and a "
-                                   "packed batch's padding priced; models with Mamba layers or hybrid layer shapes "
-                                   "only). Knobs set explicitly win.",
-                     choices=("exact", "maxtext", "maxtext_pr1988_before", "palm", "megatron", "megatron_main",
-                              "megatron_pr6148", "megatron_pr6753", "megatron_bridge")),
+    "convention": field_of("exact", str, convention_help(), choices=tuple(CONVENTIONS)),
     "convention_knobs_from": field_of("exact", str, "Set by the library: the convention whose bundle filled the "
                                               "knobs, and its branch for the model's kind ('convention:branch', see "
                                               "CONVENTION_BRANCHES). When 'convention' or the kind differs (changed "
                                               "after the config was built), knobs still at that bundle's values are "
                                               "re-derived.",
-                                choices=("exact", "maxtext", "maxtext_pr1988_before", "palm", "megatron", "megatron_main",
-                                         "megatron_pr6148",
-                                         "megatron_pr6753", "megatron_bridge", "megatron_main:hybrid",
-                                         "megatron_bridge:compressed", "megatron_bridge:hybrid")),
+                                choices=knobs_from_choices()),
     "packed_tokens": field_of("real", str, "Model FLOPs of a packed batch (segment_lengths): the token-linear terms over "
                                      "its 'real' tokens, or over every row slot, the 'padded' ones too "
                                      "(Megatron-Bridge); the attention pairs follow the documents either way.",
