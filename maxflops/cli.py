@@ -391,15 +391,9 @@ def _grid_table(grid, limit: int = 40) -> str:
     return "\n".join(lines)
 
 
-def _compare(argv: list[str]) -> int:
-    from .account import count
-    from .compare import keys_behind
-    from .config import validate
-    from .load import load_config
-    from .report import compare_table
-
+def _specs_and_overrides(argv: list[str], command: str) -> tuple[list, dict, bool]:
+    """A subcommand's arguments: (the configs it names, the ``--config.KEY=VALUE`` overrides they share, --json)."""
     specs, shared, json_out = [], {}, False
-    unknown, argv = _unknown(argv)
     for a in argv[1:]:
         if a.startswith("--config."):
             _check_override(a)
@@ -407,9 +401,21 @@ def _compare(argv: list[str]) -> int:
         elif a == "--json":
             json_out = True
         elif a.startswith("-"):
-            raise UsageError(f"compare: unknown flag {a!r}")
+            raise UsageError(f"{command}: unknown flag {a!r}")
         else:
             specs.append(a)
+    return specs, shared, json_out
+
+
+def _compare(argv: list[str]) -> int:
+    from .account import count
+    from .compare import keys_behind
+    from .config import validate
+    from .load import load_config
+    from .report import compare_table
+
+    unknown, argv = _unknown(argv)
+    specs, shared, json_out = _specs_and_overrides(argv, "compare")
     if len(specs) != 2:
         raise UsageError(f"compare needs two configs (NAME or PATH[:KEY=VALUE,...]), got {len(specs)}")
     built = []
@@ -431,17 +437,7 @@ def _splash_estimates(argv: list[str]) -> int:
 
     unknown, argv = _unknown(argv)
     shards, argv = _pop(argv, "tensor-shards")
-    shared, specs, json_out = {}, [], False
-    for a in argv[1:]:
-        if a.startswith("--config."):
-            _check_override(a)
-            shared.update(_assignments(a[len("--config."):], "--config"))
-        elif a == "--json":
-            json_out = True
-        elif a.startswith("-"):
-            raise UsageError(f"splash-estimates: unknown flag {a!r}")
-        else:
-            specs.append(a)
+    specs, shared, json_out = _specs_and_overrides(argv, "splash-estimates")
     if len(specs) != 1:
         raise UsageError(f"splash-estimates needs one config (NAME or PATH), got {len(specs)}")
     if shards is not None and not shards.isdigit():
