@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import sys
@@ -25,6 +26,10 @@ USAGE = """usage: python -m maxflops [--model=NAME|PATH.yml|PATH.json | --config
                                   (A, B: NAME or PATH[:KEY=VALUE,...])
        python -m maxflops splash-estimates NAME|PATH [--config.KEY=VALUE ...] [--tensor-shards=N] [--json]
                                   (MaxText's cost_estimate_flops_fwd / _bwd for a flash config, as YAML lines)
+       python -m maxflops explain NAME|PATH [--config.KEY=VALUE ...] FIGURE [--devices=N] [--json]
+                                  (the conventions that reproduce a published figure, to its printed rounding;
+                                   FIGURE: --tflop-per-step=X | --tflops-per-s=X --tokens-per-s=Y
+                                   | --mfu=PCT --peak-tflops=P --tokens-per-s=Y | --flops=F --tokens=N)
        python -m maxflops --list        (known models)
   --unknown=report (every subcommand): count a YAML or config.json without the keys it has that maxflops does not
                    understand, and say which (the default, error, refuses the file naming them)
@@ -453,6 +458,31 @@ def _splash_estimates(argv: list[str]) -> int:
     return 0
 
 
+def _explain(argv: list[str]) -> int:
+    from .explain import FORMS, explain
+    from .load import load_config
+
+    unknown, argv = _unknown(argv)
+    figure, devices = {}, None
+    for key in sorted({k for form in FORMS for k in form}):
+        value, argv = _pop(argv, key.replace("_", "-"))
+        if value is not None:
+            figure[key] = value
+    devices, argv = _pop(argv, "devices")
+    if devices is not None and not devices.isdigit():
+        raise UsageError(f"--devices={devices}: expected a positive integer")
+    specs, shared, json_out = _specs_and_overrides(argv, "explain")
+    if len(specs) != 1:
+        raise UsageError(f"explain needs one config (NAME or PATH), got {len(specs)}")
+    e = explain(load_config(specs[0], unknown=unknown, **shared), devices=int(devices or 1), **figure)
+    if json_out:
+        print(json.dumps({"figure": e.figure, "low": e.low, "high": e.high, "exact": e.exact,
+                          "candidates": [dataclasses.asdict(c) for c in e.candidates]}, indent=1))
+    else:
+        print(e.table())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from .account import count
     from .config import available_models, validate
@@ -463,8 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     if any(a in ("-h", "--help", "--helpfull") for a in argv[1:]):
         print(USAGE)
         return 0
-    if len(argv) > 1 and argv[1] in ("sweep", "compare", "splash-estimates"):
-        sub = {"sweep": _sweep, "compare": _compare, "splash-estimates": _splash_estimates}[argv[1]]
+    if len(argv) > 1 and argv[1] in ("sweep", "compare", "splash-estimates", "explain"):
+        sub = {"sweep": _sweep, "compare": _compare, "splash-estimates": _splash_estimates,
+               "explain": _explain}[argv[1]]
         try:
             return sub([argv[0]] + argv[2:])
         except (UsageError, ValueError, TypeError, OSError) as e:
