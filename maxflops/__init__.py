@@ -14,7 +14,10 @@ This package imports neither jax nor numpy nor ml_collections at import time; ``
 from .account import count, sweep
 from .grid import Grid, sweep_grid
 from .breakdown import Breakdown, LayerRow
-from .config import SCHEMA, CONVENTIONS, InertKeyWarning, available_models, model_config
+from .config import available_models, model_config
+from .checks import InertKeyWarning
+from .conventions import CONVENTIONS
+from .schema import SCHEMA
 from .load import load_config
 from .maxtext import calculate_tflops_training_per_device, from_maxtext
 from .reporter import StepReporter, StepStats, segment_lengths_from_ids

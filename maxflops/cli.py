@@ -102,7 +102,7 @@ def _rewrite_model(argv: list[str]) -> list[str]:
 def _check_override(arg: str) -> str:
     """Validate ``--config.KEY=VALUE`` against the schema before absl sees it (for a one-line error naming the
     key and the value); a list value ``a,b`` is rewritten as the tuple literal absl expects."""
-    from .config import SCHEMA, Ints, closest, coerce
+    from .schema import SCHEMA, Ints, closest, coerce
 
     if not arg.startswith("--config."):
         return arg
@@ -197,7 +197,7 @@ def _pop(argv: list[str], name: str) -> tuple[str | None, list[str]]:
 
 def _assignments(text: str, flag: str) -> dict:
     """'k=v,k2=v2' -> {k: v}, each key and value checked against the schema."""
-    from .config import SCHEMA, closest, coerce
+    from .schema import SCHEMA, closest, coerce
 
     out = {}
     for part in filter(None, text.split(",")):
@@ -212,7 +212,8 @@ def _assignments(text: str, flag: str) -> dict:
 
 def _sweep(argv: list[str]) -> int:
     from .account import sweep
-    from .config import SCHEMA, closest, coerce, validate
+    from .config import validate
+    from .schema import SCHEMA, closest, coerce
     from .report import sweep_table
 
     lengths, argv = _pop(argv, "lengths")
@@ -328,7 +329,8 @@ def _size(text: str, what: str) -> int:
 
 def _grid(argv, lengths, batches, compare, plot, csv_path, vary) -> int:
     """``sweep --lengths=... --batches=...``: every (length, batch) of the grid, exact and fast (maxflops.grid)."""
-    from .config import coerce, validate
+    from .config import validate
+    from .schema import coerce
     from .grid import sweep_grid
 
     if vary or compare:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .account import count
-from .config import SCHEMA
+from .schema import SCHEMA
 
 __all__ = ["keys_behind"]
 

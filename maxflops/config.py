@@ -1,7 +1,7 @@
 """The config: resolving overrides into a complete, checked config (``resolve``, ``apply_overrides``, ``validate``),
 building one (``model_config``, ``config_from``), and finding the shipped configs (``available_models``,
-``model_path``). What a key is lives in ``schema``; how peers count, in ``conventions``; the whole-config checks, in
-``checks`` (their names are re-exported here).
+``model_path``). What a key is lives in ``schema``; how peers count, in ``peers`` and ``conventions``; the
+whole-config checks, in ``checks``: each name is imported from its own module, none through this one.
 
 ``ml_collections`` is imported only when a ConfigDict is built, so ``import maxflops`` stays cheap; the
 accounting itself reads any mapping or attribute-style object with these keys.
@@ -14,14 +14,9 @@ import os
 import pathlib
 from typing import Any, Mapping
 
-# re-exported: what the rest of the package and its users name as maxflops.config.X
-from .checks import FFN_LETTERS, NO_MIXER_LETTER, READ_WHEN, STEP_KEYS, InertKeyWarning  # noqa: F401
-from .checks import check_layer_shapes, check_relations, check_step, say_inert  # noqa: F401
-from .conventions import CONVENTION_BRANCHES, CONVENTIONS, HARDWARE_BELOW_MODEL, REPORTING_KNOBS  # noqa: F401
-from .conventions import branch_of, bridge_refusal, bundle, convention_defined, quirks  # noqa: F401
-from .fields import Field, field_of  # noqa: F401
-from .schema import ACTIVATION_NAMES, CHOICE_HINTS, INT_MAX, SCHEMA, Ints, _DEFAULTS  # noqa: F401
-from .schema import check_value, closest, coerce, short_number  # noqa: F401
+from .checks import STEP_KEYS, check_relations, check_step, say_inert
+from .conventions import CONVENTIONS, branch_of, bundle, quirks
+from .schema import SCHEMA, _DEFAULTS, check_value, closest, coerce
 
 
 CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"

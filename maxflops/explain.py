@@ -88,7 +88,8 @@ def explain(config, devices: int = 1, **figure) -> Explanation:
     """The conventions (and MTP counted or not) that reproduce a published figure of ``config``'s model, ranked
     (see the module doc for the forms a figure takes). ``config``: anything ``maxflops.count`` takes, in train mode."""
     from .account import count
-    from .config import CONVENTIONS, convention_defined, validate
+    from .config import validate
+    from .conventions import CONVENTIONS, convention_defined
     from .resolve import from_source
 
     form = next((f for f in FORMS if set(f) == set(figure)), None)

@@ -1,5 +1,5 @@
 """A schema entry: one config key's default, type, documentation, choices and lower bound. The trunk's entries are
-``maxflops.config.SCHEMA``'s; each mixer family declares its own in its module (``SCHEMA``), and the config
+``maxflops.schema.SCHEMA``'s; each mixer family declares its own in its module (``SCHEMA``), and the config
 assembles them."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import pathlib
 from typing import Any, Callable, Mapping
 
 from . import config as _config
+from .schema import closest as _closest
 
 __all__ = ["Loaded", "Reader", "read_file", "fail", "fit_pattern", "fit_ffn", "fit_index", "refuse_unknown",
            "validate_overrides", "NO_EFFECT", "NOT_UNDERSTOOD", "VISION", "MISSING", "ACTIVATIONS"]
@@ -169,7 +170,7 @@ class Reader:
         name = self.str(key, default)
         if name not in ACTIVATIONS:
             raise self.fail(key, "not an activation transformers 5.24 builds (its ACT2CLS)"
-                            + _config.closest(name, ACTIVATIONS, cutoff=0.6), name)
+                            + _closest(name, ACTIVATIONS, cutoff=0.6), name)
         return ACTIVATIONS[name]
 
     def mapping(self, key: str):
@@ -239,7 +240,7 @@ def fit_index(full: list, reader: Reader, key: str, prefer: tuple[int, int] | No
                            "freq == 0)")
 
 
-# An activation name of a Hugging Face file -> the schema's name for it (maxflops.config.ACTIVATION_NAMES). The
+# An activation name of a Hugging Face file -> the schema's name for it (maxflops.schema.ACTIVATION_NAMES). The
 # names are transformers 5.24's ACT2CLS (what its models build from hidden_act), each gelu variant read as gelu;
 # 'swiglu' and 'geglu' are names a model type's own code gives its gated FFN, 'situ' Kimi K3's (its remote code and
 # Megatron-Bridge's port: an elementwise sigmoid-tanh unit). Any other name is refused (transformers

@@ -18,8 +18,10 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping
 
-from .config import (REPORTING_KNOBS, SCHEMA, STEP_KEYS, Fields, explicit, apply_overrides, as_dict, quirks, resolve,
-                     say_inert)
+from .config import Fields, explicit, apply_overrides, as_dict, resolve
+from .checks import STEP_KEYS, say_inert
+from .conventions import REPORTING_KNOBS, quirks
+from .schema import SCHEMA
 from .families import FAMILIES
 from .plan import build_plan
 

@@ -24,7 +24,9 @@ from fractions import Fraction
 from . import masks
 from .breakdown import assemble
 from .components import ATTENTION, ordered
-from .config import apply_overrides, check_step, check_value, coerce
+from .config import apply_overrides
+from .checks import check_step
+from .schema import check_value, coerce
 from .resolve import resolve_key
 from .sequences import Uniform, batch
 

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from . import masks, terms
 from .account import ffn_width, price_forward
-from .config import CONVENTIONS
+from .conventions import CONVENTIONS
 from .families import family_of
 from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_queries, layer_order, layer_view
 from .resolve import hardware_view, plan_of, resolve_call

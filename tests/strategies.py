@@ -13,7 +13,8 @@ from fractions import Fraction
 
 from hypothesis import strategies as st
 
-from maxflops.config import CONVENTIONS, HARDWARE_BELOW_MODEL, SCHEMA, bridge_refusal
+from maxflops.conventions import CONVENTIONS, HARDWARE_BELOW_MODEL, bridge_refusal
+from maxflops.schema import SCHEMA
 from maxflops.families import FAMILIES
 from maxflops.families.compressed import BUILT_WITH
 
@@ -49,7 +50,7 @@ HARDWARE_BOOLS = ("flash_backward_recompute", "mla_absorbed", "post_ffn_norm", "
 
 # The documented cases where hardware FLOPs may fall below model FLOPs (README "Hardware FLOPs", the
 # capacity_factor and indexer_skip_short docs): key -> the values that may lower them.
-# The knobs that may lower hardware below model FLOPs (maxflops.config.HARDWARE_BELOW_MODEL); packed_kernel='row'
+# The knobs that may lower hardware below model FLOPs (maxflops.conventions.HARDWARE_BELOW_MODEL); packed_kernel='row'
 # only does so for packed documents on chunked layers and has its own test.
 LOWERING = {k: v for k, v in HARDWARE_BELOW_MODEL.items() if k != "packed_kernel"}
 

@@ -61,7 +61,7 @@ class Family:
     label: Callable | None = None  # (mixer label, row) -> the report's description of a row's mixer
     check: Callable | None = None  # (c, letters in use, err) -> None: its keys' checks; err(key, msg) raises
     conventions: tuple = ()  # the conventions that have a rule for its layers (empty: every convention); the
-    #                       others are refused by its check (maxflops.config.convention_defined says which)
+    #                       others are refused by its check (maxflops.conventions.convention_defined says which)
     hf_layer_types: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a Hugging Face config's
     #                       layer_types entry -> its letter (the HF loader's table is built from these)
     idle: Callable | None = None  # (c) -> why its layers are skipped whole, mixer and FFN, under this config ("":

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, Reader, refuse_unknown, validate_overrides
 from . import keys as K
-from ..config import SCHEMA
+from ..schema import SCHEMA
 
 SCHEMA_REMAT = frozenset(SCHEMA["remat_policy"].choices) - {"reversible"}  # (no MaxText policy: Reformer's)
 

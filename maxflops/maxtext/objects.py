@@ -6,7 +6,8 @@ import enum
 import functools
 from typing import Any, Mapping
 
-from ..config import SCHEMA, closest, config_from
+from ..config import config_from
+from ..schema import SCHEMA, closest
 from . import keys
 from .mapping import DERIVED, OLD_NAMES, is_maxtext_key, map_keys
 

@@ -7,7 +7,7 @@ import pytest
 
 import maxflops
 from maxflops import cli
-from maxflops.config import SCHEMA, Ints
+from maxflops.schema import SCHEMA, Ints
 from repo import ROOT
 
 ALL_MODELS = ["llama2-7b", "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "deepseek2-16b",
@@ -122,7 +122,7 @@ def test_cli_bad_input_in_a_real_process():
 
 
 def test_convention_bundles_hold_plain_values_of_the_schema_types():
-    from maxflops.config import CONVENTIONS
+    from maxflops.conventions import CONVENTIONS
 
     for name, bundle in CONVENTIONS.items():
         for key, value in bundle.items():
@@ -197,7 +197,7 @@ def test_cli_list_flags_and_explicit_knobs_beside_a_convention(capsys):
 
 def test_every_default_passes_its_own_check_and_configs_are_locked():
     # resolve() checks only the values that differ from the defaults: each default must pass the check itself
-    from maxflops.config import SCHEMA, check_value
+    from maxflops.schema import SCHEMA, check_value
     for key, field in SCHEMA.items():
         check_value(key, field.default)
     cfg = maxflops.model_config()

@@ -302,7 +302,7 @@ POLICY_SAVES = {
 
 
 def test_every_remat_policy_value_is_covered():
-    from maxflops.config import SCHEMA
+    from maxflops.schema import SCHEMA
 
     assert set(SCHEMA["remat_policy"].choices) == set(POLICY_SAVES)
 

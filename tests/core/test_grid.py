@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import maxflops
-from maxflops.config import convention_defined
+from maxflops.conventions import convention_defined
 from strategies import config_kwargs
 
 # random configs draw every schema key, the inert ones included (the inert rule is held by

@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import maxflops
 from repo import quietly_inert
-from maxflops.config import convention_defined, validate
+from maxflops.config import validate
+from maxflops.conventions import convention_defined
 from maxflops import masks
 from brute import brute_tiles, mask_matrix
 

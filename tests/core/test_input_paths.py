@@ -13,7 +13,9 @@ import types
 import pytest
 
 import maxflops
-from maxflops import config as C, loaders
+from maxflops import loaders
+from maxflops.checks import InertKeyWarning
+from maxflops.schema import ACTIVATION_NAMES
 from repo import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -92,7 +94,7 @@ def test_the_activation_names_are_flaxs_shape_keeping_ones_and_the_elementwise_e
     import jax.numpy as jnp
 
     x = jnp.ones((2, 3))
-    flax_names = set(C.ACTIVATION_NAMES[1:C.ACTIVATION_NAMES.index("tanh") + 1])
+    flax_names = set(ACTIVATION_NAMES[1:ACTIVATION_NAMES.index("tanh") + 1])
     for name in flax_names:
         assert getattr(nn, name)(x).shape == x.shape, name  # MaxText's getattr(flax.linen, name) runs it
     shape_keeping = set()
@@ -106,7 +108,7 @@ def test_the_activation_names_are_flaxs_shape_keeping_ones_and_the_elementwise_e
         except Exception:  # noqa: BLE001 (not an activation of one array)
             pass
     assert shape_keeping == flax_names
-    assert C.ACTIVATION_NAMES[0] == "linear"  # MaxText's identity
+    assert ACTIVATION_NAMES[0] == "linear"  # MaxText's identity
 
 
 def test_a_hugging_face_activation_transformers_lacks_is_refused(tmp_path):
@@ -306,18 +308,18 @@ INERT = [("sliding_window_size", 1024, "no layer of attention_layer_pattern"),
 def test_an_inert_override_is_said_on_every_path(tmp_path, key, value, why):
     want = rf"config key '{key}' = {value!r} changes nothing here: .*{why}"
     cfg = maxflops.load_config("llama3.1-8b")
-    with pytest.warns(C.InertKeyWarning, match=want):
+    with pytest.warns(InertKeyWarning, match=want):
         maxflops.count(cfg, **{key: value})
-    with pytest.warns(C.InertKeyWarning, match=want):
+    with pytest.warns(InertKeyWarning, match=want):
         maxflops.load_config("llama3.1-8b", **{key: value})
-    with pytest.warns(C.InertKeyWarning, match=want):
+    with pytest.warns(InertKeyWarning, match=want):
         maxflops.model_config(**LLAMA, **{key: value})
-    with pytest.warns(C.InertKeyWarning, match=want):
+    with pytest.warns(InertKeyWarning, match=want):
         maxflops.from_maxtext({"decoder_block": "llama2"}, **{key: value})
     file = tmp_path / "mine.py"
     file.write_text("import maxflops\n\ndef get_config():\n"
                     f"    return maxflops.model_config(num_decoder_layers=2, {key}={value!r})\n")
-    with pytest.warns(C.InertKeyWarning, match=want):
+    with pytest.warns(InertKeyWarning, match=want):
         maxflops.load_config(str(file))
     err = cli("--model=llama3.1-8b", f"--config.{key}={value}").stderr
     assert err.startswith(f"maxflops: warning: config key '{key}' = {value!r} changes nothing here") and \
@@ -328,7 +330,7 @@ def test_a_key_that_is_read_or_a_files_own_key_is_not_said():
     import warnings
 
     with warnings.catch_warnings():
-        warnings.simplefilter("error", C.InertKeyWarning)
+        warnings.simplefilter("error", InertKeyWarning)
         maxflops.count(maxflops.load_config("gpt-oss-120b"), sliding_window_size=256)  # it has windowed layers
         maxflops.count(maxflops.load_config("deepseek3.2-671b"), index_topk=1024, kv_lora_rank=256)
         maxflops.count(maxflops.load_config("deepseek4-284b"), q_lora_rank=512)  # compressed attention reads it
@@ -436,7 +438,7 @@ def test_the_same_mistakes_get_the_same_answer_on_every_path(tmp_path):
         "MaxText dict": lambda: maxflops.from_maxtext(_maxtext_yaml_keys(), **inert),
         "Hugging Face file": lambda: maxflops.load_config(str(hf), **inert),
     }.items():
-        with pytest.warns(C.InertKeyWarning, match="'sliding_window_size' = 777 changes nothing here"):
+        with pytest.warns(InertKeyWarning, match="'sliding_window_size' = 777 changes nothing here"):
             attempt()
     assert "changes nothing here" in cli("--model=llama3.1-8b", "--config.sliding_window_size=777").stderr
     # a bad value: an error naming the key and the value

@@ -46,9 +46,10 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import maxflops
-from maxflops.config import convention_defined
+from maxflops.conventions import convention_defined
 from maxflops.breakdown import ATTENTION_COMPONENTS
-from maxflops.config import CONVENTIONS, SCHEMA, Ints
+from maxflops.conventions import CONVENTIONS
+from maxflops.schema import SCHEMA, Ints
 
 from strategies import (COVERED, LOWERING, NOT_DRAWN, PAIR_RULE_KNOBS, REPORTING_KNOBS,  # noqa: E402
                         packable, without_patch_stream,

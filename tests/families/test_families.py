@@ -10,7 +10,7 @@ import pytest
 
 import maxflops
 from maxflops import components
-from maxflops.config import SCHEMA
+from maxflops.schema import SCHEMA
 from maxflops.families import FAMILIES, LETTERS, MIXER_FAMILY
 from repo import ROOT, quietly_inert
 

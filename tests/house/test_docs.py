@@ -387,7 +387,7 @@ def test_every_documented_name_exists():
 
 def test_every_key_in_a_readme_table_is_a_schema_key():
     """The written pages' tables of config keys (the generated reference and model-type pages are the code's own)."""
-    from maxflops.config import SCHEMA
+    from maxflops.schema import SCHEMA
 
     generated = {ROOT / "docs" / "hf-model-types.md", *(ROOT / "docs" / "reference").glob("*.md")}
     text = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -400,14 +400,14 @@ def test_every_key_in_a_readme_table_is_a_schema_key():
 
 
 def test_every_config_flag_in_the_docs_is_a_schema_key():
-    from maxflops.config import SCHEMA
+    from maxflops.schema import SCHEMA
 
     flags = {m for p in DOCS for m in re.findall(r"--config\.([a-z0-9_]+)", p.read_text())}
     assert flags and flags <= set(SCHEMA), flags - set(SCHEMA)
 
 
 def test_the_readme_lists_every_knob_that_lowers_hardware_below_model():
-    from maxflops.config import HARDWARE_BELOW_MODEL
+    from maxflops.conventions import HARDWARE_BELOW_MODEL
 
     text = _pages()
     start = text.index("Hardware can be below model FLOPs")

@@ -412,7 +412,7 @@ def check(c, letters: str, err) -> None:
                                       f"layers, got {c['chunk_attn_window_size']}")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "attention_type": field_of("global", str, "'global': MHA/GQA/MQA projections; 'mla': multi-head latent "

@@ -225,7 +225,7 @@ def check(c, letters: str, err) -> None:
                                    f"{', '.join(map(repr, windowed))} layers, got {c['sliding_window_size']}")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "o_groups": field_of(0, int, "Compressed attention: grouped low-rank output. The H*head_dim attention output is "

@@ -195,7 +195,7 @@ def check(c, letters: str, err) -> None:
         err("causal", "False: DSA sparse attention (use_sparse_indexer=True) is causal")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "use_sparse_indexer": field_of(False, bool, "DSA: 'G' layers attend only the index_topk keys the indexer "

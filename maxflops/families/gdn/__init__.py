@@ -76,7 +76,7 @@ def check(c, letters: str, err) -> None:
         err("attention_output_dim", "is not supported with gated-delta-net ('D') layers")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "gdn_num_key_heads": field_of(16, int, "Gated-delta-net q/k heads.", minimum=1),

@@ -101,7 +101,7 @@ def check(c, letters: str, err) -> None:
         err("attention_output_dim", "is not supported with gated-delta-product ('P') layers")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "gdp_num_heads": field_of(64, int, "Gated delta product heads H (Megatron-LM: mamba_num_heads); d_in = heads x "

@@ -91,7 +91,7 @@ def check(c, letters: str, err) -> None:
         err("attention_output_dim", "is not supported with Kimi delta attention ('K') layers")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "kda_num_heads": field_of(32, int, "Kimi delta attention heads (each with a d x d state).", minimum=1),

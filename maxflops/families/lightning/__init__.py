@@ -72,7 +72,7 @@ def check(c, letters: str, err) -> None:
         err("attention_output_dim", "is not supported with lightning attention ('N') layers")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "lightning_num_heads": field_of(0, int, "Lightning attention heads; 0: num_query_heads (MiniMax).", minimum=0),

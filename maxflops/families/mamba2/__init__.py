@@ -92,7 +92,7 @@ def check(c, letters: str, err) -> None:
         err("attention_output_dim", "is not supported with Mamba ('M') layers")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "mamba_num_heads": field_of(128, int, "Mamba-2 heads (each with its own state; d_in = heads x head_dim).", minimum=1),

@@ -87,7 +87,7 @@ def check(c, letters: str, err) -> None:
         err("causal", "Zamba's shared block ('Z') attends causally")
 
 
-# --- its config keys (its section of maxflops.config.SCHEMA) -------------------------------------------------
+# --- its config keys (its section of maxflops.schema.SCHEMA) -------------------------------------------------
 
 SCHEMA = {
     "zamba_mlp_dim": field_of(0, int, "Zamba's shared block: its gated MLP width (intermediate_size).", minimum=0),
