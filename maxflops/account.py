@@ -278,8 +278,8 @@ _OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits", "mhc_head"})
 
 def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[str, int]:
     """Hardware FLOPs of one row of this kind for the whole step (``c``: the exact view of the config), each
-    component rounded to an integer (see ``_hardware_raw``)."""
-    return {k: _to_int(v) for k, v in _hardware_raw(kind, c, seqs, decode, steps).items()}
+    component rounded to an integer (see ``hardware_raw``)."""
+    return {k: _to_int(v) for k, v in hardware_raw(kind, c, seqs, decode, steps).items()}
 
 
 # The MoE's token routing: matmuls over the tokens and the model width only (no expert hidden width), which a mesh
@@ -287,7 +287,7 @@ def price_hardware(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict[s
 MOE_ROUTING = ("moe_router", "moe_dispatch", "moe_combine", "moe_weighted_sum")
 
 
-def _hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
+def hardware_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Hardware FLOPs of one row of this kind for the whole step, unrounded (see ``_hardware_step``), with the MoE
     routing's replicas on a mesh that repeats it (``moe_routing_replicas``) and a pipelined layer's bubble."""
     out = _hardware_step(kind, c, seqs, decode, steps)
@@ -404,7 +404,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
     train = mode == "train"
     run = Uniform(seqs.length + prompt, seqs.count) if prompt else seqs  # what the layers run
 
-    priced = [_rounded(_model_raw(kind, c, run, decode, steps)) for kind in plan.kinds]
+    priced = [_rounded(model_raw(kind, c, run, decode, steps)) for kind in plan.kinds]
     tokens = seqs.count if decode else seqs.tokens
     head = _head(c, (tokens if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
     if c["vision_layers"]:
@@ -450,14 +450,14 @@ def _hardware_parts(c, seqs, tokens, packed: bool, steps: int) -> tuple:
 
 def _price_step(c, plan, seqs, decode: bool, steps: int) -> tuple:
     """(rows, head) of model FLOPs, unrounded: what ``count`` prices for full rows (the traced pricing)."""
-    rows = [_model_raw(kind, c, seqs, decode, steps) for kind in plan.kinds]
-    head = _head_raw(c, (seqs.count if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
+    rows = [model_raw(kind, c, seqs, decode, steps) for kind in plan.kinds]
+    head = head_raw(c, (seqs.count if decode else priced_tokens(seqs, c)[0]) * head_passes(c, steps))
     if c["vision_layers"]:
-        head.update(_vision_raw(c, c["mode"], steps))
+        head.update(vision_raw(c, c["mode"], steps))
     return rows, head
 
 
-def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
+def model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
     p = price_forward(kind, c, seqs, decode)
     fwd = p.out
@@ -480,10 +480,11 @@ _COUNTS: dict = {}
 
 def _head(c, tokens, hardware: bool = False) -> dict:
     """The rows outside the decoder layers: the output head, and the per-layer-embedding projection."""
-    return _rounded(_head_raw(c, tokens, hardware))
+    return _rounded(head_raw(c, tokens, hardware))
 
 
-def _head_raw(c, tokens, hardware: bool = False) -> dict:
+def head_raw(c, tokens, hardware: bool = False) -> dict:
+    """The output head for ``tokens`` tokens, unrounded: the logits (and an mHC hyper-head's projection)."""
     width = c["head_input_dim"] or c["emb_dim"]
     head = {"logits": terms.logits(width, _vocab(c, hardware), c["head_dense"]) * tokens}
     if _has_hyper_head(c, hardware):
@@ -510,11 +511,11 @@ def _has_hyper_head(c, hardware: bool) -> bool:
 
 
 def _vision(c, mode: str, steps: int) -> dict:
-    """The vision encoder, per step, rounded (see ``_vision_raw``)."""
-    return {k: _to_int(v) for k, v in _vision_raw(c, mode, steps).items()}
+    """The vision encoder, per step, rounded (see ``vision_raw``)."""
+    return {k: _to_int(v) for k, v in vision_raw(c, mode, steps).items()}
 
 
-def _vision_raw(c, mode: str, steps: int) -> dict:
+def vision_raw(c, mode: str, steps: int) -> dict:
     """The vision encoder, per step: every sequence row encodes ``vision_images`` images in train and prefill
     (decode reuses the encoded images). Train: a frozen encoder runs forward only; the projector trains (3x)."""
     if not c["vision_layers"] or mode == "decode":

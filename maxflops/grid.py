@@ -22,7 +22,7 @@ import dataclasses
 from fractions import Fraction
 from typing import Callable, Sequence
 
-from .account import _hardware_raw, _head_raw, _model_raw, _vision_raw, count
+from .account import hardware_raw, head_raw, model_raw, vision_raw, count
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Uniform
 from .training import head_passes
@@ -98,17 +98,17 @@ def _one_row(c, plan, L: int, hardware: bool) -> tuple:
     steps = c["gradient_accumulation_steps"] if c["mode"] == "train" else 1
     seqs = Uniform(L, 1)
     parts = [(n, v) for kind, n in zip(plan.kinds, plan.multiplicity)
-             for v in _model_raw(kind, c, seqs, decode, steps).values()]
-    parts += [(1, v) for v in _head_raw(c, L * head_passes(c, steps)).values()]
-    parts += [(1, v) for v in _vision_raw(c, c["mode"], steps).values()]
+             for v in model_raw(kind, c, seqs, decode, steps).values()]
+    parts += [(1, v) for v in head_raw(c, L * head_passes(c, steps)).values()]
+    parts += [(1, v) for v in vision_raw(c, c["mode"], steps).values()]
     if not hardware:
         return parts, None
     hw = hardware_view(c)
     hw_plan = plan_of(hw)
     hw_parts = [(n, v) for kind, n in zip(hw_plan.kinds, hw_plan.multiplicity)
-                for v in _hardware_raw(kind, hw, seqs, decode, steps).values()]
-    hw_parts += [(1, v) for v in _head_raw(hw, L * head_passes(hw, steps), True).values()]
-    hw_parts += [(1, v) for v in _vision_raw(hw, hw["mode"], steps).values()]
+                for v in hardware_raw(kind, hw, seqs, decode, steps).values()]
+    hw_parts += [(1, v) for v in head_raw(hw, L * head_passes(hw, steps), True).values()]
+    hw_parts += [(1, v) for v in vision_raw(hw, hw["mode"], steps).values()]
     return parts, hw_parts
 
 
