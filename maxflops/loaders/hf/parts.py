@@ -10,6 +10,7 @@ import functools
 
 from ...families import FAMILIES
 from ...reader import MISSING, NO_EFFECT, Reader, fit_index
+from .ssm import state_dtype
 
 # a layer_types entry -> its pattern letter, as each family declares it (maxflops.families)
 LETTERS = {t: letter for fam in FAMILIES for t, letter in fam.hf_layer_types.items()}
@@ -377,9 +378,6 @@ def interval_layers(letter: str):
     return rule
 
 
-_SSM_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
-
-
 def qwen_mtp(r: Reader, d, o: dict, pattern: str) -> None:
     """Qwen's own checkpoint keys beside transformers' (Qwen3-Next, Qwen3.5, Qwen3.6; the classes keep them, the
     model builds no MTP): mtp_num_hidden_layers MTP modules, each an eh projection, one full-attention layer as the
@@ -393,10 +391,7 @@ def qwen_mtp(r: Reader, d, o: dict, pattern: str) -> None:
         r.bool("mtp_use_dedicated_embeddings")
         r.ignore("mtp_use_dedicated_embeddings", NO_EFFECT + " (the MTP module's own embedding table: a lookup)")
     if r.has("mamba_ssm_dtype"):
-        dtype = r.str("mamba_ssm_dtype")
-        if dtype not in _SSM_DTYPE_BYTES:
-            raise r.fail("mamba_ssm_dtype", f"expected one of {', '.join(_SSM_DTYPE_BYTES)}", dtype)
-        o["state_bytes"] = _SSM_DTYPE_BYTES[dtype]
+        state_dtype(r, "mamba_ssm_dtype", o)
 
 
 # --- moved from the type modules that shared them -------------------------------------------------------------

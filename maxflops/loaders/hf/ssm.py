@@ -23,6 +23,15 @@ TYPE_LETTERS = {"linear_attention": "M", "mamba": "M", "full_attention": "G", "a
 
 
 
+def state_dtype(r: Reader, key: str, o: dict, default=None) -> None:
+    """A recurrent state's dtype (``key``: NemotronH's mamba_ssm_cache_dtype, Qwen's mamba_ssm_dtype) as the decode
+    state's bytes per element (``state_bytes``)."""
+    dtype = r.str(key, default) if default is not None else r.str(key)
+    if dtype not in CACHE_BYTES:
+        raise r.fail(key, f"expected one of {', '.join(CACHE_BYTES)}", dtype)
+    o["state_bytes"] = CACHE_BYTES[dtype]
+
+
 def hybrid_patterns(hybrid_override_pattern: str) -> dict:
     """NemotronH's layer string (M Mamba-2, * attention, - MLP, E MoE; one block per letter) as maxflops' two
     patterns: {"attention_layer_pattern": ..., "ffn_layer_pattern": ...}, one letter per layer each."""

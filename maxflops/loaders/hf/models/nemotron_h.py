@@ -104,10 +104,7 @@ def _read(r: Reader, d) -> dict:
             r.ignore(k, "unused: NemotronH's Mamba width is mamba_num_heads x mamba_head_dim")
         for k in ("mamba_dt_min", "mamba_dt_max", "mamba_dt_limit", "mamba_dt_init_floor"):  # legacy time_step_*
             r.ignore(k, NO_EFFECT)
-        dtype = r.str("mamba_ssm_cache_dtype", d("mamba_ssm_cache_dtype"))
-        if dtype not in ssm.CACHE_BYTES:
-            raise r.fail("mamba_ssm_cache_dtype", f"expected one of {', '.join(ssm.CACHE_BYTES)}", dtype)
-        o["state_bytes"] = ssm.CACHE_BYTES[dtype]
+        ssm.state_dtype(r, "mamba_ssm_cache_dtype", o, d("mamba_ssm_cache_dtype"))
     else:
         for k in ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "conv_kernel", "chunk_size",
                   "expand", "mamba_ssm_cache_dtype"):
