@@ -14,6 +14,7 @@ import pathlib
 from typing import Any, Callable, Mapping
 
 from . import config as _config
+from .families.dsa import computes_index  # the DSA family's index-reuse rule, one place
 from .schema import closest as _closest
 
 __all__ = ["Loaded", "Reader", "read_file", "fail", "fit_pattern", "fit_ffn", "fit_index", "refuse_unknown",
@@ -221,18 +222,13 @@ def fit_ffn(is_moe: list, reader: Reader, key: str) -> tuple[int, int]:
                            "interleave_moe_layer_step) can express")
 
 
-def _index_rule(i: int, freq: int, offset: int) -> bool:
-    """maxflops' index-reuse rule for 0-based decoder layer i: True if it computes its own top-k."""
-    return max(i + 1 - max(offset, 1), 0) % freq == 0
-
-
 def fit_index(full: list, reader: Reader, key: str, prefer: tuple[int, int] | None) -> tuple[int, int]:
     """(index_topk_freq, index_skip_offset) reproducing ``full`` (True: the layer runs its own indexer)."""
     n = len(full)
     candidates = [prefer] if prefer else []
     candidates += [(f, o) for f in range(1, n + 1) for o in range(0, n + 1)]
     for f, o in candidates:
-        if f >= 1 and o >= 0 and all(full[i] == _index_rule(i, f, o) for i in range(n)):
+        if f >= 1 and o >= 0 and all(full[i] == computes_index(i + 1, f, o) for i in range(n)):
             return f, o
     shown = "".join("F" if x else "S" for x in full)
     raise reader.fail(key, f"the per-layer indexer schedule {shown!r} (F computes, S reuses) cannot be expressed "
