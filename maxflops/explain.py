@@ -108,7 +108,6 @@ def explain(config, devices: int = 1, **figure) -> Explanation:
     c = validate(from_source(config))
     if c["mode"] != "train":
         raise ValueError(f"config key 'mode': {c['mode']!r}; a published MFU is a training figure (mode='train')")
-    tokens_per_step = None
     if form == ("tflop_per_step",):
         tokens_per_step = count(config).tokens
         per = lambda e: e["tflop_per_step"] * Decimal(10) ** 12 / tokens_per_step            # noqa: E731
@@ -137,6 +136,6 @@ def explain(config, devices: int = 1, **figure) -> Explanation:
             b = count(config, convention=convention, **knobs)
             f = b.total / b.tokens
             out.append(Candidate(convention, variant, f, f / central, low <= f <= high))
-    exact = count(config, convention="exact")
+    exact = next(x.flops_per_token for x in out if x.convention == "exact" and not x.variant)  # (always defined)
     out.sort(key=lambda x: (abs(x.ratio - 1), x.convention, x.variant))
-    return Explanation(said, low, high, exact.total / exact.tokens, tuple(out))
+    return Explanation(said, low, high, exact, tuple(out))

@@ -41,13 +41,13 @@ def _keep_program(name: str, compiled) -> None:
     import re
     import zipfile
 
-    from ..xla.program import _print_options
+    from ..xla.program import program_text
 
     folder = os.environ.get("MAXFLOPS_BENCH_OUT")
     if not folder:
         return
     pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
-    text = compiled.runtime_executable().hlo_modules()[0].to_string(_print_options())
+    text = program_text(compiled)[0]                    # the HLO text the counter reads, constants printed
     with zipfile.ZipFile(pathlib.Path(folder) / "programs.zip", "a", zipfile.ZIP_DEFLATED) as z:
         z.writestr(re.sub(r"[^A-Za-z0-9.]+", "_", name).strip("_") + ".hlo", text)
 
