@@ -150,9 +150,9 @@ def device_peak(device_kind: str | None = None, dtype: str = "bfloat16") -> Devi
         raise ValueError(f"compute dtype {dtype!r}: expected one of {sorted(set(_DTYPES))}")
     found = lookup(device_kind, key)
     if found is None:
-        raise ValueError(f"device {device_kind!r} is not in maxflops' peak table (maxflops/peaks.py: TPU v4 to v7, "
-                         "A100, H100, H200, B200, GB200, MI300X, MI355X): give peak_tflops=<its dense peak in "
-                         "TFLOP/s for the dtype the step computes in>")
+        raise ValueError(f"device {device_kind!r} is not in maxflops' peak table (maxflops/peaks.py: "
+                         f"{', '.join(name for _, name, _ in PEAKS)}): give peak_tflops=<its dense peak in TFLOP/s "
+                         "for the dtype the step computes in>")
     chip, flops, used = found
     note = "" if used == key else f" (the table has no {key} peak for it: its {used} peak)"
     said = f"{chip} dense {used} peak, {flops / T:,.1f} TFLOP/s{note}, for device kind {device_kind!r}"
