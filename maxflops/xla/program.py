@@ -17,7 +17,8 @@ price is listed in ``not_counted`` with the reason, never a silent 0. ``cost_ana
 Which module: a ``Compiled`` is counted as it runs (optimized, per device under SPMD); a ``Lowered``, an
 ``Exported`` and ``platform=`` count the module before XLA's optimizations (global shapes unless the program is
 already per device, e.g. a ``shard_map`` body; ``jax.checkpoint`` recompute visible). Matmuls are the same dots in
-both; a callable with no ``platform`` is compiled here and counted as it runs.
+both; a callable with no ``platform`` is compiled here and counted as it runs. A lowered or exported module is read
+from its StableHLO (:mod:`maxflops.xla.stablehlo`), a compiled one from its HLO text.
 """
 
 from __future__ import annotations
@@ -134,6 +135,39 @@ def _cost(stage) -> float | None:
     return None if ca is None else float(ca.get("flops", 0.0))
 
 
+def program_module(obj, *args, platform: str | None = None, **kwargs):
+    """(the counter's module, stage, platforms, the stage XLA's cost analysis can be asked of, or None) of a
+    callable, Lowered, Compiled or Exported. A lowered or exported program is read from its StableHLO
+    (:mod:`maxflops.xla.stablehlo`); a compiled one, and a StableHLO program that reader refuses, from HLO text."""
+    import jax
+    from jax import export as jex
+
+    from . import stablehlo
+
+    if isinstance(obj, jex.Exported) and not (args or kwargs or platform):
+        try:
+            return stablehlo.read_text(obj.mlir_module()), "exported", tuple(obj.platforms), obj
+        except stablehlo.Unsupported:
+            pass
+    elif isinstance(obj, jax.stages.Lowered) and not (args or kwargs or platform):
+        try:
+            return stablehlo.read_module(obj.compiler_ir("stablehlo")), "lowered", (jax.default_backend(),), obj
+        except stablehlo.Unsupported:
+            pass
+    elif callable(obj) and not isinstance(obj, (jex.Exported, jax.stages.Lowered, jax.stages.Compiled)) and platform:
+        fn = obj if hasattr(obj, "lower") else jax.jit(obj)
+        return program_module(_export(fn, platform, _specs(args, kwargs)))
+    text, stage, platforms, stage_obj = program_text(obj, *args, platform=platform, **kwargs)
+    return parse_hlo_module(text), stage, platforms, stage_obj
+
+
+def _specs(args, kwargs):
+    import jax
+
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None))
+                        if hasattr(x, "shape") and hasattr(x, "dtype") else x, (args, kwargs))
+
+
 def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str, str, tuple, object]:
     """(HLO text with its constants, stage, platforms, the stage XLA's cost analysis can be asked of, or None) of a
     callable, Lowered, Compiled or Exported."""
@@ -159,9 +193,7 @@ def program_text(obj, *args, platform: str | None = None, **kwargs) -> tuple[str
                         f"jax.export.Exported; got {type(obj).__name__}")
     fn = obj if hasattr(obj, "lower") else jax.jit(obj)
     if platform:
-        specs = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None))
-                             if hasattr(x, "shape") and hasattr(x, "dtype") else x, (args, kwargs))
-        return program_text(_export(fn, platform, specs))
+        return program_text(_export(fn, platform, _specs(args, kwargs)))
     return program_text(fn.lower(*args, **kwargs).compile())
 
 
@@ -199,9 +231,9 @@ def count_program(obj, *args, platform: str | None = None, megablox_group_sizes=
     from .kernels import RunTimeInputs
 
     inputs = RunTimeInputs(megablox_group_sizes)
-    text, stage, platforms, stage_obj = program_text(obj, *args, platform=platform, **kwargs)
+    module, stage, platforms, stage_obj = program_module(obj, *args, platform=platform, **kwargs)
     devices = int(getattr(stage_obj, "nr_devices", 1) or 1)
-    return ProgramCount(count_module(parse_hlo_module(text), report=True, inputs=inputs), stage, platforms,
+    return ProgramCount(count_module(module, report=True, inputs=inputs), stage, platforms,
                         stage_obj if stage != "exported" else None, devices)
 
 
@@ -216,8 +248,14 @@ def count_file(path: str) -> ProgramCount:
         text = data.decode("utf-8")
         return ProgramCount(count_module(parse_hlo_module(text), report=True), "hlo text", ())
     if "func.func" in head or head.lstrip().startswith(("module", "#loc")):
-        text = _stablehlo_to_hlo_text(data.decode("utf-8"))
-        return ProgramCount(count_module(parse_hlo_module(text), report=True), "stablehlo text", ())
+        from . import stablehlo
+
+        text = data.decode("utf-8")
+        try:
+            module = stablehlo.read_text(text)
+        except stablehlo.Unsupported:
+            module = parse_hlo_module(_stablehlo_to_hlo_text(text))
+        return ProgramCount(count_module(module, report=True), "stablehlo text", ())
     from jax import export as jex
 
     try:
