@@ -34,6 +34,7 @@ _DTYPES = {"i1": "pred", "f32": "f32", "f64": "f64", "f16": "f16", "bf16": "bf16
 _NAME_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)"')
 _INTS = re.compile(r"-?\d+")
 _shape_cache: dict[str, Shape] = {}
+_type_cache: dict = {}                                   # MLIR type -> shape, emptied at each read
 
 
 def _dtype(et: str) -> str:
@@ -47,9 +48,13 @@ def _dtype(et: str) -> str:
 
 def shape_of(t) -> Shape:
     """The HLO shape of an MLIR type (a ranked tensor, a token, a tuple)."""
+    got = _type_cache.get(t)                             # (types are unique in their context: no printing)
+    if got is not None:
+        return got
     s = str(t)
     got = _shape_cache.get(s)
     if got is not None:
+        _type_cache[t] = got
         return got
     m = _TENSOR.match(s)
     if m is not None:
@@ -61,7 +66,7 @@ def shape_of(t) -> Shape:
         got = Shape("token")
     else:
         raise Unsupported(f"type {s}")
-    _shape_cache[s] = got
+    _shape_cache[s] = _type_cache[t] = got
     return got
 
 
@@ -186,7 +191,6 @@ _RETURNS = {"func.return", "stablehlo.return", "sdy.return", "return"}
 _WITH_ATTRS = {"stablehlo.constant", "stablehlo.dot_general", "stablehlo.convolution", "chlo.ragged_dot",
                "stablehlo.ragged_dot", "stablehlo.composite", "stablehlo.compare", "stablehlo.get_tuple_element",
                "func.call", "call"}
-_REPORTED = {"dot", "convolution", "ragged-dot", "custom-call", "while", "conditional"}
 _NAMED = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -200,6 +204,7 @@ class _Reader:
 
     def read(self, module) -> Module:
         ir = self.ir
+        _type_cache.clear()
         entry = None
         for op in module.body.operations:
             op = op.operation
@@ -288,7 +293,9 @@ class _Reader:
                 self._add(comp, _Ins(self._name("tuple"), Shape("tuple", (), shapes), "tuple", names,
                                      list(shapes), {}, ", ".join(names), is_root=True))
             return
-        opcode = _OPCODES.get(mname) or mname.rsplit(".", 1)[-1].replace("_", "-")
+        opcode = _OPCODES.get(mname)
+        if opcode is None:
+            opcode = _OPCODES[mname] = mname.rsplit(".", 1)[-1].replace("_", "-")
         a = op.attributes if mname in _WITH_ATTRS or opcode == "custom-call" else None
         if mname == "stablehlo.composite" and ir.StringAttr(a["name"]).value == "chlo.ragged_dot":
             opcode = "ragged-dot"                        # XLA runs this composite as its ragged-dot, not the
@@ -296,7 +303,7 @@ class _Reader:
         results = op.results
         attrs: dict[str, str] = {}
         operands = [self._ref(comp, v) for v in op.operands]
-        operand_shapes: list = [None] * len(operands)
+        operand_shapes: list = []                        # (read where the counter reads them: matmuls, kernels)
 
         if opcode == "constant":
             ins = _Const("", None, "constant", [], [], attrs, None)
@@ -348,11 +355,10 @@ class _Reader:
                 attrs["to_apply"] = "%" + ir.FlatSymbolRefAttr(a["callee"]).value
             elif mname == "stablehlo.composite":
                 attrs["to_apply"] = "%" + ir.FlatSymbolRefAttr(a["decomposition"]).value
-            ins = _Ins("", None, opcode, operands, operand_shapes, attrs, ", ".join(operands))
+            ins = _Ins("", None, opcode, operands, operand_shapes, attrs, "")
         ins.src = op
-        # named as XLA's converter names it, after the op's name ("pallas_call.12", "dot_general.3"), where the counter
-        # reports it (a matmul, a kernel); else after its opcode
-        base = _NAMED.sub("_", ins.op_name.rsplit("/", 1)[-1]) if opcode in _REPORTED else ""
+        # a kernel named as XLA's converter names it, after the op's name ("pallas_call.12"); the rest after opcodes
+        base = _NAMED.sub("_", ins.op_name.rsplit("/", 1)[-1]) if opcode == "custom-call" else ""
         ins.name = self._name(base or opcode)
         if len(op.regions):
             self._regions(comp, ins, mname, list(op.regions), operands)
