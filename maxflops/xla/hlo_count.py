@@ -490,7 +490,8 @@ def count_module(module: Module, raw_cost_analysis_flops: float | None = None, r
                     f"{dict(zip(branches, costs))}: which branch runs is data-dependent, so the count would be "
                     "ambiguous (branches costing the same are accepted)")
             return [(branches[0], 1)] if branches else []
-        return [(c, 1) for c, role in edges if role == "call"]
+        copies = int(ins.attrs.get("copies", "1"))       # a shard_map body, run by each of its devices
+        return [(c, copies) for c, role in edges if role == "call"]
 
     # Topological order of computations reachable from ENTRY (callers before callees).
     order: list[str] = []

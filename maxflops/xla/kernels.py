@@ -185,6 +185,8 @@ def constant_values(module: Module, comp: Computation, name: str, depth: int = 0
     if op in ("call", "fusion"):
         callee = _callee(module, ins)
         return None if callee is None else constant_values(module, callee, callee.root.name, depth + 1)
+    if op == "manual-shard":                             # a shard_map argument: each device's own piece
+        return _same_shard(module, comp, ins, depth)
     if op == "broadcast" and ins.operands:
         src = constant_values(module, comp, ins.operands[0], depth + 1)
         return src * _elements(ins) if src is not None and len(src) == 1 else None
@@ -203,6 +205,30 @@ def constant_values(module: Module, comp: Computation, name: str, depth: int = 0
             if root is not None and root.opcode == "tuple":
                 return constant_values(module, callee, root.operands[idx], depth + 1)
     return None
+
+
+def _same_shard(module: Module, comp: Computation, ins: Instruction, depth: int) -> list[int] | None:
+    """The values of a device's shard of a constant split along dims (``splits``: "dim:pieces,..."), when every
+    device's shard holds the same values (so every device runs the kernel over the same tables); None where the
+    constant is not fixed; shards that differ are refused (``NotPriceable``, said in the kernel's note)."""
+    import numpy as np
+
+    whole = constant_values(module, comp, ins.operands[0], depth + 1)
+    src = comp.by_name.get(ins.operands[0])
+    if whole is None or src is None:
+        return None
+    shards = [np.array(whole).reshape(src.shape.dims)]
+    for part in ins.attrs["splits"].split(","):
+        dim, pieces = (int(x) for x in part.split(":"))
+        if src.shape.dims[dim] % pieces:
+            return None
+        shards = [piece for s in shards for piece in np.split(s, pieces, axis=dim)]
+    if any(not np.array_equal(s, shards[0]) for s in shards[1:]):
+        from .mosaic import NotPriceable
+
+        raise NotPriceable(f"a table differs between the {len(shards)} devices of its shard_map "
+                           "(each runs the kernel over its own shard: pricing each device apart is not built)")
+    return shards[0].ravel().tolist()
 
 
 def _callee(module: Module, ins: Instruction) -> Computation | None:

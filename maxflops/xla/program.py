@@ -38,7 +38,7 @@ class ProgramCount:
     stage: str                         # "compiled", "lowered" or "exported"
     platforms: tuple[str, ...]         # what the program was built for
     stage_obj: object = dataclasses.field(default=None, repr=False, compare=False)  # asked for XLA's figure
-    devices: int = 1                   # an exported program's device count (its module is the whole program's)
+    devices: int = 1                   # a lowered or exported program's device count (its module is the whole program's)
 
     @functools.cached_property
     def cost_analysis(self) -> float | None:
@@ -74,8 +74,9 @@ class ProgramCount:
                                                                    f"{ew:,}" if ew else "")
                  + f"; kernels {self.kernel_flops:,})"]
         if self.devices > 1:
-            lines.append(f"  exported for {self.devices} devices: the module before SPMD partitioning, so these are "
-                         "the whole program's FLOPs (count the Compiled on the devices for per-device figures)")
+            lines.append(f"  {self.stage} for {self.devices} devices: the module before SPMD partitioning, so these are "
+                         "the whole program's FLOPs, a shard_map body counted once for each device that runs it "
+                         "(count the Compiled on the devices for per-device figures)")
         for d in c.kernels:
             lines.append(f"  kernel {d.name} x{d.multiplier}: {d.flops * d.multiplier:,} ({d.note})")
         for d in c.not_counted:
@@ -232,7 +233,8 @@ def count_program(obj, *args, platform: str | None = None, megablox_group_sizes=
 
     inputs = RunTimeInputs(megablox_group_sizes)
     module, stage, platforms, stage_obj = program_module(obj, *args, platform=platform, **kwargs)
-    devices = int(getattr(stage_obj, "nr_devices", 1) or 1)
+    devices = int(getattr(stage_obj, "nr_devices", 0) or getattr(module, "devices", 1) or 1) \
+        if stage != "compiled" else 1
     return ProgramCount(count_module(module, report=True, inputs=inputs), stage, platforms,
                         stage_obj if stage != "exported" else None, devices)
 

@@ -200,6 +200,7 @@ class _Reader:
         self.comps: dict[str, Computation] = {}
         self.names: dict = {}                            # MLIR value -> instruction name
         self.home: dict[str, Instruction] = {}           # instruction name -> instruction (every computation's)
+        self.meshes: dict[str, dict[str, int]] = {}      # shardy's meshes: name -> axis sizes
         self.n = 0
 
     def read(self, module) -> Module:
@@ -208,6 +209,9 @@ class _Reader:
         entry = None
         for op in module.body.operations:
             op = op.operation
+            if op.name == "sdy.mesh":                    # sdy.mesh @mesh = <["x"=2, "y"=4]>
+                axes = re.findall(r'"([^"]+)"\s*=\s*(\d+)', str(op.attributes["mesh"]))
+                self.meshes[ir.StringAttr(op.attributes["sym_name"]).value] = {k: int(v) for k, v in axes}
             if op.name != "func.func":
                 continue
             name = ir.StringAttr(op.attributes["sym_name"]).value
@@ -221,6 +225,9 @@ class _Reader:
         self.comps[entry].is_entry = True
         out = Module(self.comps, entry)
         out.mlir = module                                # instructions read their shapes and names from it lazily
+        parts = _ints(module.operation.attributes["mhlo.num_partitions"]) \
+            if "mhlo.num_partitions" in module.operation.attributes else []
+        out.devices = parts[0] if parts else 1
         return out
 
     # -- computations ----------------------------------------------------------------------------------------------
@@ -387,12 +394,63 @@ class _Reader:
             ins.attrs["branch_computations"] = _braced("%" + n for n in names)
         elif mname == "sdy.manual_computation":
             ins.attrs["to_apply"] = "%" + self._region(comp.name, "manual", regions[0], False)
+            ins.attrs["copies"] = str(self._manual_copies(ins.src))
+            self._shard_operands(comp, ins, regions[0].blocks[0])
         else:
             for r in regions:
                 for b in r.blocks:
                     for o in b.operations:
                         if any(w in o.operation.name for w in _COMPUTES):
                             raise Unsupported(f"{o.operation.name} inside the region of {mname}")
+
+    def _shard_operands(self, comp: Computation, ins: Instruction, block) -> None:
+        """A shard_map argument split along manual axes reaches each device as its own shard: the call takes a
+        ``manual-shard`` of it (dims and pieces in ``splits``), whose value a constant's shards give when they are all
+        equal (:func:`maxflops.xla.kernels.constant_values`; a kernel's tables the same on every device)."""
+        a = ins.src.attributes
+        manual = set(re.findall(r'"([^"]+)"', str(a["manual_axes"]))) if "manual_axes" in a else set()
+        if not manual:
+            return
+        mesh_of = self._mesh_of(ins.src)
+        shardings = re.findall(r"<@[\w.$-]+, \[(.*?)\]>", str(a["in_shardings"]))
+        args = list(block.arguments)
+        for i, dims_text in enumerate(shardings[:len(ins.operands)]):
+            splits = []
+            for d, dim in enumerate(re.findall(r"\{([^}]*)\}", dims_text)):
+                n = 1
+                for axis in re.findall(r'"([^"]+)"', dim):
+                    n *= mesh_of.get(axis, 1) if axis in manual else 1
+                if n > 1:
+                    splits.append(f"{d}:{n}")
+            if splits:
+                src = ins.operands[i]
+                shard = self._add(comp, _Ins(self._name("manual-shard"), shape_of(args[i].type), "manual-shard",
+                                             [src], [None], {"splits": ",".join(splits)}, src))
+                ins.operands[i] = shard.name
+
+    def _mesh_of(self, op) -> dict[str, int]:
+        a = op.attributes
+        used = re.findall(r"<@([\w.$-]+)", str(a["in_shardings"]) + str(a["out_shardings"]))
+        mesh = self.meshes.get(used[0]) if used else (next(iter(self.meshes.values())) if len(self.meshes) == 1
+                                                      else None)
+        if mesh is None:
+            raise Unsupported("a shard_map over a mesh the module does not define")
+        return mesh
+
+    def _manual_copies(self, op) -> int:
+        """How many devices run a shard_map body: the product of its manual axes' sizes (its shapes are a device's
+        along those axes, the whole program's along the rest, which XLA partitions as it does any code)."""
+        a = op.attributes
+        names = re.findall(r'"([^"]+)"', str(a["manual_axes"])) if "manual_axes" in a else []
+        if not names:
+            return 1
+        mesh = self._mesh_of(op)
+        if any(n not in mesh for n in names):
+            raise Unsupported(f"a shard_map over axes {names} its mesh does not have")
+        copies = 1
+        for n in names:
+            copies *= mesh[n]
+        return copies
 
     @staticmethod
     def _conv_attrs(a, shapes) -> dict[str, str]:

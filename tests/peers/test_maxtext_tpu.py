@@ -6,7 +6,9 @@ counter counts it (XLA's dots loop-aware, each splash call from its own Mosaic m
 maxflops.xla.mosaic). Here ``from_maxtext`` on the same resolved config must give exactly that count (less the
 elementwise work the module writes as dots, summed apart by the counter): the splash
 tiles, the split backward (a dq kernel and a dkv kernel unless sa_use_fused_bwd_kernel), its recompute under
-remat, the windows' skipped tiles, MLA's head widths. Unverified on the chip itself: no TPU has run these programs.
+remat, the windows' skipped tiles, MLA's head widths. The sharded cases (a mesh of 4 host devices: fsdp, and fsdp x
+tensor with splash's mask tables split over heads) are exported before partitioning, the whole program's: exactly 4
+devices' worth of the per-device count. Unverified on the chip itself: no TPU has run these programs.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ CASES = DATA["cases"]
 
 def test_fixture_is_complete():
     assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["platform"].startswith("tpu")
-    assert set(CASES) >= {"dense_gqa", "dense_gqa_fused_backward", "olmo3_windows", "mla_moe"}
+    assert set(CASES) >= {"dense_gqa", "dense_gqa_fused_backward", "olmo3_windows", "mla_moe", "dense_gqa_fsdp4",
+                          "dense_gqa_fsdp2_tensor2", "mla_moe_fsdp4"}
+    assert {n for n, c in CASES.items() if c["devices"] == 4} == {n for n in CASES if "_fsdp" in n}
     for name, case in CASES.items():
         assert case["keys"]["attention"] == "flash" and case["kernel_flops"] > 0, name
         assert case["not_counted"] == [], name                  # every splash call priced
@@ -39,11 +43,11 @@ def test_hardware_flops_equal_maxtexts_tpu_train_step(name):
     """Exactly, but for the elementwise work the exported module writes as dots (MaxText's norm scales and their
     gradients as einsums, splash's backward row sums D = rowsum(dO * O)): XLA's optimizers rewrite those as
     multiplies and reductions (MaxText's CPU programs, ../maxtext_programs, hold none), and maxflops prices a norm
-    or a softmax sum as no matmul."""
+    or a softmax sum as no matmul. A sharded program is the whole mesh's: its devices times the per-device count."""
     case = CASES[name]
     b = maxflops.count(from_maxtext({**BASE, **case["keys"]}))
     assert [p for p in b.not_priced if p.startswith("hardware")] == []
-    assert b.hardware_flops == case["train_step_flops"] - case["elementwise_dot_flops"]
+    assert b.hardware_flops * case["devices"] == case["train_step_flops"] - case["elementwise_dot_flops"]
     assert 0 < case["elementwise_dot_flops"] < case["train_step_flops"] // 1000
 
 
@@ -56,13 +60,13 @@ def test_the_split_backward_is_one_more_forward_of_the_core():
     assert split["kernel_flops"] - fused["kernel_flops"] == prefill.hardware_components["core_attention"] > 0
 
 
-LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "moe_sparse_ragged_dot"]
+LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "moe_sparse_ragged_dot", "dense_gqa_fsdp2_tensor2"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
                     "of a venv with maxtext 0.2.5 re-exports some of these programs for TPU and compares")
 def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
-    """Re-exports four of the recorded programs with MaxText itself into a copy of the fixture."""
+    """Re-exports five of the recorded programs with MaxText itself into a copy of the fixture."""
     import shutil
     import subprocess
 
@@ -75,7 +79,7 @@ def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
                    capture_output=True, timeout=900, env=env)
     live = json.loads((work / "programs.json").read_text())["cases"]
     for name in LIVE:
-        for key in ("train_step_flops", "kernel_flops", "elementwise_dot_flops", "kernels", "not_counted"):
+        for key in ("train_step_flops", "kernel_flops", "elementwise_dot_flops", "kernels", "not_counted", "devices"):
             assert live[name][key] == CASES[name][key], (name, key)
 
 

@@ -105,42 +105,37 @@ def test_programs_read_equal(case, where):
         assert [d.kind for d in c.dots].count("not counted") == 2
 
 
-def test_shard_map_bodies_read_equal():
-    """A shard_map over 4 devices (an abstract mesh: exported, nothing runs): its body, per device, in shardy's
-    manual computation."""
+@pytest.mark.parametrize("manual", [("x",), ("x", "y")], ids=["one manual axis of two", "both axes"])
+def test_a_shard_map_body_counts_once_per_device_that_runs_it(manual):
+    """A shard_map exported for a 2 x 2 mesh (an abstract mesh: nothing runs). Its body is a device's along the
+    manual axes and the whole program's along the rest, so the whole program runs it once per device of the manual
+    axes: the program counts what the same matmuls without shard_map count (the module before partitioning is the
+    whole program's), and says it is the whole program's. XLA's HLO form hides the manual axes in a custom call's
+    frontend attributes: the HLO reader counts the body once (the only difference)."""
     from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
 
-    mesh = AbstractMesh((4,), ("x",))
-    f = jax.shard_map(lambda a, b: jnp.tanh(a @ b) @ b.T, mesh=mesh, in_specs=(P("x"), P()), out_specs=P("x"))
-    a = jax.ShapeDtypeStruct((8, 16), F32, sharding=NamedSharding(mesh, P("x")))
+    from maxflops.xla import count_program
+
+    mesh = AbstractMesh((2, 2), ("x", "y"))
+    body = lambda a, b: jnp.tanh(a @ b) @ b.T                       # noqa: E731
+    f = jax.shard_map(body, mesh=mesh, in_specs=(P(manual), P()), out_specs=P(manual), axis_names=set(manual))
+    a = jax.ShapeDtypeStruct((8, 16), F32, sharding=NamedSharding(mesh, P(manual)))
     b = jax.ShapeDtypeStruct((16, 4), F32, sharding=NamedSharding(mesh, P()))
-    text = jax.export.export(jax.jit(f), platforms=["tpu"])(a, b).mlir_module()
+    exported = jax.export.export(jax.jit(f), platforms=["tpu"])(a, b)
+    text = exported.mlir_module()
     assert "manual_computation" in text
-    assert assert_same(text).matmul_flops == 2 * (2 * 2 * 16 * 4)      # two matmuls on a device's 2 rows of 8
-
-
-def test_splash_for_tpu_reads_equal():
-    sk = pytest.importorskip("jax.experimental.pallas.ops.tpu.splash_attention.splash_attention_kernel")
-    sm = pytest.importorskip("jax.experimental.pallas.ops.tpu.splash_attention.splash_attention_mask")
-    L, H = 512, 2
-    masks = sm.MultiHeadMask([sm.CausalMask((L, L)), sm.LocalMask((L, L), window_size=(99, 0), offset=0)])
-    kernel = sk.make_splash_mha(masks, head_shards=1, q_seq_shards=1, block_sizes=sk.BlockSizes(
-        block_q=128, block_kv=128, block_kv_compute=128, block_q_dkv=128, block_kv_dkv=128, block_kv_dkv_compute=128,
-        block_q_dq=128, block_kv_dq=128))
-
-    def step(q, k, v, seg):
-        ids = sk.SegmentIds(seg, seg)
-        return jax.grad(lambda q, k, v: kernel(q, k, v, segment_ids=ids).sum(), argnums=(0, 1, 2))(q, k, v)
-
-    x = _spec(H, L, 128)
-    c = assert_same(exported_text(step, "tpu", x, x, x, _spec(L, dtype=jnp.int32)))
-    assert len(c.kernels) == 3 and not c.not_counted
+    whole = 2 * (2 * 8 * 16 * 4)
+    c = count_program(exported)
+    assert c.flops == whole == count_program(jax.jit(body), a, b, platform="tpu").flops
+    assert c.devices == 4 and "a shard_map body counted once for each device that runs it" in c.summary()
+    via_hlo = count_module(parse_hlo_module(_stablehlo_to_hlo_text(text)), report=True)
+    assert via_hlo.matmul_flops * (2 ** len(manual)) == whole
 
 
 def test_a_kernels_tables_through_sharding_and_shard_map_are_read():
     """A kernel called in a shard_map body with its block tables passed in from outside through sharding
     constraints, as MaxText passes splash's: read through shardy's ops to the constants, the kernel is priced as
-    the tiles its causal mask visits (brute force over the dense mask). XLA's HLO form of the same program hands the
+    the tiles its causal mask visits (brute force over the dense mask), on each device of the mesh. XLA's HLO form of the same program hands the
     body its arguments through one tuple-valued GlobalToLocalShape call, which the HLO reader does not see through:
     there the kernel is named not counted."""
     import numpy as np
@@ -165,9 +160,44 @@ def test_a_kernels_tables_through_sharding_and_shard_map_are_read():
     rows, cols = np.arange(L)[:, None], np.arange(L)[None, :]
     causal = cols <= rows
     tiles = sum(bool(causal[i:i + B, j:j + B].any()) for i in range(0, L, B) for j in range(0, L, B))
-    assert not c.not_counted and c.kernel_flops == H * tiles * 2 * (2 * B * B * D)
+    devices = 2                                          # each runs the whole (replicated) attention
+    assert not c.not_counted and c.kernel_flops == devices * H * tiles * 2 * (2 * B * B * D)
     via_hlo = count_module(parse_hlo_module(_stablehlo_to_hlo_text(text)), report=True)
     assert via_hlo.kernel_flops == 0 and len(via_hlo.not_counted) == 1
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["every head causal", "causal and local heads"])
+def test_a_kernel_sharded_over_heads_is_priced_on_each_devices_shard(same):
+    """Splash sharded over heads as MaxText shards it (the kernel's own manual_sharding_spec): each of the 2 devices
+    runs the kernel over its shard of the mask tables. The same shard on every device: priced once per device, the
+    brute-force count of the tiles of one head's causal mask each. Shards that differ: named not counted, saying so."""
+    import numpy as np
+    from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
+
+    from maxflops.xla import count_program
+
+    sk = pytest.importorskip("jax.experimental.pallas.ops.tpu.splash_attention.splash_attention_kernel")
+    sm = pytest.importorskip("jax.experimental.pallas.ops.tpu.splash_attention.splash_attention_mask")
+    L, H, D, B = 512, 2, 128, 128
+    masks = [sm.CausalMask((L, L))] * 2 if same else \
+        [sm.CausalMask((L, L)), sm.LocalMask((L, L), window_size=(99, 0), offset=0)]
+    kernel = sk.make_splash_mha(sm.MultiHeadMask(masks), head_shards=2, q_seq_shards=1,
+                                block_sizes=sk.BlockSizes(block_q=B, block_kv=B, block_kv_compute=B))
+    mesh = AbstractMesh((2,), ("x",))
+    spec = kernel.manual_sharding_spec(NamedSharding(mesh, P("x", None)))
+
+    def f(q, k, v):
+        return jax.shard_map(lambda q, k, v, kern: kern(q, k, v), mesh=mesh, in_specs=(P("x"), P("x"), P("x"), spec),
+                             out_specs=P("x"), check_vma=False)(q, k, v, kernel)
+
+    x = jax.ShapeDtypeStruct((H, L, D), F32, sharding=NamedSharding(mesh, P("x")))
+    c = count_program(jax.jit(f), x, x, x, platform="tpu")
+    if not same:
+        assert c.flops == 0 and "differs between the 2 devices of its shard_map" in c.not_counted[0].note
+        return
+    rows, cols = np.arange(L)[:, None], np.arange(L)[None, :]
+    tiles = sum(bool((cols <= rows)[i:i + B, j:j + B].any()) for i in range(0, L, B) for j in range(0, L, B))
+    assert not c.not_counted and c.kernel_flops == 2 * tiles * 2 * (2 * B * B * D)   # 2 devices, a head each
 
 
 @pytest.mark.parametrize("sizes", ["balanced", [200, 0, 56, 256]])
