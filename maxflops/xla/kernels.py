@@ -5,6 +5,8 @@ The program counter (:mod:`maxflops.xla.program`) asks :func:`price_custom_call`
 - ``tpu_custom_call`` (every Pallas TPU kernel: splash attention, the flash kernel, megablox ``gmm`` / ``tgmm``,
   tokamax's mosaic_tpu kernels, a user's own): the kernel's Mosaic module run over its grid with its scalar-prefetch
   tables read from the program (:mod:`maxflops.xla.mosaic`), so what it skips costs nothing;
+- ``__gpu$xla.gpu.triton`` (every Pallas GPU kernel lowered with Triton: jax's GPU flash attention, tokamax's
+  triton kernels, a user's own): the Triton module run over its launch grid (:mod:`maxflops.xla.triton`);
 - cuDNN's fused attention (``__cudnn$fmha*``): from its backend config, the tiles its mask leaves
   (:mod:`maxflops.xla.cudnn`; the tile is assumed, said in the note);
 - targets that do no arithmetic (sharding annotations, host offload, layout and dynamic-shape markers): nothing;
@@ -74,6 +76,8 @@ def price_custom_call(module: Module, comp: Computation, ins: Instruction,
         return _price_mosaic(module, comp, ins, inputs or RunTimeInputs())
     if target.startswith("__cudnn$fmha"):
         return _price_cudnn(comp, ins, target)
+    if target == "__gpu$xla.gpu.triton":
+        return _price_triton(ins)
     return Priced(0, False, f"custom call {target!r}: no price known for this target")
 
 
@@ -99,6 +103,18 @@ def _price_mosaic(module: Module, comp: Computation, ins: Instruction, inputs: R
         total *= n
     return Priced(p.flops, True, f"Pallas TPU kernel {p.name}: grid {dims}, matmuls at {p.points_with_matmuls} of "
                                  f"its {total} grid points{said}")
+
+
+def _price_triton(ins: Instruction) -> Priced:
+    from . import mosaic, triton
+
+    try:
+        p = triton.price_call(ins.attrs.get("backend_config", ""))
+    except mosaic.NotPriceable as e:
+        return Priced(0, False, f"Pallas GPU (Triton) kernel: {e}")
+    total = p.grid[0] * p.grid[1] * p.grid[2]
+    return Priced(p.flops, True, f"Pallas GPU (Triton) kernel {p.name}: grid {'x'.join(map(str, p.grid))}, matmuls "
+                                 f"at {p.points_with_matmuls} of its {total} program ids")
 
 
 def _price_cudnn(comp: Computation, ins: Instruction, target: str) -> Priced:

@@ -108,6 +108,8 @@ def _kind(ir, t) -> tuple:
         return ("index",)
     if (v := _cast(ir.VectorType, t)) is not None:
         return ("vector", tuple(v.shape))
+    if (v := _cast(ir.RankedTensorType, t)) is not None:  # Triton's blocks are tensors
+        return ("vector", tuple(v.shape))
     if (m := _cast(ir.MemRefType, t)) is not None:
         space = str(m.memory_space) if m.memory_space is not None else ""
         return ("smem" if "smem" in space else "memref", tuple(m.shape))
@@ -132,24 +134,33 @@ _WANTED_ATTRS = {"arith.constant": ("value",), "arith.cmpi": ("predicate",), "tp
 @functools.lru_cache(maxsize=256)
 def _load_cached(digest: str, body: bytes) -> Kernel:
     del digest
+    return parse_module(body, _mosaic_kernel)
+
+
+_MATMULS = ("tpu.matmul", "tt.dot")                     # Mosaic's, Triton's (:mod:`maxflops.xla.triton`)
+
+
+def parse_module(body: bytes, build) -> Kernel:
+    """A kernel's serialized MLIR module reduced to a :class:`Kernel`: ``build(funcs, block, slot, fresh)`` picks its
+    function and grid (``block(b)`` reads a block into ops over value slots, ``fresh()`` makes a slot); the body is
+    then pruned to what decides which matmuls run."""
     import sys
     import types
 
-    # The serialized module's ops are of the 'stable_mosaic' dialect, which no Python package defines; MLIR's bindings
-    # look for one on every op they wrap (six failed imports an op, uncached). An empty module under the first name
-    # they try answers them, while this parse runs.
-    placeholder = "jaxlib.mlir.dialects.stable_mosaic"
-    added = placeholder not in sys.modules
-    if added:
-        sys.modules[placeholder] = types.ModuleType(placeholder)
+    # A kernel's ops are of dialects no Python package defines ('stable_mosaic', Triton's 'tt'); MLIR's bindings
+    # look for one on every op they wrap (six failed imports an op, uncached). Empty modules under the first names
+    # they try answer them, while this parse runs.
+    added = [n for n in ("jaxlib.mlir.dialects.stable_mosaic", "jaxlib.mlir.dialects.tt") if n not in sys.modules]
+    for n in added:
+        sys.modules[n] = types.ModuleType(n)
     try:
-        return _parse(body)
+        return _parse(body, build)
     finally:
-        if added:
-            sys.modules.pop(placeholder, None)
+        for n in added:
+            sys.modules.pop(n, None)
 
 
-def _parse(body: bytes) -> Kernel:
+def _parse(body: bytes, build) -> Kernel:
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib import tpu
     from jax._src.lib.mlir import ir
@@ -160,60 +171,87 @@ def _parse(body: bytes) -> Kernel:
     with ctx:
         module = ir.Module.parse(body)
         funcs = [op.operation for op in module.body.operations]
-        main = next((f for f in funcs if "window_params" in f.attributes or "iteration_bounds" in f.attributes),
-                    funcs[0] if funcs else None)
-        if main is None:
-            raise NotPriceable("the Mosaic module holds no function")
         slots: dict = {}
+        count = [0]
+
+        def fresh() -> int:
+            count[0] += 1
+            return count[0] - 1
 
         def slot(v) -> int:
             if v not in slots:
-                slots[v] = len(slots)
+                slots[v] = fresh()
             return slots[v]
 
-        def block(b) -> _Block:
+        def block(b, program_ids=None) -> _Block:
             args = tuple(slot(a) for a in b.arguments)
             ops = []
             for o in b.operations:
                 o = o.operation
                 name = o.name.removeprefix("stable_mosaic.")
+                if name == "tt.get_program_id" and program_ids is not None:
+                    ops.append(_program_id_op(str(o), program_ids, slot(o.results[0])))
+                    continue
                 attrs = {}
                 for key in _WANTED_ATTRS.get(name, ()):
                     if key in o.attributes:
                         attrs[key] = _attr_value(ir, o.attributes[key])
                 kinds = tuple(_kind(ir, r.type) for r in o.results)
                 operand_kinds = tuple(_kind(ir, x.type) for x in o.operands)
-                if name == "tpu.matmul":
+                if name in _MATMULS:
                     attrs["operand_kinds"] = operand_kinds
                 elif name == "arith.cmpi":
                     attrs["width"] = operand_kinds[0][1] if operand_kinds[0][0] == "int" else 64
                 elif name in ("arith.extui", "arith.extsi", "arith.trunci") and operand_kinds[0][0] == "int":
                     attrs["src"] = operand_kinds[0][1]
-                regions = tuple(block(r.blocks[0]) if len(r.blocks) else None for r in o.regions)
+                regions = tuple(block(r.blocks[0], program_ids) if len(r.blocks) else None for r in o.regions)
                 ops.append(_Op(name, tuple(slot(r) for r in o.results), tuple(slot(x) for x in o.operands),
                                attrs, regions, kinds))
             return _Block(args, tuple(ops))
 
-        # a matmul outside the main function (a helper it calls) would be missed: refuse rather than undercount
-        for f in funcs:
-            if f is not main and "matmul" in str(f):
-                raise NotPriceable(f"a matmul in the Mosaic module's helper function "
-                                   f"{f.attributes['sym_name']}: calls are not followed")
-        body = _prune(block(main.regions[0].blocks[0]))
-        grid = ()
-        if "iteration_bounds" in main.attributes:
-            bounds = str(main.attributes["iteration_bounds"]).split(":", 1)[1]
-            grid = tuple(int(x) for x in re.findall(r"-?\d+", bounds))
-        n_prefetch = int(_attr_value(ir, main.attributes["scalar_prefetch"])) if "scalar_prefetch" in \
-            main.attributes else 0
-        name = _attr_value(ir, main.attributes["sym_name"]) if "sym_name" in main.attributes else "?"
-        name = name.strip('"') if isinstance(name, str) else str(name)
-        arg_kinds = tuple(_kind(ir, a.type) for a in main.regions[0].blocks[0].arguments)
-        return Kernel(name, grid, n_prefetch, arg_kinds, body, len(slots))
+        kernel = build(funcs, block, slot, fresh)
+        kernel.body = _prune(kernel.body)
+        kernel.n_slots = count[0]
+        return kernel
+
+
+def _program_id_op(op_text: str, pids: tuple, result) -> _Op:
+    """Triton's ``tt.get_program_id`` (its axis in the op's properties, ``<0 : i32>``) as a copy of that program id."""
+    m = re.search(r"<(\d+)\s*:\s*i32>", op_text)
+    if m is None:
+        raise NotPriceable(f"a program id without an axis: {op_text[:80]}")
+    return _Op("arith.bitcast", (result,), (pids[int(m.group(1))],), {}, (), (("int", 32),))
+
+
+def _mosaic_kernel(funcs, block, slot, fresh) -> Kernel:
+    """A Mosaic module's kernel: the function with the grid (``iteration_bounds``), its grid indices and
+    scalar-prefetch tables its first arguments."""
+    from jax._src.lib.mlir import ir
+
+    main = next((f for f in funcs if "window_params" in f.attributes or "iteration_bounds" in f.attributes),
+                funcs[0] if funcs else None)
+    if main is None:
+        raise NotPriceable("the Mosaic module holds no function")
+    # a matmul outside the main function (a helper it calls) would be missed: refuse rather than undercount
+    for f in funcs:
+        if f is not main and "matmul" in str(f):
+            raise NotPriceable(f"a matmul in the Mosaic module's helper function "
+                               f"{f.attributes['sym_name']}: calls are not followed")
+    body = block(main.regions[0].blocks[0])
+    grid = ()
+    if "iteration_bounds" in main.attributes:
+        bounds = str(main.attributes["iteration_bounds"]).split(":", 1)[1]
+        grid = tuple(int(x) for x in re.findall(r"-?\d+", bounds))
+    n_prefetch = int(_attr_value(ir, main.attributes["scalar_prefetch"])) if "scalar_prefetch" in \
+        main.attributes else 0
+    name = _attr_value(ir, main.attributes["sym_name"]) if "sym_name" in main.attributes else "?"
+    name = name.strip('"') if isinstance(name, str) else str(name)
+    arg_kinds = tuple(_kind(ir, a.type) for a in main.regions[0].blocks[0].arguments)
+    return Kernel(name, grid, n_prefetch, arg_kinds, body, 0)
 
 
 _CONTROL = ("scf.if", "scf.for", "scf.while")
-_TERMINATORS = ("scf.yield", "scf.condition", "func.return")
+_TERMINATORS = ("scf.yield", "scf.condition", "func.return", "tt.return")
 
 
 def _prune(body: _Block) -> _Block:
@@ -224,7 +262,7 @@ def _prune(body: _Block) -> _Block:
 
     def has_work(op: _Op) -> bool:
         if id(op) not in work:
-            work[id(op)] = op.name == "tpu.matmul" or op.name == "memref.store" or any(
+            work[id(op)] = op.name in _MATMULS or op.name == "memref.store" or any(
                 has_work(o) for r in op.regions if r is not None for o in r.ops)
         return work[id(op)]
 
@@ -259,7 +297,7 @@ def _prune(body: _Block) -> _Block:
             return None
         kept = []
         for op in b.ops:
-            if op.name in _TERMINATORS or op.name == "tpu.matmul" or any(r in needed for r in op.results) \
+            if op.name in _TERMINATORS or op.name in _MATMULS or any(r in needed for r in op.results) \
                     or op.name == "memref.store" or op.name in _CONTROL and has_work(op):
                 kept.append(dataclasses.replace(op, regions=tuple(keep(r) for r in op.regions)))
         return _Block(b.args, tuple(kept))
@@ -350,7 +388,7 @@ class _Run:
             env[s] = v
         for op in b.ops:
             name = op.name
-            if name in ("scf.yield", "scf.condition", "func.return"):
+            if name in _TERMINATORS:
                 return [env[s] for s in op.operands]
             vals = [env[s] for s in op.operands]
             if name == "arith.constant":
@@ -423,7 +461,7 @@ class _Run:
                     carry = self.block(op.regions[1], cond[1:])
                 for s, v in zip(op.results, carry):
                     env[s] = v
-            elif name == "tpu.matmul":
+            elif name in _MATMULS:
                 key = id(op)
                 if key not in self.hits:
                     self.hits[key] = [*_matmul_flops(op), 0]

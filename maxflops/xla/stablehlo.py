@@ -344,8 +344,9 @@ class _Reader:
                 attrs.update(self._conv_attrs(a, operand_shapes))
             elif opcode == "custom-call":
                 attrs["custom_call_target"] = '"' + ir.StringAttr(a["call_target_name"]).value + '"'
-                if "backend_config" in a:
-                    bc = a["backend_config"]
+                key = "backend_config" if "backend_config" in a else "mhlo.backend_config"  # (typed FFI's)
+                if key in a:
+                    bc = a[key]
                     try:
                         text = ir.StringAttr(bc).value
                     except (TypeError, ValueError):
