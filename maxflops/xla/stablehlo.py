@@ -47,7 +47,7 @@ def _dtype(et: str) -> str:
 
 
 def shape_of(t) -> Shape:
-    """The HLO shape of an MLIR type (a ranked tensor, a token, a tuple)."""
+    """The HLO shape of an MLIR type (a ranked tensor or a token; anything else is Unsupported)."""
     got = _type_cache.get(t)                             # (types are unique in their context: no printing)
     if got is not None:
         return got
