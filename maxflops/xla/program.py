@@ -257,7 +257,8 @@ def count_file(path: str) -> ProgramCount:
             module = stablehlo.read_text(text)
         except stablehlo.Unsupported:
             module = parse_hlo_module(_stablehlo_to_hlo_text(text))
-        return ProgramCount(count_module(module, report=True), "stablehlo text", ())
+        return ProgramCount(count_module(module, report=True), "stablehlo text", (),
+                            devices=getattr(module, "devices", 1))
     from jax import export as jex
 
     try:
@@ -292,7 +293,7 @@ def main(argv=None) -> int:
         return 2
     if as_json:
         print(json.dumps({"stage": c.stage, "platforms": list(c.platforms), "flops": c.flops,
-                          "kernel_flops": c.kernel_flops, "cost_analysis": c.cost_analysis,
+                          "kernel_flops": c.kernel_flops, "cost_analysis": c.cost_analysis, "devices": c.devices,
                           "kernels": [dict(name=d.name, flops=d.flops, times=d.multiplier, note=d.note)
                                       for d in c.kernels],
                           "not_counted": [dict(name=d.name, times=d.multiplier, note=d.note)

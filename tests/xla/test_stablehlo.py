@@ -132,6 +132,24 @@ def test_a_shard_map_body_counts_once_per_device_that_runs_it(manual):
     assert via_hlo.matmul_flops * (2 ** len(manual)) == whole
 
 
+def test_a_saved_sharded_program_says_its_devices(tmp_path, capsys):
+    """Saved as StableHLO text and counted from the command line, a program for 4 devices says so, whole."""
+    import json
+
+    from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
+
+    from maxflops.xla.program import main
+
+    mesh = AbstractMesh((4,), ("x",))
+    f = jax.shard_map(lambda a, b: a @ b, mesh=mesh, in_specs=(P("x"), P()), out_specs=P("x"))
+    a = jax.ShapeDtypeStruct((8, 16), F32, sharding=NamedSharding(mesh, P("x")))
+    b = jax.ShapeDtypeStruct((16, 4), F32, sharding=NamedSharding(mesh, P()))
+    (tmp_path / "step.mlir").write_text(jax.export.export(jax.jit(f), platforms=["tpu"])(a, b).mlir_module())
+    assert main([str(tmp_path / "step.mlir"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["devices"], out["flops"]) == (4, 2 * 8 * 16 * 4)
+
+
 def test_a_kernels_tables_through_sharding_and_shard_map_are_read():
     """A kernel called in a shard_map body with its block tables passed in from outside through sharding
     constraints, as MaxText passes splash's: read through shardy's ops to the constants, the kernel is priced as
