@@ -77,6 +77,8 @@ class ProgramCount:
             lines.append(f"  {self.stage} for {self.devices} devices: the module before SPMD partitioning, so these are "
                          "the whole program's FLOPs, a shard_map body counted once for each device that runs it "
                          "(count the Compiled on the devices for per-device figures)")
+            if self.flops % self.devices == 0:
+                lines.append(f"  per device where the work splits evenly: {self.flops // self.devices:,}")
         for d in c.kernels:
             lines.append(f"  kernel {d.name} x{d.multiplier}: {d.flops * d.multiplier:,} ({d.note})")
         for d in c.not_counted:

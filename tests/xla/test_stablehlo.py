@@ -128,6 +128,7 @@ def test_a_shard_map_body_counts_once_per_device_that_runs_it(manual):
     c = count_program(exported)
     assert c.flops == whole == count_program(jax.jit(body), a, b, platform="tpu").flops
     assert c.devices == 4 and "a shard_map body counted once for each device that runs it" in c.summary()
+    assert f"per device where the work splits evenly: {whole // 4:,}" in c.summary()
     via_hlo = count_module(parse_hlo_module(_stablehlo_to_hlo_text(text)), report=True)
     assert via_hlo.matmul_flops * (2 ** len(manual)) == whole
 
