@@ -141,7 +141,7 @@ _MATMULS = ("tpu.matmul", "tt.dot")                     # Mosaic's, Triton's (:m
 
 
 def parse_module(body: bytes, build) -> Kernel:
-    """A kernel's serialized MLIR module reduced to a :class:`Kernel`: ``build(funcs, block, slot, fresh)`` picks its
+    """A kernel's serialized MLIR module reduced to a :class:`Kernel`: ``build(funcs, block, fresh)`` picks its
     function and grid (``block(b)`` reads a block into ops over value slots, ``fresh()`` makes a slot); the body is
     then pruned to what decides which matmuls run."""
     import sys
@@ -209,7 +209,7 @@ def _parse(body: bytes, build) -> Kernel:
                                attrs, regions, kinds))
             return _Block(args, tuple(ops))
 
-        kernel = build(funcs, block, slot, fresh)
+        kernel = build(funcs, block, fresh)
         kernel.body = _prune(kernel.body)
         kernel.n_slots = count[0]
         return kernel
@@ -223,7 +223,7 @@ def _program_id_op(op_text: str, pids: tuple, result) -> _Op:
     return _Op("arith.bitcast", (result,), (pids[int(m.group(1))],), {}, (), (("int", 32),))
 
 
-def _mosaic_kernel(funcs, block, slot, fresh) -> Kernel:
+def _mosaic_kernel(funcs, block, fresh) -> Kernel:
     """A Mosaic module's kernel: the function with the grid (``iteration_bounds``), its grid indices and
     scalar-prefetch tables its first arguments."""
     from jax._src.lib.mlir import ir

@@ -235,8 +235,7 @@ def count_program(obj, *args, platform: str | None = None, megablox_group_sizes=
 
     inputs = RunTimeInputs(megablox_group_sizes)
     module, stage, platforms, stage_obj = program_module(obj, *args, platform=platform, **kwargs)
-    devices = int(getattr(stage_obj, "nr_devices", 0) or getattr(module, "devices", 1) or 1) \
-        if stage != "compiled" else 1
+    devices = getattr(stage_obj, "nr_devices", None) or getattr(module, "devices", 1)
     return ProgramCount(count_module(module, report=True, inputs=inputs), stage, platforms,
                         stage_obj if stage != "exported" else None, devices)
 

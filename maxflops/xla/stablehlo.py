@@ -33,6 +33,7 @@ _INT_TYPE = re.compile(r"(u?)i(\d+)$")
 _DTYPES = {"i1": "pred", "f32": "f32", "f64": "f64", "f16": "f16", "bf16": "bf16", "index": "s64"}
 _NAME_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)"')
 _INTS = re.compile(r"-?\d+")
+_ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2}|.)")
 _shape_cache: dict[str, Shape] = {}
 _type_cache: dict = {}                                   # MLIR type -> shape, emptied at each read
 
@@ -70,12 +71,22 @@ def shape_of(t) -> Shape:
     return got
 
 
+def mlir_string_bytes(body: str) -> bytes:
+    """The bytes of an MLIR string literal's body as MLIR prints it: ``\\XX`` a byte in hex, ``\\\\`` and ``\\"``
+    themselves, every other character its UTF-8."""
+    out, pos = bytearray(), 0
+    for m in _ESCAPE.finditer(body):
+        out += body[pos:m.start()].encode("utf-8")
+        g = m.group(1)
+        out += bytes([int(g, 16)]) if len(g) == 2 else g.encode("utf-8")
+        pos = m.end()
+    out += body[pos:].encode("utf-8")
+    return bytes(out)
+
+
 def _unescape(s: str) -> str:
-    """An MLIR string literal's body: ``\\22`` and the like are hex bytes."""
-    if "\\" not in s:
-        return s
-    return re.sub(r"\\([0-9A-Fa-f]{2}|\\|\")", lambda m: m.group(1) if len(m.group(1)) == 1
-                  else chr(int(m.group(1), 16)), s)
+    """An MLIR string literal's body as text (an op's name in its location)."""
+    return s if "\\" not in s else mlir_string_bytes(s).decode("utf-8", "replace")
 
 
 class _Ins(Instruction):
@@ -395,8 +406,7 @@ class _Reader:
             ins.attrs["branch_computations"] = _braced("%" + n for n in names)
         elif mname == "sdy.manual_computation":
             ins.attrs["to_apply"] = "%" + self._region(comp.name, "manual", regions[0], False)
-            ins.attrs["copies"] = str(self._manual_copies(ins.src))
-            self._shard_operands(comp, ins, regions[0].blocks[0])
+            self._manual(comp, ins, regions[0].blocks[0])
         else:
             for r in regions:
                 for b in r.blocks:
@@ -404,23 +414,32 @@ class _Reader:
                         if any(w in o.operation.name for w in _COMPUTES):
                             raise Unsupported(f"{o.operation.name} inside the region of {mname}")
 
-    def _shard_operands(self, comp: Computation, ins: Instruction, block) -> None:
-        """A shard_map argument split along manual axes reaches each device as its own shard: the call takes a
-        ``manual-shard`` of it (dims and pieces in ``splits``), whose value a constant's shards give when they are all
-        equal (:func:`maxflops.xla.kernels.constant_values`; a kernel's tables the same on every device)."""
+    def _manual(self, comp: Computation, ins: Instruction, block) -> None:
+        """A shard_map body runs on each device of its manual axes (its shapes are a device's along those axes, the
+        whole program's along the rest, which XLA partitions as it does any code): ``copies`` is their product. An
+        argument split along them reaches each device as its own shard: the call takes a ``manual-shard`` of it (dims
+        and pieces in ``splits``), whose value a constant's shards give when they are all equal
+        (:func:`maxflops.xla.kernels.constant_values`: a kernel's tables the same on every device)."""
         a = ins.src.attributes
-        manual = set(re.findall(r'"([^"]+)"', str(a["manual_axes"]))) if "manual_axes" in a else set()
+        manual = re.findall(r'"([^"]+)"', str(a["manual_axes"])) if "manual_axes" in a else []
         if not manual:
             return
-        mesh_of = self._mesh_of(ins.src)
-        shardings = re.findall(r"<@[\w.$-]+, \[(.*?)\]>", str(a["in_shardings"]))
+        used = re.findall(r"<@([\w.$-]+)", str(a["in_shardings"]) + str(a["out_shardings"]))
+        mesh = self.meshes.get(used[0]) if used else (next(iter(self.meshes.values())) if len(self.meshes) == 1
+                                                      else None)
+        if mesh is None or any(n not in mesh for n in manual):
+            raise Unsupported(f"a shard_map over axes {manual} of a mesh the module does not define")
+        copies = 1
+        for n in manual:
+            copies *= mesh[n]
+        ins.attrs["copies"] = str(copies)
         args = list(block.arguments)
-        for i, dims_text in enumerate(shardings[:len(ins.operands)]):
+        for i, dims_text in enumerate(re.findall(r"<@[\w.$-]+, \[(.*?)\]>", str(a["in_shardings"]))[:len(args)]):
             splits = []
             for d, dim in enumerate(re.findall(r"\{([^}]*)\}", dims_text)):
                 n = 1
                 for axis in re.findall(r'"([^"]+)"', dim):
-                    n *= mesh_of.get(axis, 1) if axis in manual else 1
+                    n *= mesh[axis] if axis in manual else 1
                 if n > 1:
                     splits.append(f"{d}:{n}")
             if splits:
@@ -428,30 +447,6 @@ class _Reader:
                 shard = self._add(comp, _Ins(self._name("manual-shard"), shape_of(args[i].type), "manual-shard",
                                              [src], [None], {"splits": ",".join(splits)}, src))
                 ins.operands[i] = shard.name
-
-    def _mesh_of(self, op) -> dict[str, int]:
-        a = op.attributes
-        used = re.findall(r"<@([\w.$-]+)", str(a["in_shardings"]) + str(a["out_shardings"]))
-        mesh = self.meshes.get(used[0]) if used else (next(iter(self.meshes.values())) if len(self.meshes) == 1
-                                                      else None)
-        if mesh is None:
-            raise Unsupported("a shard_map over a mesh the module does not define")
-        return mesh
-
-    def _manual_copies(self, op) -> int:
-        """How many devices run a shard_map body: the product of its manual axes' sizes (its shapes are a device's
-        along those axes, the whole program's along the rest, which XLA partitions as it does any code)."""
-        a = op.attributes
-        names = re.findall(r'"([^"]+)"', str(a["manual_axes"])) if "manual_axes" in a else []
-        if not names:
-            return 1
-        mesh = self._mesh_of(op)
-        if any(n not in mesh for n in names):
-            raise Unsupported(f"a shard_map over axes {names} its mesh does not have")
-        copies = 1
-        for n in names:
-            copies *= mesh[n]
-        return copies
 
     @staticmethod
     def _conv_attrs(a, shapes) -> dict[str, str]:

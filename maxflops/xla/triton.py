@@ -19,28 +19,10 @@ import json
 import re
 
 from .mosaic import Kernel, NotPriceable, _Block, parse_module, price
+from .stablehlo import mlir_string_bytes
 
-TARGET = "__gpu$xla.gpu.triton"
 _FIELD = re.compile(r'\b(grid_[xyz]|name)\s*=\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 _IR = re.compile(r'\bir\s*=\s*"((?:[^"\\]|\\.)*)"')
-
-
-def _mlir_bytes(text: str) -> bytes:
-    """An MLIR string literal's bytes: ``\\XX`` is a byte in hex, other characters themselves."""
-    out = bytearray()
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\" and i + 2 < n + 1 and re.match(r"[0-9A-Fa-f]{2}", text[i + 1:i + 3]):
-            out.append(int(text[i + 1:i + 3], 16))
-            i += 3
-        elif c == "\\" and i + 1 < n:
-            out += text[i + 1].encode("latin-1")
-            i += 2
-        else:
-            out += c.encode("utf-8")
-            i += 1
-    return bytes(out)
 
 
 def config_of(backend_config: str) -> tuple[str, tuple[int, int, int], bytes]:
@@ -57,7 +39,7 @@ def config_of(backend_config: str) -> tuple[str, tuple[int, int, int], bytes]:
     if m is None or not all(f"grid_{a}" in fields for a in "xyz"):
         raise NotPriceable("the Triton call's backend config holds no kernel (ir) or no launch grid")
     name = fields.get("name", '"?"').strip('"')
-    return name, tuple(int(fields[f"grid_{a}"]) for a in "xyz"), _mlir_bytes(m.group(1))
+    return name, tuple(int(fields[f"grid_{a}"]) for a in "xyz"), mlir_string_bytes(m.group(1))
 
 
 @functools.lru_cache(maxsize=128)
@@ -74,14 +56,14 @@ def _triton_kernel(name: str, grid: tuple):
     """How a Triton module becomes a :class:`Kernel`: its ``tt.func``, with the three program ids as the body's first
     arguments (``tt.get_program_id`` reads them) and the launch grid as the kernel's grid."""
 
-    def build(funcs, block, slot, first_slot_free):
+    def build(funcs, block, fresh):
         main = next((f for f in funcs if f.name == "tt.func"), None)
         if main is None:
             raise NotPriceable("the Triton module holds no tt.func")
         for f in funcs:
             if f is not main and "tt.dot" in str(f):
                 raise NotPriceable("a matmul in a helper function of the Triton module: calls are not followed")
-        pids = tuple(first_slot_free() for _ in range(3))
+        pids = tuple(fresh() for _ in range(3))
         body = block(main.regions[0].blocks[0], program_ids=pids)
         return Kernel(name, grid, 0, (("index",),) * 3, _Block(pids + body.args, body.ops), 0)
 
