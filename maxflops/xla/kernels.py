@@ -78,6 +78,8 @@ def price_custom_call(module: Module, comp: Computation, ins: Instruction,
         return _price_cudnn(comp, ins, target)
     if target == "__gpu$xla.gpu.triton":
         return _price_triton(ins)
+    if target == "mosaic_gpu_v2":
+        return _price_mosaic_gpu(ins)
     return Priced(0, False, f"custom call {target!r}: no price known for this target")
 
 
@@ -115,6 +117,20 @@ def _price_triton(ins: Instruction) -> Priced:
     total = p.grid[0] * p.grid[1] * p.grid[2]
     return Priced(p.flops, True, f"Pallas GPU (Triton) kernel {p.name}: grid {'x'.join(map(str, p.grid))}, matmuls "
                                  f"at {p.points_with_matmuls} of its {total} program ids")
+
+
+def _price_mosaic_gpu(ins: Instruction) -> Priced:
+    from . import mosaic, mosaic_gpu
+
+    try:
+        p, launches = mosaic_gpu.price_call(ins.attrs.get("backend_config", ""))
+    except mosaic.NotPriceable as e:
+        return Priced(0, False, f"Pallas Mosaic GPU kernel: {e}")
+    grid, threads, _ = launches[-1]
+    total = grid[0] * grid[1] * grid[2]
+    return Priced(p.flops, True, f"Pallas Mosaic GPU kernel {p.name}: grid {'x'.join(map(str, grid))} of "
+                                 f"{threads[0] // 128} warpgroups, MMAs in {p.points_with_matmuls} of its {total} "
+                                 "blocks")
 
 
 def _price_cudnn(comp: Computation, ins: Instruction, target: str) -> Priced:

@@ -128,7 +128,8 @@ def _attr_value(ir, a):
 
 
 _WANTED_ATTRS = {"arith.constant": ("value",), "arith.cmpi": ("predicate",), "tpu.matmul": ("dimension_numbers",
-                 "transpose_lhs", "transpose_rhs")}
+                 "transpose_lhs", "transpose_rhs"), "scf.index_switch": ("cases",),
+                 "gpu.launch": ("operandSegmentSizes",)}
 
 
 @functools.lru_cache(maxsize=256)
@@ -137,20 +138,23 @@ def _load_cached(digest: str, body: bytes) -> Kernel:
     return parse_module(body, _mosaic_kernel)
 
 
-_MATMULS = ("tpu.matmul", "tt.dot")                     # Mosaic's, Triton's (:mod:`maxflops.xla.triton`)
+_MATMULS = ("tpu.matmul", "tt.dot", "gpu.mma", "gpu.mma_desc")  # Mosaic's, Triton's, Mosaic GPU's
+_PREFIX = re.compile(r"^stable_mosaic(_gpu)?\.")          # the serialized forms' op-name prefixes
 
 
 def parse_module(body: bytes, build) -> Kernel:
     """A kernel's serialized MLIR module reduced to a :class:`Kernel`: ``build(funcs, block, fresh)`` picks its
-    function and grid (``block(b)`` reads a block into ops over value slots, ``fresh()`` makes a slot); the body is
-    then pruned to what decides which matmuls run."""
+    function and grid (``block(b, rewrite=None)`` reads a block into ops over value slots, ``rewrite(op, name,
+    slot)`` giving an op's own reading where it is not None; ``fresh()`` makes a slot); the body is then pruned to
+    what decides which matmuls run."""
     import sys
     import types
 
     # A kernel's ops are of dialects no Python package defines ('stable_mosaic', Triton's 'tt'); MLIR's bindings
     # look for one on every op they wrap (six failed imports an op, uncached). Empty modules under the first names
     # they try answer them, while this parse runs.
-    added = [n for n in ("jaxlib.mlir.dialects.stable_mosaic", "jaxlib.mlir.dialects.tt") if n not in sys.modules]
+    added = [n for n in ("jaxlib.mlir.dialects.stable_mosaic", "jaxlib.mlir.dialects.stable_mosaic_gpu",
+                         "jaxlib.mlir.dialects.tt") if n not in sys.modules]
     for n in added:
         sys.modules[n] = types.ModuleType(n)
     try:
@@ -167,6 +171,11 @@ def _parse(body: bytes, build) -> Kernel:
 
     ctx = jmlir.make_ir_context()
     tpu.register_dialect(ctx)
+    try:                                                 # Mosaic GPU's types (barriers) in its kernels' memrefs
+        from jax._src.lib import mosaic_gpu_dialect
+        mosaic_gpu_dialect.register_dialect(ctx)
+    except (ImportError, AttributeError):
+        pass
     ctx.allow_unregistered_dialects = True
     with ctx:
         module = ir.Module.parse(body)
@@ -183,14 +192,14 @@ def _parse(body: bytes, build) -> Kernel:
                 slots[v] = fresh()
             return slots[v]
 
-        def block(b, program_ids=None) -> _Block:
+        def block(b, rewrite=None) -> _Block:
             args = tuple(slot(a) for a in b.arguments)
             ops = []
             for o in b.operations:
                 o = o.operation
-                name = o.name.removeprefix("stable_mosaic.")
-                if name == "tt.get_program_id" and program_ids is not None:
-                    ops.append(_program_id_op(str(o), program_ids, slot(o.results[0])))
+                name = _PREFIX.sub("", o.name)
+                if rewrite is not None and (new := rewrite(o, name, slot)) is not None:
+                    ops.append(new)
                     continue
                 attrs = {}
                 for key in _WANTED_ATTRS.get(name, ()):
@@ -204,7 +213,7 @@ def _parse(body: bytes, build) -> Kernel:
                     attrs["width"] = operand_kinds[0][1] if operand_kinds[0][0] == "int" else 64
                 elif name in ("arith.extui", "arith.extsi", "arith.trunci") and operand_kinds[0][0] == "int":
                     attrs["src"] = operand_kinds[0][1]
-                regions = tuple(block(r.blocks[0], program_ids) if len(r.blocks) else None for r in o.regions)
+                regions = tuple(block(r.blocks[0], rewrite) if len(r.blocks) else None for r in o.regions)
                 ops.append(_Op(name, tuple(slot(r) for r in o.results), tuple(slot(x) for x in o.operands),
                                attrs, regions, kinds))
             return _Block(args, tuple(ops))
@@ -213,14 +222,6 @@ def _parse(body: bytes, build) -> Kernel:
         kernel.body = _prune(kernel.body)
         kernel.n_slots = count[0]
         return kernel
-
-
-def _program_id_op(op_text: str, pids: tuple, result) -> _Op:
-    """Triton's ``tt.get_program_id`` (its axis in the op's properties, ``<0 : i32>``) as a copy of that program id."""
-    m = re.search(r"<(\d+)\s*:\s*i32>", op_text)
-    if m is None:
-        raise NotPriceable(f"a program id without an axis: {op_text[:80]}")
-    return _Op("arith.bitcast", (result,), (pids[int(m.group(1))],), {}, (), (("int", 32),))
 
 
 def _mosaic_kernel(funcs, block, fresh) -> Kernel:
@@ -250,7 +251,7 @@ def _mosaic_kernel(funcs, block, fresh) -> Kernel:
     return Kernel(name, grid, n_prefetch, arg_kinds, body, 0)
 
 
-_CONTROL = ("scf.if", "scf.for", "scf.while")
+_CONTROL = ("scf.if", "scf.for", "scf.while", "scf.index_switch", "gpu.launch")
 _TERMINATORS = ("scf.yield", "scf.condition", "func.return", "tt.return")
 
 
@@ -274,23 +275,64 @@ def _prune(body: _Block) -> _Block:
                     yield from ops(r)
 
     every = list(ops(body))
-    needed: set = set()
+    defs, owner = {}, {}                                 # value -> (op, result #); region argument -> (op, arg #)
     for op in every:
-        if op.name in _CONTROL and has_work(op) or op.name == "memref.store":
-            needed.update(op.operands)
+        for i, r in enumerate(op.results):
+            defs[r] = (op, i)
+        for reg in op.regions:
+            if reg is not None:
+                for i, x in enumerate(reg.args):
+                    owner[x] = (op, i)
+    needed: set = set()
+    stack: list = []
+    coarse: set = set()
+
+    def need(*slots) -> None:
+        for x in slots:
+            if x not in needed:
+                needed.add(x)
+                stack.append(x)
+
+    def yields(op: _Op, k: int) -> None:                 # result k of op: what each region yields there
+        for reg in op.regions:
+            if reg is not None and reg.ops and reg.ops[-1].name in _TERMINATORS and k < len(reg.ops[-1].operands):
+                need(reg.ops[-1].operands[k])
+
+    def wanted(op: _Op, result=None, arg=None) -> None:
+        """op's result ``result`` (or its region's argument ``arg``) is needed: what it is computed from."""
+        if op.name == "scf.for":                         # bounds; a carried value: its start and what is yielded
+            need(*op.operands[:3])
+            k = result if result is not None else (arg - 1 if arg else None)
+            if k is not None:
+                need(op.operands[3 + k])
+                yields(op, k)
+        elif op.name in ("scf.if", "scf.index_switch"):
+            need(op.operands[0])
+            if result is not None:
+                yields(op, result)
+        elif not any(r is not None for r in op.regions):
+            need(*op.operands)
+        elif id(op) not in coarse:                       # a while loop, a launch, another op with regions
+            coarse.add(id(op))
+            need(*op.operands)
+            for reg in op.regions:
+                if reg is not None and reg.ops and reg.ops[-1].name in _TERMINATORS:
+                    need(*reg.ops[-1].operands)
+
+    for op in every:
+        if op.name in _CONTROL and has_work(op):
+            wanted(op)
+        if op.name == "memref.store":
+            need(*op.operands)
+        need(*op.attrs.get("reads", ()))                 # operands a matmul's price is read from (a descriptor)
         if op.name == "scf.condition":
-            needed.add(op.operands[0])
-    while True:                                          # values that needed values are computed from
-        size = len(needed)
-        for op in every:
-            if any(r in needed for r in op.results) or op.name in _CONTROL and any(
-                    a in needed for r in op.regions if r is not None for a in r.args):
-                needed.update(op.operands)
-                for r in op.regions:                     # what its regions yield, and their conditions
-                    if r is not None and r.ops and r.ops[-1].name in _TERMINATORS:
-                        needed.update(r.ops[-1].operands)
-        if len(needed) == size:
-            break
+            need(op.operands[0])
+    while stack:                                         # values that needed values are computed from
+        x = stack.pop()
+        if x in defs:
+            wanted(defs[x][0], result=defs[x][1])
+        elif x in owner:
+            wanted(owner[x][0], arg=owner[x][1])
 
     def keep(b: _Block | None) -> _Block | None:
         if b is None:
@@ -348,6 +390,8 @@ def _dims_text(t: str) -> list[list[int]]:
 
 
 def _matmul_flops(op: _Op) -> tuple[str, int]:
+    if "flops" in op.attrs:                              # an op read with its own price (a Mosaic GPU MMA)
+        return op.attrs["shape"], op.attrs["flops"]
     lhs, rhs = op.attrs["operand_kinds"][0], op.attrs["operand_kinds"][1]
     out = op.result_kinds[0]
     if lhs[0] != "vector" or out[0] != "vector":
@@ -366,8 +410,9 @@ def _matmul_flops(op: _Op) -> tuple[str, int]:
 class _Run:
     """One pricing: the kernel, its tables, scalar scratch memory and the matmuls reached."""
 
-    def __init__(self, kernel: Kernel, tables: dict[int, tuple[tuple[int, ...], list[int]]]):
+    def __init__(self, kernel: Kernel, tables: dict[int, tuple[tuple[int, ...], list[int]]], handlers=None):
         self.k = kernel
+        self.handlers = handlers or {}        # op name -> handler(run, op, operand values) -> result values
         self.env = [None] * kernel.n_slots
         self.tables = tables                  # slot -> (shape, flat values)
         self.scratch: dict = {}               # (slot, flat index) -> value
@@ -441,6 +486,15 @@ class _Run:
                 outs = self.block(region, []) if region is not None else []
                 for s, v in zip(op.results, outs):
                     env[s] = v
+            elif name == "scf.index_switch":             # regions: the default, then one per case
+                i = vals[0]
+                if i is None:
+                    raise NotPriceable(f"kernel {self.k.name}: a switch on a value the program does not fix")
+                cases = [int(x) for x in re.findall(r"-?\d+", str(op.attrs.get("cases", "")).partition(":")[2])]
+                region = op.regions[1 + cases.index(i)] if i in cases else op.regions[0]
+                outs = self.block(region, []) if region is not None else []
+                for s, v in zip(op.results, outs):
+                    env[s] = v
             elif name == "scf.for":
                 lb, ub, step, *carry = vals
                 if lb is None or ub is None or step is None:
@@ -460,6 +514,9 @@ class _Run:
                         break
                     carry = self.block(op.regions[1], cond[1:])
                 for s, v in zip(op.results, carry):
+                    env[s] = v
+            elif name in self.handlers:
+                for s, v in zip(op.results, self.handlers[name](self, op, vals)):
                     env[s] = v
             elif name in _MATMULS:
                 key = id(op)

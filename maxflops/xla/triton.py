@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 
-from .mosaic import Kernel, NotPriceable, _Block, parse_module, price
+from .mosaic import Kernel, NotPriceable, _Block, _Op, parse_module, price
 from .stablehlo import mlir_string_bytes
 
 _FIELD = re.compile(r'\b(grid_[xyz]|name)\s*=\s*("(?:[^"\\]|\\.)*"|-?\d+)')
@@ -64,10 +64,21 @@ def _triton_kernel(name: str, grid: tuple):
             if f is not main and "tt.dot" in str(f):
                 raise NotPriceable("a matmul in a helper function of the Triton module: calls are not followed")
         pids = tuple(fresh() for _ in range(3))
-        body = block(main.regions[0].blocks[0], program_ids=pids)
+        body = block(main.regions[0].blocks[0], functools.partial(_program_id, pids))
         return Kernel(name, grid, 0, (("index",),) * 3, _Block(pids + body.args, body.ops), 0)
 
     return build
+
+
+def _program_id(pids: tuple, op, name: str, slot):
+    """Triton's ``tt.get_program_id`` (its axis in the op's properties, ``<0 : i32>``) read as a copy of that program
+    id; None for every other op."""
+    if name != "tt.get_program_id":
+        return None
+    m = re.search(r"<(\d+)\s*:\s*i32>", str(op))
+    if m is None:
+        raise NotPriceable(f"a program id without an axis: {str(op)[:80]}")
+    return _Op("arith.bitcast", (slot(op.results[0]),), (pids[int(m.group(1))],), {}, (), (("int", 32),))
 
 
 def price_call(backend_config: str):
