@@ -1,26 +1,29 @@
 """Pallas Mosaic GPU kernels priced from their own code: the module a ``mosaic_gpu_v2`` custom call carries, run
-over its launch, block by block and warpgroup by warpgroup.
+over its launch, block by block and warp by warp.
 
 A Pallas kernel for an NVIDIA Hopper or Blackwell GPU written with ``jax.experimental.pallas.mosaic_gpu`` (jax's
-FlashAttention 3, ``attention_mgpu``; its Hopper matmuls; tokamax's ``mosaic_gpu`` implementations) lowers to one
-custom call whose backend config holds the kernel as MLIR bytecode (``module``), already lowered to the GPU's
-threads: a host function whose ``gpu.launch`` carries the grid, the threads of a block and the body every thread
-runs. XLA's cost analysis does not look inside (0 FLOPs). As for a Mosaic TPU kernel (:mod:`maxflops.xla.mosaic`,
-whose evaluator this reuses), the body's scalar program is evaluated and every matrix instruction it reaches is
-counted:
+FlashAttention 3, ``attention_mgpu``; its Hopper and Blackwell matmuls; tokamax's ``mosaic_gpu`` implementations)
+lowers to one custom call whose backend config holds the kernel as MLIR bytecode (``module``), already lowered to
+the GPU's threads: a host function whose ``gpu.launch`` carries the grid, the threads of a block and the body every
+thread runs. XLA's cost analysis does not look inside (0 FLOPs). As for a Mosaic TPU kernel
+(:mod:`maxflops.xla.mosaic`, whose evaluator this reuses), the body's scalar program is evaluated and every matrix
+instruction it reaches is counted:
 
-- the body runs once per block of the grid and once per warpgroup of the block (128 threads, one thread standing for
-  its warpgroup: a ``wgmma`` is issued by the warpgroup's 128 threads together, and a kernel specializes its work by
-  warpgroup, ``thread_id // 128``); ``elect.sync`` picks that thread, a warp shuffle from lane 0 is its own value;
+- the body runs once per block of the grid and once per warp of the block, lane 0 standing for its warp (a kernel
+  specializes its work by warpgroup, ``thread_id // 128``, or by warp); ``elect.sync`` picks that lane, an index
+  shuffle from lane 0 is its own value;
 - a Hopper ``wgmma.mma_async`` (the inline PTX Mosaic GPU emits, or NVVM's op) adds ``2 * m * n * k`` of its shape
-  (``m64n128k16``); integer and float kinds alike;
+  (``m64n128k16``), once per warpgroup (its four warps issue it together: counted at the first);
+- a Blackwell ``tcgen05.mma``, issued by one thread, adds ``2 * M * N * K``: M and N from its instruction descriptor
+  (an operand the program fixes), K from its kind; a pair of blocks issues one MMA of both blocks' rows;
+- Blackwell's work stealing (cluster launch control) is answered "nothing stolen": each block runs the tile it was
+  launched for, the same work in total as any stealing would share out;
 - block dimensions the pruned program never reads (a batch or head index used only to address memory) are
   evaluated once and multiplied by their size, which is exact: nothing that decides a matmul reads them.
 
 So a causal kernel's key loop that stops at the diagonal costs the tiles it visits, and a persistent kernel's loop
-over output tiles costs the tiles it takes. What the evaluation cannot fix (a branch on data, a Blackwell
-``tcgen05.mma``, whose shape sits in a runtime descriptor) is :class:`~maxflops.xla.mosaic.NotPriceable`, named by
-the caller as not counted.
+over output tiles costs the tiles it takes. What the evaluation cannot fix (a branch on data, a descriptor built from
+data, a sparse or warp-level MMA) is :class:`~maxflops.xla.mosaic.NotPriceable`, named by the caller as not counted.
 """
 
 from __future__ import annotations
@@ -28,12 +31,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-import json
 import math
 import re
 
 from .mosaic import Kernel, KernelPrice, NotPriceable, _Op, _Run, _wrap, parse_module
-from .stablehlo import mlir_string_bytes
+from .stablehlo import dict_text, mlir_string_bytes
 
 _MODULE = re.compile(r'\bmodule\s*=\s*"((?:[^"\\]|\\.)*)"')
 _WGMMA = re.compile(r"\bwgmma\.mma_async(\.sp)?\.sync\.aligned\.m(\d+)n(\d+)k(\d+)\.(\w+)\.(\w+)\.(\w+)")
@@ -46,12 +48,7 @@ _DIMS = {"x": 0, "y": 1, "z": 2}
 def module_of(backend_config: str) -> bytes:
     """The kernel's MLIR bytecode from the custom call's backend config: the dictionary as MLIR prints it
     (``{kernel_hash = "...", module = "ML\\EFR..."}``), or that text as a JSON string."""
-    text = backend_config
-    if text.startswith('"'):
-        try:
-            text = json.loads(text)
-        except ValueError:
-            pass
+    text = dict_text(backend_config)
     m = _MODULE.search(text)
     if m is None:
         raise NotPriceable("the mosaic_gpu_v2 call's backend config holds no kernel module")

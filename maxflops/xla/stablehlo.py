@@ -84,6 +84,17 @@ def mlir_string_bytes(body: str) -> bytes:
     return bytes(out)
 
 
+def dict_text(backend_config: str) -> str:
+    """A custom call's backend config as MLIR prints its dictionary (``{grid_x = 2 : i32, ir = "ML\\EFR..."}``):
+    as given, or unwrapped when it comes as a JSON string (HLO text's form)."""
+    if backend_config.startswith('"'):
+        try:
+            return json.loads(backend_config)
+        except ValueError:
+            pass
+    return backend_config
+
+
 def _unescape(s: str) -> str:
     """An MLIR string literal's body as text (an op's name in its location)."""
     return s if "\\" not in s else mlir_string_bytes(s).decode("utf-8", "replace")

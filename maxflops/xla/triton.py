@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 
 from .mosaic import Kernel, NotPriceable, _Block, _Op, parse_module, price
-from .stablehlo import mlir_string_bytes
+from .stablehlo import dict_text, mlir_string_bytes
 
 _FIELD = re.compile(r'\b(grid_[xyz]|name)\s*=\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 _IR = re.compile(r'\bir\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -28,12 +27,7 @@ _IR = re.compile(r'\bir\s*=\s*"((?:[^"\\]|\\.)*)"')
 def config_of(backend_config: str) -> tuple[str, tuple[int, int, int], bytes]:
     """(name, launch grid, the kernel's MLIR bytecode) from the custom call's backend config: the dictionary as MLIR
     prints it (``{debug = false, grid_x = 2 : i32, ..., ir = "ML\\EFR..."}``), or that text as a JSON string."""
-    text = backend_config
-    if text.startswith('"'):
-        try:
-            text = json.loads(text)
-        except ValueError:
-            pass
+    text = dict_text(backend_config)
     fields = {k: v for k, v in _FIELD.findall(text)}
     m = _IR.search(text)
     if m is None or not all(f"grid_{a}" in fields for a in "xyz"):
