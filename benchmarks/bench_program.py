@@ -3,8 +3,10 @@ writes elsewhere).
 
     python benchmarks/bench_program.py
 
-Rows: a 64-layer train step scanned (one body, trip count 64) and unrolled (64 bodies), and a splash attention
-training step exported for TPU (three Pallas kernels priced by running their Mosaic modules over their grids). For
+Rows: a 64-layer train step scanned (one body, trip count 64) and unrolled (64 bodies), a splash attention
+training step exported for TPU (three Pallas kernels priced by running their Mosaic modules over their grids), and
+jax's FlashAttention 3 training step exported for a GPU (three Mosaic GPU kernels priced by running their launches
+block by block and warp by warp; one shim: its CUDA runtime check answered, as in tests/xla/test_mosaic_gpu.py). For
 each, the median time of lowering it (``jit(f).lower`` or ``jax.export``) and of counting what that gave
 (``count_program``, which reads the StableHLO module and counts it), and their ratio; beside them, counting the same
 program through XLA's conversion to HLO text, the reader it used before.
@@ -74,6 +76,21 @@ def splash_step(L: int = 4096, H: int = 8, D: int = 128, block: int = 512):
     return step, (x, x, x)
 
 
+def fa3_step(L: int = 4096, H: int = 8, D: int = 128, block: int = 64):
+    import types
+
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental.pallas.ops.gpu import attention_mgpu as am
+
+    am.cuda_versions = types.SimpleNamespace(cuda_runtime_get_version=lambda: 12092)  # nothing runs
+    cfg = am.TuningConfig(block_q=block, block_kv=block, max_concurrent_steps=2, block_q_dkv=block,
+                          block_kv_dkv=block, block_q_dq=block, block_kv_dq=block)
+    step = jax.jit(jax.grad(lambda q, k, v: am.attention(q, k, v, cfg).astype(jnp.float32).sum(), argnums=(0, 1, 2)))
+    x = jax.ShapeDtypeStruct((1, L, H, D), jnp.float16)
+    return step, (x, x, x)
+
+
 def main() -> None:
     import jax
 
@@ -81,6 +98,7 @@ def main() -> None:
     from maxflops.xla.hlo_count import count_module
     from maxflops.xla.hlo_parse import parse_hlo_module
     from maxflops.xla.mosaic import _load_cached
+    from maxflops.xla.mosaic_gpu import _load_cached as _load_gpu
     from maxflops.xla.program import program_text
 
     def via_hlo(stage):
@@ -94,26 +112,29 @@ def main() -> None:
         count = _median(lambda: count_program(lowered))
         text = _median(lambda: via_hlo(lowered))
         rows.append((label + f" ({count_program(lowered).flops:,} FLOPs)", "fn.lower(...)", lower, count, text))
-    fn, args = splash_step()
+    for label, how, platform_, (fn, args), cache in (
+            ("splash training step for TPU, L=4096, 8 heads, tiles 512", "jax.export for 'tpu'", "tpu",
+             splash_step(), _load_cached),
+            ("FlashAttention 3 (Mosaic GPU) training step for a GPU, L=4096, 8 heads, tiles 64",
+             "jax.export for 'cuda'", "cuda", fa3_step(), _load_gpu)):
 
-    def export():
-        return jax.export.export(fn, platforms=["tpu"])(*args)
+        def export():
+            return jax.export.export(fn, platforms=[platform_])(*args)
 
-    lower = _median(export, fresh=True)
-    exported = export()
+        lower = _median(export, fresh=True)
+        exported = export()
 
-    def fresh_count():
-        _load_cached.cache_clear()  # each kernel's module parsed again, as a first count would
-        return count_program(exported)
+        def fresh_count():
+            cache.cache_clear()  # each kernel's module parsed again, as a first count would
+            return count_program(exported)
 
-    count = _median(fresh_count)
-    def fresh_via_hlo():
-        _load_cached.cache_clear()
-        return via_hlo(exported)
+        def fresh_via_hlo():
+            cache.cache_clear()
+            return via_hlo(exported)
 
-    text = _median(fresh_via_hlo)
-    rows.append((f"splash training step for TPU, L=4096, 8 heads, tiles 512 ({fresh_count().kernel_flops:,} kernel "
-                 "FLOPs)", "jax.export for 'tpu'", lower, count, text))
+        count = _median(fresh_count)
+        text = _median(fresh_via_hlo)
+        rows.append((f"{label} ({fresh_count().kernel_flops:,} kernel FLOPs)", how, lower, count, text))
 
     lines = ["## Program counter", "",
              f"Machine: {platform.machine()}, Python {platform.python_version()}, jax {jax.__version__}; "

@@ -192,6 +192,14 @@ def _parse(body: bytes, build) -> Kernel:
                 slots[v] = fresh()
             return slots[v]
 
+        kinds_of: dict = {}
+
+        def kind(t) -> tuple:                            # a type's kind, once per distinct type (MLIR uniques them)
+            k = kinds_of.get(t)
+            if k is None:
+                k = kinds_of[t] = _kind(ir, t)
+            return k
+
         def block(b, rewrite=None) -> _Block:
             args = tuple(slot(a) for a in b.arguments)
             ops = []
@@ -205,14 +213,16 @@ def _parse(body: bytes, build) -> Kernel:
                 for key in _WANTED_ATTRS.get(name, ()):
                     if key in o.attributes:
                         attrs[key] = _attr_value(ir, o.attributes[key])
-                kinds = tuple(_kind(ir, r.type) for r in o.results)
-                operand_kinds = tuple(_kind(ir, x.type) for x in o.operands)
+                kinds = tuple(kind(r.type) for r in o.results)
                 if name in _MATMULS:
-                    attrs["operand_kinds"] = operand_kinds
+                    attrs["operand_kinds"] = tuple(kind(x.type) for x in o.operands)
                 elif name == "arith.cmpi":
-                    attrs["width"] = operand_kinds[0][1] if operand_kinds[0][0] == "int" else 64
-                elif name in ("arith.extui", "arith.extsi", "arith.trunci") and operand_kinds[0][0] == "int":
-                    attrs["src"] = operand_kinds[0][1]
+                    first = kind(o.operands[0].type)
+                    attrs["width"] = first[1] if first[0] == "int" else 64
+                elif name in ("arith.extui", "arith.extsi", "arith.trunci"):
+                    first = kind(o.operands[0].type)
+                    if first[0] == "int":
+                        attrs["src"] = first[1]
                 regions = tuple(block(r.blocks[0], rewrite) if len(r.blocks) else None for r in o.regions)
                 ops.append(_Op(name, tuple(slot(r) for r in o.results), tuple(slot(x) for x in o.operands),
                                attrs, regions, kinds))

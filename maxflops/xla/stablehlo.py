@@ -74,14 +74,23 @@ def shape_of(t) -> Shape:
 def mlir_string_bytes(body: str) -> bytes:
     """The bytes of an MLIR string literal's body as MLIR prints it: ``\\XX`` a byte in hex, ``\\\\`` and ``\\"``
     themselves, every other character its UTF-8."""
-    out, pos = bytearray(), 0
-    for m in _ESCAPE.finditer(body):
-        out += body[pos:m.start()].encode("utf-8")
-        g = m.group(1)
-        out += bytes([int(g, 16)]) if len(g) == 2 else g.encode("utf-8")
-        pos = m.end()
-    out += body[pos:].encode("utf-8")
-    return bytes(out)
+    raw = body.encode("utf-8")
+    if b"\\" not in raw:
+        return raw
+    # Each escape becomes Python's \xXX and Python's decoder (C speed: a kernel's bytecode is mostly escapes)
+    # reads them. Scanning left to right, a backslash pair can only be an escaped backslash (a hex escape's second
+    # character is a digit), so these replacements never split an escape.
+    py = raw.replace(b"\\\\", b"\\5C").replace(b'\\"', b"\\22").replace(b"\\", b"\\x")
+    try:
+        return py.decode("unicode_escape").encode("latin-1")   # unicode_escape reads other bytes as Latin-1
+    except UnicodeDecodeError:                           # a backslash before another character: itself
+        out, pos = bytearray(), 0
+        for m in _ESCAPE.finditer(body):
+            out += body[pos:m.start()].encode("utf-8")
+            g = m.group(1)
+            out += bytes([int(g, 16)]) if len(g) == 2 else g.encode("utf-8")
+            pos = m.end()
+        return bytes(out + body[pos:].encode("utf-8"))
 
 
 def dict_text(backend_config: str) -> str:

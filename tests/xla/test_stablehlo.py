@@ -281,3 +281,24 @@ def test_what_the_reader_refuses_is_one_error():
         stablehlo.read_text("module { this is not mlir }")
     with pytest.raises(stablehlo.Unsupported, match="no main"):
         stablehlo.read_text("module {\n  func.func private @f() {\n    return\n  }\n}")
+
+
+def test_an_mlir_string_reads_back_as_its_bytes():
+    """mlir_string_bytes against MLIR's own escaping rule (printEscapedString: a backslash doubled, printable ASCII
+    but the quote as itself, every other byte \\XX), over random bytes heavy in backslashes, quotes and hex
+    letters, and the forms it also takes (\\" for a quote, UTF-8 text)."""
+    import random
+
+    from maxflops.xla.stablehlo import mlir_string_bytes
+
+    def printed(b: bytes) -> str:
+        return "".join("\\\\" if c == 0x5C else chr(c) if 32 <= c < 127 and c != 0x22 else f"\\{c:02X}" for c in b)
+
+    rng = random.Random(0)
+    for _ in range(2000):
+        b = bytes(rng.choice([0x5C, 0x22, 0x35, 0x43, 0x78, 0x41, 0, 255, rng.randrange(256)])
+                  for _ in range(rng.randrange(40)))
+        assert mlir_string_bytes(printed(b)) == b
+    assert mlir_string_bytes('a\\"b') == b'a"b'
+    assert mlir_string_bytes("é\\41") == "é".encode() + b"A"
+    assert mlir_string_bytes("\\\\\\41\\5c") == b"\\A\\"
