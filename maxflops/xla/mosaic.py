@@ -139,6 +139,7 @@ def _load_cached(digest: str, body: bytes) -> Kernel:
 
 
 _MATMULS = ("tpu.matmul", "tt.dot", "gpu.mma", "gpu.mma_desc")  # Mosaic's, Triton's, Mosaic GPU's
+_MATMUL_TEXT = re.compile(r"tpu\.matmul|tt\.dot\b|wgmma\.mma_async|tcgen05\.mma|\bmma\.sync")
 _PREFIX = re.compile(r"^stable_mosaic(_gpu)?\.")          # the serialized forms' op-name prefixes
 
 
@@ -223,6 +224,10 @@ def _parse(body: bytes, build) -> Kernel:
                     first = kind(o.operands[0].type)
                     if first[0] == "int":
                         attrs["src"] = first[1]
+                if any(len(r.blocks) > 1 for r in o.regions) and _MATMUL_TEXT.search(str(o)):
+                    # unstructured control flow (branches between blocks) is not followed: refuse, never miss
+                    raise NotPriceable(f"{name}: a region of several blocks holding a matmul (branches between "
+                                       "blocks are not followed)")
                 regions = tuple(block(r.blocks[0], rewrite) if len(r.blocks) else None for r in o.regions)
                 ops.append(_Op(name, tuple(slot(r) for r in o.results), tuple(slot(x) for x in o.operands),
                                attrs, regions, kinds))
