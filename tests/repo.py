@@ -40,3 +40,16 @@ def jax_trainer_example():
     sys.modules[spec.name] = mod                         # (Flax's module dataclasses look their module up)
     spec.loader.exec_module(mod)
     return mod
+
+
+def tokamax_json(script: str, timeout: int = 900):
+    """Run ``script`` under the tokamax venv's Python (``MAXFLOPS_TOKAMAX_PYTHON``: tokamax needs Python >= 3.12)
+    with this checkout importable and jax on CPU, and read the JSON its last line prints."""
+    import json
+    import os
+    import subprocess
+
+    p = subprocess.run([os.environ["MAXFLOPS_TOKAMAX_PYTHON"], "-c", script], capture_output=True, text=True,
+                       timeout=timeout, env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"))
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])

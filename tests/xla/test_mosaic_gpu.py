@@ -164,16 +164,9 @@ def test_tokamax_mosaic_gpu_attention_priced_as_its_tiles():
     * 2 * block_q, block_kv)``), so under a causal mask the lower warpgroup visits masked tiles the dense mask's
     count would not; its full-mask backward costs 3 matmuls a tile for dq and 4 for dk and dv. The causal backward is
     counted (no kernel left out) but held here only by being no larger than the full one."""
-    import json
-    import os
-    import pathlib
-    import subprocess
+    from repo import tokamax_json
 
-    root = pathlib.Path(__file__).resolve().parents[2]
-    p = subprocess.run([os.environ["MAXFLOPS_TOKAMAX_PYTHON"], "-c", _TOKAMAX], capture_output=True, text=True,
-                       timeout=900, env=dict(os.environ, PYTHONPATH=str(root), JAX_PLATFORMS="cpu"))
-    assert p.returncode == 0, p.stderr[-3000:]
-    got = json.loads(p.stdout.strip().splitlines()[-1])
+    got = tokamax_json(_TOKAMAX, timeout=900)
     L, H, D = 1024, 2, 128
     square = 2 * L * L * D * H                                       # one matmul over the whole square, all heads
     for bq, bk in ((64, 128), (128, 64)):

@@ -159,16 +159,9 @@ def test_tokamax_triton_attention_priced_as_its_tiles():
     """tokamax's Triton flash attention (its own Pallas kernel, its own tiles for an H100), exported for a GPU here:
     priced as the tiles of 64 query rows its grid shows (2 heads x 8 programs) against the dense mask; its key
     tiles are tokamax's choice, and any that divides 64 gives this count (the causal bound falls on 64)."""
-    import json
-    import os
-    import pathlib
-    import subprocess
+    from repo import tokamax_json
 
-    root = pathlib.Path(__file__).resolve().parents[2]
-    p = subprocess.run([os.environ["MAXFLOPS_TOKAMAX_PYTHON"], "-c", _TOKAMAX], capture_output=True, text=True,
-                       timeout=600, env=dict(os.environ, PYTHONPATH=str(root), JAX_PLATFORMS="cpu"))
-    assert p.returncode == 0, p.stderr[-3000:]
-    got = json.loads(p.stdout.strip().splitlines()[-1])
+    got = tokamax_json(_TOKAMAX, timeout=600)
     for causal in (True, False):
         case = got[str(causal)]
         assert not case["not_counted"] and len(case["notes"]) == 1
