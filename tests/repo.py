@@ -42,6 +42,17 @@ def jax_trainer_example():
     return mod
 
 
+def needs_tokamax(what: str):
+    """Skip unless ``MAXFLOPS_TOKAMAX_PYTHON`` names the Python of a venv with tokamax (CI's MaxText leg sets it)."""
+    import os
+
+    import pytest
+
+    return pytest.mark.skipif(not os.environ.get("MAXFLOPS_TOKAMAX_PYTHON"),
+                              reason="opt-in: MAXFLOPS_TOKAMAX_PYTHON=/path/to/python of a venv with tokamax "
+                                     f"(Python >= 3.12) {what}")
+
+
 def tokamax_json(script: str, timeout: int = 900):
     """Run ``script`` under the tokamax venv's Python (``MAXFLOPS_TOKAMAX_PYTHON``: tokamax needs Python >= 3.12)
     with this checkout importable and jax on CPU, and read the JSON its last line prints."""

@@ -34,7 +34,7 @@ import itertools
 import math
 import re
 
-from .mosaic import Kernel, KernelPrice, NotPriceable, _Op, _Run, _wrap, parse_module
+from .mosaic import _INT_BINARY, Kernel, KernelPrice, NotPriceable, _Op, _Run, _wrap, parse_module
 from .stablehlo import dict_text, mlir_string_bytes
 
 _MODULE = re.compile(r'\bmodule\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -204,7 +204,7 @@ class _Launch:
         self.block_id = (0, 0, 0)
         self.thread = (0, 0, 0)
         self.grid = self.threads = self.cluster = (1, 1, 1)
-        self.launches: list = []                         # (grid, threads, blocks with an MMA, warpgroups run)
+        self.launches: list = []                         # (grid, threads per block, blocks with an MMA)
 
     def handlers(self) -> dict:
         h = {name: self._id for name in _IDS}
@@ -235,7 +235,7 @@ class _Launch:
 
     @staticmethod
     def _shuffle(run, op, vals):
-        # the thread standing for its warpgroup is lane 0: an index shuffle from lane 0 reads its own value
+        # the thread standing for its warp is lane 0: an index shuffle from lane 0 reads its own value
         _, value, lane, *_ = vals
         return [value if op.attrs.get("idx") and lane == 0 else None, None][:len(op.results)]
 
@@ -295,10 +295,10 @@ def _binary(f):
     return handle
 
 
-_LLVM_INT = {"llvm.add": lambda a, b: a + b, "llvm.sub": lambda a, b: a - b, "llvm.mul": lambda a, b: a * b,
-             "llvm.and": lambda a, b: a & b, "llvm.or": lambda a, b: a | b, "llvm.xor": lambda a, b: a ^ b,
-             "llvm.shl": lambda a, b: a << b, "llvm.lshr": lambda a, b: a >> b, "llvm.ashr": lambda a, b: a >> b,
-             "llvm.udiv": lambda a, b: a // b, "llvm.urem": lambda a, b: a % b}
+# LLVM's integer ops, as arith's (the evaluator's own table)
+_LLVM_INT = {f"llvm.{a}": _INT_BINARY[f"arith.{b}"] for a, b in (
+    ("add", "addi"), ("sub", "subi"), ("mul", "muli"), ("and", "andi"), ("or", "ori"), ("xor", "xori"),
+    ("shl", "shli"), ("lshr", "shrui"), ("ashr", "shrsi"), ("udiv", "divui"), ("urem", "remui"))}
 
 
 def _block_dims_read(body) -> list[bool]:
@@ -333,7 +333,7 @@ def price(kernel: Kernel) -> tuple[KernelPrice, tuple]:
     run.block(kernel.body, [None] * len(kernel.body.args))
     if not launch.launches:
         raise NotPriceable(f"kernel {kernel.name}: no gpu.launch reached")
-    matmuls = tuple((s, f, n) for s, f, n in run.hits.values())
+    matmuls = tuple(tuple(hit) for hit in run.hits.values())
     grid, _, with_mma = launch.launches[-1]
     return KernelPrice(kernel.name, sum(f * n for _, f, n in matmuls), grid, with_mma, matmuls), \
         tuple(launch.launches)

@@ -22,6 +22,7 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
 from maxflops.xla import count_program  # noqa: E402
+from repo import needs_tokamax, tokamax_json  # noqa: E402
 
 AM = pytest.importorskip("jax.experimental.pallas.ops.gpu.attention_mgpu")
 HM = pytest.importorskip("jax.experimental.pallas.ops.gpu.hopper_matmul_mgpu")
@@ -154,9 +155,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(not __import__("os").environ.get("MAXFLOPS_TOKAMAX_PYTHON"),
-                    reason="opt-in: MAXFLOPS_TOKAMAX_PYTHON=/path/to/python of a venv with tokamax (Python >= 3.12) "
-                           "lowers tokamax's Mosaic GPU attention for a Hopper GPU and prices it")
+@needs_tokamax("lowers tokamax's Mosaic GPU attention for a Hopper GPU and prices it")
 def test_tokamax_mosaic_gpu_attention_priced_as_its_tiles():
     """tokamax's FlashAttention for Hopper (its ``mosaic_gpu`` implementation, tiles set here), exported for a GPU:
     the forward kernel priced as its key loops run. Read from its source (``pallas_mosaic_gpu_kernel_sm90``): a block
@@ -164,8 +163,6 @@ def test_tokamax_mosaic_gpu_attention_priced_as_its_tiles():
     * 2 * block_q, block_kv)``), so under a causal mask the lower warpgroup visits masked tiles the dense mask's
     count would not; its full-mask backward costs 3 matmuls a tile for dq and 4 for dk and dv. The causal backward is
     counted (no kernel left out) but held here only by being no larger than the full one."""
-    from repo import tokamax_json
-
     got = tokamax_json(_TOKAMAX, timeout=900)
     L, H, D = 1024, 2, 128
     square = 2 * L * L * D * H                                       # one matmul over the whole square, all heads

@@ -20,6 +20,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax.experimental import pallas as pl  # noqa: E402
 
 from maxflops.xla import count_program  # noqa: E402
+from repo import needs_tokamax, tokamax_json  # noqa: E402
 
 A = pytest.importorskip("jax.experimental.pallas.ops.gpu.attention")
 pltr = pytest.importorskip("jax.experimental.pallas.triton")
@@ -152,15 +153,11 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(not __import__("os").environ.get("MAXFLOPS_TOKAMAX_PYTHON"),
-                    reason="opt-in: MAXFLOPS_TOKAMAX_PYTHON=/path/to/python of a venv with tokamax (Python >= 3.12) "
-                           "lowers tokamax's Triton attention for a GPU and prices it")
+@needs_tokamax("lowers tokamax's Triton attention for a GPU and prices it")
 def test_tokamax_triton_attention_priced_as_its_tiles():
     """tokamax's Triton flash attention (its own Pallas kernel, its own tiles for an H100), exported for a GPU here:
     priced as the tiles of 64 query rows its grid shows (2 heads x 8 programs) against the dense mask; its key
     tiles are tokamax's choice, and any that divides 64 gives this count (the causal bound falls on 64)."""
-    from repo import tokamax_json
-
     got = tokamax_json(_TOKAMAX, timeout=600)
     for causal in (True, False):
         case = got[str(causal)]
