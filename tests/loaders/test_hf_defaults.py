@@ -53,6 +53,14 @@ def post_init(model_type: str, name: str, get):
         swa = dict(num_attention_heads=64, num_key_value_heads=64, q_lora_rank=1024, kv_lora_rank=1024, head_dim=256,
                    qk_nope_head_dim=192, v_head_dim=128, qk_rope_head_dim=64)
         return {str(i): dict(swa) for i, t in enumerate(get("layer_types")) if t == "sliding_attention"}
+    if model_type == "step3p5" and name == "per_layer_config":
+        # Step3p7TextConfig.__post_init__: each sliding layer gets num_sliding_attention_heads (else the legacy
+        # attention_other_setting's num_attention_heads, else num_attention_heads)
+        other = get("attention_other_setting")
+        heads = get("num_sliding_attention_heads") or (other.get("num_attention_heads") if isinstance(other, dict)
+                                                        else None) or get("num_attention_heads")
+        types = (get("layer_types") or [])[:get("num_hidden_layers")]  # (a list padded with the MTP layers')
+        return {str(i): {"num_attention_heads": heads} for i, t in enumerate(types) if t == "sliding_attention"}
     if model_type == "olmo_hybrid" and name in ("linear_num_key_heads", "linear_num_value_heads"):
         return get("num_attention_heads")  # OlmoHybridConfig.__post_init__
     if model_type == "olmo_hybrid" and name == "linear_key_head_dim":

@@ -112,6 +112,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     elif t.wrapper:
         text = top.mapping("text_config")
         inner = Reader(text, path, "text_config.").raw("model_type", t.wrapper, record=False)
+        inner = t.wrapper if t.any_text_type else inner
         allowed = inner == t.wrapper or inner in t.text_types or ("*" in t.text_types and get(inner) is not None
                                                                   and not get(inner).wrapper)
         if not allowed:

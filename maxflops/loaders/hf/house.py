@@ -46,9 +46,13 @@ class HFType:
     # other text model types its class accepts (LLaVA-style wrappers take any decoder: ("*",) for any type of the
     # house the text_config names)
     text_types: tuple = ()
-    # the class reads a file with no text_config from its top-level keys (Qwen2VLConfig pops them into its text
-    # config): the text model's keys beside the towers'
+    # a file with no text_config is read from its top-level keys, the text model's beside the towers': its class
+    # pops them into its text config (Qwen2VLConfig), or its publishers write the type so (aiconfigurator's
+    # Step-3.7-Flash files; the type's module says which)
     flat_text: bool = False
+    # the class drops the model_type its text_config names and builds its own text class (Step3p7Config): any name
+    # there is read as ``wrapper``
+    any_text_type: bool = False
     # the wrapper's own defaults for its text model, over the text type's class defaults (VoxtralConfig lays its
     # init_kwargs under a given text_config)
     text_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -896,6 +896,21 @@ TYPES = {
     'starcoder2': """
         embedding_dropout norm_epsilon residual_dropout use_bias
     """,
+    'step3p5': """
+        attention_bias attention_other_setting default_theta gating heads image_size image_token_id layer_norm_eps
+        layer_scale_init_value layers ls_init_value mlp_bias mlp_ratio moe_intermediate_size moe_layer_freq
+        moe_layers_enum moe_num_experts moe_router_scaling_factor moe_top_k n_routed_experts num_attention_groups
+        num_channels num_experts_per_tok num_nextn_predict_layers num_sliding_attention_heads
+        partial_rotary_factors projector_bias query_pre_attn_scalar share_expert_dim share_expert_dims
+        sparse_attention_config swiglu_limits swiglu_limits_shared use_bidirectional_attention width
+    """,
+    'step3p7': """
+        attention_bias attention_other_setting default_theta gating heads image_size image_token_id layer_norm_eps
+        layer_scale_init_value layers ls_init_value mlp_bias mlp_ratio moe_intermediate_size moe_layer_freq
+        moe_layers_enum moe_router_scaling_factor num_channels num_experts_per_tok num_nextn_predict_layers
+        num_sliding_attention_heads partial_rotary_factors projector_bias query_pre_attn_scalar share_expert_dim
+        sparse_attention_config swiglu_limits swiglu_limits_shared use_bidirectional_attention width
+    """,
     'vaultgemma': """
         attention_bias attn_logit_softcapping final_logit_softcapping hidden_activation query_pre_attn_scalar
     """,
