@@ -700,7 +700,7 @@ def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
             o["dsa_impl"] = "blocked"
             not_priced.append("hardware: the DSA top-k mask's splash tiles are priced as every causally visible tile "
                               "(an upper bound on the attention: the kernel skips tiles where no query of the tile "
-                              "selected a key)")
+                              "selected a key; the program counter's splash_mask='causal' assumes the same)")
         elif o.get("use_sparse_indexer"):
             not_priced.append("hardware: attention='flash' with compressed attention's top-k mask (priced as the "
                               "ideal attended blocks)")

@@ -53,11 +53,19 @@ class RunTimeInputs:
 
     group_sizes: megablox's rows per group (the tokens routed to each expert): a list of ints, one per group, for
     every grouped matmul of the program, or ``"balanced"`` (the default: each call's rows split evenly over its
-    groups), or None (such calls not counted)."""
+    groups), or None (such calls not counted).
+
+    splash_mask: the mask a dynamic-mask splash call (tokamax's, over DSA's top-k mask) runs over: ``"causal"`` (the
+    default: every tile a causal mask makes visible taken as active), the step's own [q, kv] boolean mask, or None
+    (such calls not counted). See :mod:`maxflops.xla.splash_dynamic`."""
 
     group_sizes: object = "balanced"
+    splash_mask: object = "causal"
 
     def __post_init__(self):
+        m = self.splash_mask
+        if isinstance(m, str) and m != "causal" or not (m is None or isinstance(m, str) or hasattr(m, "__len__")):
+            raise ValueError(f"splash_mask: expected 'causal', None or a [q, kv] boolean mask, got {m!r}")
         g = self.group_sizes
         if g is None or g == "balanced":
             return
@@ -96,6 +104,8 @@ def _price_mosaic(module: Module, comp: Computation, ins: Instruction, inputs: R
         sizes = [s[0] if s is not None and len(s) == 1 else None for s in sizes]
         if dynamic == 1 and sizes[0] is None:
             sizes, tables, said = _megablox_tables(comp, ins, kernel, tables, inputs)
+        if dynamic == 1 and sizes[0] is None:
+            sizes, tables, said = _splash_tables(comp, ins, kernel, tables, inputs)
         p = mosaic.price(kernel, tables, sizes)
     except mosaic.NotPriceable as e:
         return Priced(0, False, f"Pallas TPU kernel: {e}")
@@ -183,6 +193,35 @@ def _megablox_tables(comp: Computation, ins: Instruction, kernel, tables, inputs
             f"group non-empty gives {lo} to {hi}" + ("" if tables[3] is not None else
                                                      "; first local group taken as 0 (not fixed by the program)"))
     return [n], [offsets, group_ids, m_tile_ids, [start]], said
+
+
+def _splash_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: RunTimeInputs):
+    """A dynamic-mask splash call's grid size and tables from the tile occupancy given or assumed (see
+    :mod:`maxflops.xla.splash_dynamic`); the kernel left unpriced when the call is not laid out as one."""
+    from . import mosaic, splash_dynamic
+
+    ndim = len(kernel.grid)
+    shapes = [kernel.arg_kinds[ndim + t][1] for t in range(kernel.scalar_prefetch)]
+    first_data = 1 + kernel.scalar_prefetch
+    data = [(operand_shape(comp, ins, i).dims, operand_shape(comp, ins, i).dtype)
+            for i in range(first_data, len(ins.operands))]
+    lay = splash_dynamic.layout(kernel.name, shapes, data)
+    if lay is None:
+        return [None], tables, ""
+    if inputs.splash_mask is None:
+        raise mosaic.NotPriceable(f"kernel {kernel.name}: a dynamic-mask splash's tiles come from the mask the step "
+                                  "computes at run time (splash_mask=None: not assumed)")
+    given = not isinstance(inputs.splash_mask, str)
+    try:
+        occupancy = splash_dynamic.occupancy(inputs.splash_mask, lay) if given else splash_dynamic.causal(lay)
+        n, built = splash_dynamic.tables(occupancy, lay)
+    except ValueError as e:
+        raise mosaic.NotPriceable(f"kernel {kernel.name}: splash_mask: {e}") from None
+    full = lay.q_tiles * lay.kv_tiles
+    said = (f"; dynamic mask over {lay.q_tiles}x{lay.kv_tiles} tiles of {lay.block_q}x{lay.block_kv}, "
+            + ("the tiles the mask given holds" if given else "every causally visible tile assumed active (an upper "
+               "bound on a top-k mask's)") + f": {n} of {full} grid steps")
+    return [n], built, said
 
 
 # ----------------------------------------------------------------------------------------------------------------------

@@ -220,7 +220,7 @@ def _export(fn, platform: str, specs):
 
 
 def count_program(obj, *args, platform: str | None = None, megablox_group_sizes="balanced",
-                  **kwargs) -> ProgramCount:
+                  splash_mask="causal", **kwargs) -> ProgramCount:
     """Count one run of a JAX program: a callable (with its arguments, or their ``jax.ShapeDtypeStruct``s), a
     ``jax.stages.Lowered``, a ``jax.stages.Compiled`` or a ``jax.export.Exported``.
 
@@ -230,26 +230,34 @@ def count_program(obj, *args, platform: str | None = None, megablox_group_sizes=
     ``megablox_group_sizes``: the rows per group of megablox's grouped matmuls (a MoE's tokens per expert), which the
     step computes at run time: ``"balanced"`` (the default, said in each kernel's note), a list of ints (one per
     group; the step's own routing), or None (those kernels not counted). See :mod:`maxflops.xla.megablox`.
+
+    ``splash_mask``: the tiles a dynamic-mask splash (tokamax's, over DSA's top-k mask) finds active, which the step
+    computes at run time: ``"causal"`` (the default: every causally visible tile, said in each kernel's note), the
+    step's own [q, kv] boolean mask, or None (not counted). See :mod:`maxflops.xla.splash_dynamic`.
     """
     from .kernels import RunTimeInputs
 
-    inputs = RunTimeInputs(megablox_group_sizes)
+    inputs = RunTimeInputs(megablox_group_sizes, splash_mask)
     module, stage, platforms, stage_obj = program_module(obj, *args, platform=platform, **kwargs)
     devices = getattr(stage_obj, "nr_devices", None) or getattr(module, "devices", 1)
     return ProgramCount(count_module(module, report=True, inputs=inputs), stage, platforms,
                         stage_obj if stage != "exported" else None, devices)
 
 
-def count_file(path: str) -> ProgramCount:
+def count_file(path: str, *, megablox_group_sizes="balanced", splash_mask="causal") -> ProgramCount:
     """Count a program saved to a file: ``Exported.serialize()`` bytes, StableHLO text (``lowered.as_text()``,
-    ``exported.mlir_module()``) or HLO text (``compiled.as_text()``; large constants printed, for kernels' tables)."""
+    ``exported.mlir_module()``) or HLO text (``compiled.as_text()``; large constants printed, for kernels' tables).
+    The run-time inputs as :func:`count_program` takes them."""
     import pathlib
 
+    from .kernels import RunTimeInputs
+
+    inputs = RunTimeInputs(megablox_group_sizes, splash_mask)
     data = pathlib.Path(path).read_bytes()
     head = data[:4096].decode("utf-8", "replace")
     if "HloModule" in head:
         text = data.decode("utf-8")
-        return ProgramCount(count_module(parse_hlo_module(text), report=True), "hlo text", ())
+        return ProgramCount(count_module(parse_hlo_module(text), report=True, inputs=inputs), "hlo text", ())
     if "func.func" in head or head.lstrip().startswith(("module", "#loc")):
         from . import stablehlo
 
@@ -258,7 +266,7 @@ def count_file(path: str) -> ProgramCount:
             module = stablehlo.read_text(text)
         except stablehlo.Unsupported:
             module = parse_hlo_module(_stablehlo_to_hlo_text(text))
-        return ProgramCount(count_module(module, report=True), "stablehlo text", (),
+        return ProgramCount(count_module(module, report=True, inputs=inputs), "stablehlo text", (),
                             devices=getattr(module, "devices", 1))
     from jax import export as jex
 
@@ -270,7 +278,7 @@ def count_file(path: str) -> ProgramCount:
     except Exception as e:  # noqa: BLE001 - anything else is not a program this reads
         raise ValueError(f"{path}: neither HLO text, StableHLO text nor a serialized jax.export.Exported "
                          f"({e})") from None
-    return count_program(exported)
+    return count_program(exported, megablox_group_sizes=megablox_group_sizes, splash_mask=splash_mask)
 
 
 def main(argv=None) -> int:

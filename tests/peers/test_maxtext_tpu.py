@@ -6,7 +6,9 @@ counter counts it (XLA's dots loop-aware, each splash call from its own Mosaic m
 maxflops.xla.mosaic). Here ``from_maxtext`` on the same resolved config must give exactly that count (less the
 elementwise work the module writes as dots, summed apart by the counter): the splash
 tiles, the split backward (a dq kernel and a dkv kernel unless sa_use_fused_bwd_kernel), its recompute under
-remat, the windows' skipped tiles, MLA's head widths. The sharded cases (a mesh of 4 host devices: fsdp, and fsdp x
+remat, the windows' skipped tiles, MLA's head widths, DeepSeek sparse attention's indexer and its top-k mask under
+tokamax's dynamic-mask splash (the mask is the step's data: both counts take every causally visible tile, the
+assumption maxflops.xla.splash_dynamic states). The sharded cases (a mesh of 4 host devices: fsdp, and fsdp x
 tensor with splash's mask tables split over heads) are exported before partitioning, the whole program's: exactly 4
 devices' worth of the per-device count. Unverified on the chip itself: no TPU has run these programs.
 """
@@ -29,8 +31,8 @@ CASES = DATA["cases"]
 
 def test_fixture_is_complete():
     assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["platform"].startswith("tpu")
-    assert set(CASES) >= {"dense_gqa", "dense_gqa_fused_backward", "olmo3_windows", "mla_moe", "dense_gqa_fsdp4",
-                          "dense_gqa_fsdp2_tensor2", "mla_moe_fsdp4"}
+    assert set(CASES) >= {"dense_gqa", "dense_gqa_fused_backward", "olmo3_windows", "mla_moe", "mla_dsa",
+                          "dense_gqa_fsdp4", "dense_gqa_fsdp2_tensor2", "mla_moe_fsdp4"}
     assert {n for n, c in CASES.items() if c["devices"] == 4} == {n for n in CASES if "_fsdp" in n}
     for name, case in CASES.items():
         assert case["keys"]["attention"] == "flash" and case["kernel_flops"] > 0, name
@@ -46,7 +48,13 @@ def test_hardware_flops_equal_maxtexts_tpu_train_step(name):
     or a softmax sum as no matmul. A sharded program is the whole mesh's: its devices times the per-device count."""
     case = CASES[name]
     b = maxflops.count(from_maxtext({**BASE, **case["keys"]}))
-    assert [p for p in b.not_priced if p.startswith("hardware")] == []
+    said = [p for p in b.not_priced if p.startswith("hardware")]
+    if case["keys"].get("use_indexer"):  # the top-k mask is data: both counts take its every causally visible tile
+        assert len(said) == 1 and said[0].startswith("hardware: the DSA top-k mask's splash tiles are priced as every "
+                                                     "causally visible tile")
+        assert all("every causally visible tile assumed active" in k for k in case["kernels"])
+    else:
+        assert said == []
     assert b.hardware_flops * case["devices"] == case["train_step_flops"] - case["elementwise_dot_flops"]
     assert 0 < case["elementwise_dot_flops"] < case["train_step_flops"] // 1000
 
@@ -60,13 +68,13 @@ def test_the_split_backward_is_one_more_forward_of_the_core():
     assert split["kernel_flops"] - fused["kernel_flops"] == prefill.hardware_components["core_attention"] > 0
 
 
-LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "moe_sparse_ragged_dot", "dense_gqa_fsdp2_tensor2"]
+LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "mla_dsa", "moe_sparse_ragged_dot", "dense_gqa_fsdp2_tensor2"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
                     "of a venv with maxtext 0.2.5 re-exports some of these programs for TPU and compares")
 def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
-    """Re-exports five of the recorded programs with MaxText itself into a copy of the fixture."""
+    """Re-exports six of the recorded programs with MaxText itself into a copy of the fixture."""
     import shutil
     import subprocess
 
