@@ -221,6 +221,9 @@ def _splash_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: 
     said = (f"; dynamic mask over {lay.q_tiles}x{lay.kv_tiles} tiles of {lay.block_q}x{lay.block_kv}, "
             + ("the tiles the mask given holds" if given else "every causally visible tile assumed active (an upper "
                "bound on a top-k mask's)") + f": {n} of {full} grid steps")
+    if "segmented" in kernel.name:  # tokamax prunes the tiles whose q and kv segment ranges are disjoint, at run time
+        said += ("; its segment ids taken as one document per row (tokamax also skips the tiles two packed documents "
+                 "never share: fewer with packing)")
     return [n], built, said
 
 

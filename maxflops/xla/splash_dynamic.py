@@ -21,6 +21,10 @@ stated tile occupancy, so :mod:`maxflops.xla.mosaic` runs the kernel's own body 
   cut into each call's own tiles (the forward's and the backward's may differ).
 - None: such calls are not counted (named in the count's ``not_counted``).
 
+A segmented call (packed rows: segment ids) also drops, at run time, the tiles whose queries' and keys' documents
+never meet; the rebuild takes one document per row (every row's ids one range), so with packing it is an upper bound,
+said in the note.
+
 A call is recognised by its layout: one grid dimension sized at run time, six scalar-prefetch tables of one length T
 (the tiles of the mask), and an int8 operand of T partial-mask blocks (T, rows of a tile, columns of a tile); the
 kernel's name says which way it walks (``dkv``: key tiles as rows). The mask is a self-attention one (q and kv of
