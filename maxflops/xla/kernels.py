@@ -206,6 +206,10 @@ def _splash_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: 
     data = [(operand_shape(comp, ins, i).dims, operand_shape(comp, ins, i).dtype)
             for i in range(first_data, len(ins.operands))]
     lay = splash_dynamic.layout(kernel.name, shapes, data)
+    if lay is None and kernel.name.startswith("splash_") and "segmented" in kernel.name:
+        raise mosaic.NotPriceable(f"kernel {kernel.name}: tokamax's splash prunes its mask's tiles by the batch's "
+                                  "segment ids in the program (the tiles two packed documents never share), so its "
+                                  "grid and tables are run-time data; not priced yet")
     if lay is None:
         return [None], tables, ""
     if inputs.splash_mask is None:
