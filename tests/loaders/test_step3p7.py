@@ -112,6 +112,12 @@ def test_other_readers_keys_that_agree_are_accepted(tmp_path):
     assert loaded.ignored["text_config.num_experts"].startswith("superseded")
 
 
+def test_attention_other_setting_keys_of_no_width_are_dropped_as_transformers_drops_them(tmp_path):
+    data = copy.deepcopy(CHECKPOINT)
+    data["text_config"]["attention_other_setting"].update(rope_theta=10000.0, num_key_value_heads=2)
+    assert load(tmp_path, data).overrides == load(tmp_path, CHECKPOINT, "b.json").overrides
+
+
 def test_any_text_config_model_type_is_read_as_step3p5(tmp_path):
     """Step3p7Config drops the model_type its text_config names and builds Step3p7TextConfig."""
     data = copy.deepcopy(CHECKPOINT)

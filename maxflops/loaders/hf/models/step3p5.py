@@ -134,10 +134,12 @@ def heads(r: Reader, d, o: dict, pattern: str) -> None:
     """The sliding layers' query heads as layer_widths rules, and the output gate per head."""
     n, h = o["num_decoder_layers"], o["num_query_heads"]
     other = r.mapping("attention_other_setting") if parts.given(r, "attention_other_setting") else {}
+    widths = {"num_attention_groups": o["num_kv_heads"], "num_key_value_heads": o["num_kv_heads"],
+              "head_dim": o["head_dim"]}
     for key, value in other.items():  # the class reads num_attention_heads of it, and drops the rest
-        main = {"num_attention_groups": o["num_kv_heads"], "num_key_value_heads": o["num_kv_heads"],
-                "head_dim": o["head_dim"]}.get(key)
-        if key != "num_attention_heads" and value != main:
+        main = widths.get(key)
+        if key in widths and value != main:  # (a width it drops: the file describes layers transformers does not
+            # build; a key of no width, a rope setting, is dropped as transformers drops it)
             raise r.fail("attention_other_setting", f"{key}={value!r}: transformers' Step3p7 reads only "
                                                     "num_attention_heads of it and builds the sliding layers with "
                                                     f"the model's {key} ({main!r})")
