@@ -146,3 +146,10 @@ def test_aiconfigurator_flat_file_is_the_nested_model(tmp_path, name):
                                                                 "n_shared_experts"}}
     nested = {**{k: v for k, v in flat.items() if k in keep}, "text_config": text}
     assert load(tmp_path, nested).overrides == o
+
+
+def test_the_mtp_alias_reads_as_num_nextn_predict_layers(tmp_path):
+    """Step3p7TextConfig's attribute_map: num_mtp_layers is num_nextn_predict_layers (the padded lists split alike)."""
+    data = copy.deepcopy(CHECKPOINT)
+    data["text_config"]["num_mtp_layers"] = data["text_config"].pop("num_nextn_predict_layers")
+    assert load(tmp_path, data).overrides == load(tmp_path, CHECKPOINT, "b.json").overrides

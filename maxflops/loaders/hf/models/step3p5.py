@@ -34,10 +34,9 @@ _FIRST_MOE = 3  # Step3p7TextConfig.__post_init__: absent mlp_layer_types and mo
 
 
 def _mtp(r: Reader) -> int:
-    """The MTP layers the per-layer lists may carry past the decoder (the kwarg, or its alias num_mtp_layers)."""
-    key = "num_mtp_layers" if r.has("num_mtp_layers") and not r.has("num_nextn_predict_layers") \
-        else "num_nextn_predict_layers"
-    return r.int(key, 0, minimum=0, record=False)
+    """The MTP layers the per-layer lists may carry past the decoder (a file's num_mtp_layers is read under this name:
+    the type's attribute_map)."""
+    return r.int("num_nextn_predict_layers", 0, minimum=0, record=False)
 
 
 def _split(r: Reader, key: str, n: int, kinds: dict, tail_key: str):
