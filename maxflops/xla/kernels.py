@@ -57,12 +57,24 @@ class RunTimeInputs:
 
     splash_mask: the mask a dynamic-mask splash call (tokamax's, over DSA's top-k mask) runs over: ``"causal"`` (the
     default: every tile a causal mask makes visible taken as active), the step's own [q, kv] boolean mask, or None
-    (such calls not counted). See :mod:`maxflops.xla.splash_dynamic`."""
+    (such calls not counted). See :mod:`maxflops.xla.splash_dynamic`.
+
+    segment_ids: the segment ids (packed documents) a kernel whose tables the program prunes by them reads (tokamax's
+    splash over a static mask, segmented): ``"one_document"`` (the default: every row one document, so no tile is
+    pruned: an upper bound on a packed batch's), the batch's own ids (an int array of the program input's shape, or
+    one row of it, used for every row), or None (such calls not counted). The program's own ops then build the
+    tables (:mod:`maxflops.xla.fold`)."""
 
     group_sizes: object = "balanced"
     splash_mask: object = "causal"
+    segment_ids: object = "one_document"
 
     def __post_init__(self):
+        seg = self.segment_ids
+        if isinstance(seg, str) and seg != "one_document" or not (seg is None or isinstance(seg, str)
+                                                                   or hasattr(seg, "__len__")):
+            raise ValueError(f"segment_ids: expected 'one_document', None or the batch's segment ids (an int array), "
+                             f"got {seg!r}")
         m = self.splash_mask
         if isinstance(m, str) and m != "causal" or not (m is None or isinstance(m, str) or hasattr(m, "__len__")):
             raise ValueError(f"splash_mask: expected 'causal', None or a [q, kv] boolean mask, got {m!r}")
@@ -105,7 +117,7 @@ def _price_mosaic(module: Module, comp: Computation, ins: Instruction, inputs: R
         if dynamic == 1 and sizes[0] is None:
             sizes, tables, said = _megablox_tables(comp, ins, kernel, tables, inputs)
         if dynamic == 1 and sizes[0] is None:
-            sizes, tables, said = _splash_tables(comp, ins, kernel, tables, inputs)
+            sizes, tables, said = _splash_tables(module, comp, ins, kernel, tables, inputs)
         p = mosaic.price(kernel, tables, sizes)
     except mosaic.NotPriceable as e:
         return Priced(0, False, f"Pallas TPU kernel: {e}")
@@ -195,7 +207,7 @@ def _megablox_tables(comp: Computation, ins: Instruction, kernel, tables, inputs
     return [n], [offsets, group_ids, m_tile_ids, [start]], said
 
 
-def _splash_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: RunTimeInputs):
+def _splash_tables(module: Module, comp: Computation, ins: Instruction, kernel, tables, inputs: RunTimeInputs):
     """A dynamic-mask splash call's grid size and tables from the tile occupancy given or assumed (see
     :mod:`maxflops.xla.splash_dynamic`); the kernel left unpriced when the call is not laid out as one."""
     from . import mosaic, splash_dynamic
@@ -207,9 +219,7 @@ def _splash_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: 
             for i in range(first_data, len(ins.operands))]
     lay = splash_dynamic.layout(kernel.name, shapes, data)
     if lay is None and kernel.name.startswith("splash_") and "segmented" in kernel.name:
-        raise mosaic.NotPriceable(f"kernel {kernel.name}: tokamax's splash prunes its mask's tiles by the batch's "
-                                  "segment ids in the program (the tiles two packed documents never share), so its "
-                                  "grid and tables are run-time data; not priced yet")
+        return _segmented_tables(module, ins, kernel, data, inputs)
     if lay is None:
         return [None], tables, ""
     if inputs.splash_mask is None:
@@ -227,8 +237,66 @@ def _splash_tables(comp: Computation, ins: Instruction, kernel, tables, inputs: 
                "bound on a top-k mask's)") + f": {n} of {full} grid steps")
     if "segmented" in kernel.name:  # tokamax prunes the tiles whose q and kv segment ranges are disjoint, at run time
         said += ("; its segment ids taken as one document per row (tokamax also skips the tiles two packed documents "
-                 "never share: fewer with packing)")
+                 "never share: fewer with packing" + ("" if isinstance(inputs.segment_ids, str) or
+                                                      inputs.segment_ids is None else
+                                                      "; the segment_ids given apply to static-mask calls only: "
+                                                      "fold the documents into splash_mask") + ")")
     return [n], built, said
+
+
+def _segmented_tables(module: Module, ins: Instruction, kernel, data, inputs: RunTimeInputs):
+    """A splash call whose tables the program prunes by the batch's segment ids (tokamax's static-mask splash,
+    segmented): its grid size and tables run by the program's own ops (:mod:`maxflops.xla.fold`) with the segment ids
+    stated. The segment ids are the program inputs the kernel's integer data operands (its q and kv ids; the int8
+    partial-mask blocks aside) are read from."""
+    import numpy as np
+
+    from . import fold, mosaic
+
+    name = kernel.name
+    mlir, op = getattr(module, "mlir", None), getattr(ins, "src", None)
+    if mlir is None or op is None:
+        raise mosaic.NotPriceable(f"kernel {name}: tokamax's splash prunes its mask's tiles by the batch's segment ids "
+                                  "in the program; its tables are run from the program's StableHLO, and this program "
+                                  "was read from HLO text (count the Lowered or the Exported instead)")
+    if inputs.segment_ids is None:
+        raise mosaic.NotPriceable(f"kernel {name}: its tiles are pruned by the batch's segment ids, which the step "
+                                  "reads at run time (segment_ids=None: not assumed)")
+    first_data = 1 + kernel.scalar_prefetch
+    ids = [first_data + i for i, (_, dtype) in enumerate(data) if dtype in ("s32", "u32")]
+    with mlir.context:
+        sources = fold.sources(mlir, op, ids)
+    if not sources:
+        raise mosaic.NotPriceable(f"kernel {name}: its segment ids are not read from the program's inputs")
+    given = inputs.segment_ids
+
+    def value(index, shape):
+        if index not in sources:
+            return None
+        if isinstance(given, str):
+            return np.ones(shape.dims, np.int32)
+        arr = np.asarray(given)
+        if arr.dtype.kind not in "iu":
+            raise fold.NotFixed(f"segment_ids: expected integers, got {arr.dtype}")
+        if tuple(arr.shape) == shape.dims:
+            return arr
+        if len(shape.dims) >= 1 and arr.ndim == 1 and arr.shape[0] == shape.dims[-1]:
+            return np.broadcast_to(arr, shape.dims)
+        raise fold.NotFixed(f"segment_ids: the program reads them as {shape.dtype}[{','.join(map(str, shape.dims))}]; "
+                            f"the ids given have shape {list(arr.shape)}")
+
+    try:
+        with mlir.context:
+            got = fold.evaluate(mlir, op, list(range(first_data)), value)
+    except fold.NotFixed as e:
+        raise mosaic.NotPriceable(f"kernel {name}: its tables, pruned in the program by the segment ids, cannot be "
+                                  f"run: {e}") from None
+    sizes = [int(got[0].ravel()[0])]
+    tables = [[int(x) for x in t.ravel()] for t in got[1:]]
+    said = ("; its tables run by the program's own ops from the segment ids "
+            + ("taken as one document per row (tokamax also skips the tiles two packed documents never share: "
+               "fewer with packing)" if isinstance(given, str) else "given"))
+    return sizes, tables, said
 
 
 # ----------------------------------------------------------------------------------------------------------------------

@@ -220,7 +220,7 @@ def _export(fn, platform: str, specs):
 
 
 def count_program(obj, *args, platform: str | None = None, megablox_group_sizes="balanced",
-                  splash_mask="causal", **kwargs) -> ProgramCount:
+                  splash_mask="causal", segment_ids="one_document", **kwargs) -> ProgramCount:
     """Count one run of a JAX program: a callable (with its arguments, or their ``jax.ShapeDtypeStruct``s), a
     ``jax.stages.Lowered``, a ``jax.stages.Compiled`` or a ``jax.export.Exported``.
 
@@ -234,17 +234,23 @@ def count_program(obj, *args, platform: str | None = None, megablox_group_sizes=
     ``splash_mask``: the tiles a dynamic-mask splash (tokamax's, over DSA's top-k mask) finds active, which the step
     computes at run time: ``"causal"`` (the default: every causally visible tile, said in each kernel's note), the
     step's own [q, kv] boolean mask, or None (not counted). See :mod:`maxflops.xla.splash_dynamic`.
+
+    ``segment_ids``: the batch's segment ids, where a kernel's tables are pruned by them in the program (tokamax's
+    static-mask splash with packed rows): ``"one_document"`` (the default: each row one document, no tile pruned, said
+    in each kernel's note), the batch's own ids (an int array of the program input's shape, or one row), or None (not
+    counted). The program's own ops build the tables from them (:mod:`maxflops.xla.fold`).
     """
     from .kernels import RunTimeInputs
 
-    inputs = RunTimeInputs(megablox_group_sizes, splash_mask)
+    inputs = RunTimeInputs(megablox_group_sizes, splash_mask, segment_ids)
     module, stage, platforms, stage_obj = program_module(obj, *args, platform=platform, **kwargs)
     devices = getattr(stage_obj, "nr_devices", None) or getattr(module, "devices", 1)
     return ProgramCount(count_module(module, report=True, inputs=inputs), stage, platforms,
                         stage_obj if stage != "exported" else None, devices)
 
 
-def count_file(path: str, *, megablox_group_sizes="balanced", splash_mask="causal") -> ProgramCount:
+def count_file(path: str, *, megablox_group_sizes="balanced", splash_mask="causal",
+               segment_ids="one_document") -> ProgramCount:
     """Count a program saved to a file: ``Exported.serialize()`` bytes, StableHLO text (``lowered.as_text()``,
     ``exported.mlir_module()``) or HLO text (``compiled.as_text()``; large constants printed, for kernels' tables).
     The run-time inputs as :func:`count_program` takes them."""
@@ -252,7 +258,7 @@ def count_file(path: str, *, megablox_group_sizes="balanced", splash_mask="causa
 
     from .kernels import RunTimeInputs
 
-    inputs = RunTimeInputs(megablox_group_sizes, splash_mask)
+    inputs = RunTimeInputs(megablox_group_sizes, splash_mask, segment_ids)
     data = pathlib.Path(path).read_bytes()
     head = data[:4096].decode("utf-8", "replace")
     if "HloModule" in head:
@@ -278,7 +284,8 @@ def count_file(path: str, *, megablox_group_sizes="balanced", splash_mask="causa
     except Exception as e:  # noqa: BLE001 - anything else is not a program this reads
         raise ValueError(f"{path}: neither HLO text, StableHLO text nor a serialized jax.export.Exported "
                          f"({e})") from None
-    return count_program(exported, megablox_group_sizes=megablox_group_sizes, splash_mask=splash_mask)
+    return count_program(exported, megablox_group_sizes=megablox_group_sizes, splash_mask=splash_mask,
+                         segment_ids=segment_ids)
 
 
 def main(argv=None) -> int:

@@ -238,11 +238,9 @@ class _Reader:
         ir = self.ir
         _type_cache.clear()
         entry = None
+        self.meshes = meshes_of(module)
         for op in module.body.operations:
             op = op.operation
-            if op.name == "sdy.mesh":                    # sdy.mesh @mesh = <["x"=2, "y"=4]>
-                axes = re.findall(r'"([^"]+)"\s*=\s*(\d+)', str(op.attributes["mesh"]))
-                self.meshes[ir.StringAttr(op.attributes["sym_name"]).value] = {k: int(v) for k, v in axes}
             if op.name != "func.func":
                 continue
             name = ir.StringAttr(op.attributes["sym_name"]).value
@@ -440,28 +438,13 @@ class _Reader:
         argument split along them reaches each device as its own shard: the call takes a ``manual-shard`` of it (dims
         and pieces in ``splits``), whose value a constant's shards give when they are all equal
         (:func:`maxflops.xla.kernels.constant_values`: a kernel's tables the same on every device)."""
-        a = ins.src.attributes
-        manual = re.findall(r'"([^"]+)"', str(a["manual_axes"])) if "manual_axes" in a else []
-        if not manual:
+        got = manual_axes(ins.src, self.meshes)
+        if got is None:
             return
-        used = re.findall(r"<@([\w.$-]+)", str(a["in_shardings"]) + str(a["out_shardings"]))
-        mesh = self.meshes.get(used[0]) if used else (next(iter(self.meshes.values())) if len(self.meshes) == 1
-                                                      else None)
-        if mesh is None or any(n not in mesh for n in manual):
-            raise Unsupported(f"a shard_map over axes {manual} of a mesh the module does not define")
-        copies = 1
-        for n in manual:
-            copies *= mesh[n]
-        ins.attrs["copies"] = str(copies)
+        ins.attrs["copies"] = str(got[1])
         args = list(block.arguments)
-        for i, dims_text in enumerate(re.findall(r"<@[\w.$-]+, \[(.*?)\]>", str(a["in_shardings"]))[:len(args)]):
-            splits = []
-            for d, dim in enumerate(re.findall(r"\{([^}]*)\}", dims_text)):
-                n = 1
-                for axis in re.findall(r'"([^"]+)"', dim):
-                    n *= mesh[axis] if axis in manual else 1
-                if n > 1:
-                    splits.append(f"{d}:{n}")
+        for i, splits in enumerate(manual_splits(ins.src, self.meshes)):
+            splits = [f"{d}:{n}" for d, n in splits]
             if splits:
                 src = ins.operands[i]
                 shard = self._add(comp, _Ins(self._name("manual-shard"), shape_of(args[i].type), "manual-shard",
@@ -494,6 +477,58 @@ class _Reader:
             if key in a:
                 out[key] = str(_ints(a[key])[0])
         return out
+
+
+def meshes_of(module) -> dict[str, dict[str, int]]:
+    """shardy's meshes of a module: name -> axis sizes (``sdy.mesh @mesh = <["x"=2, "y"=4]>``)."""
+    from jax._src.lib.mlir import ir
+
+    out = {}
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "sdy.mesh":
+            axes = re.findall(r'"([^"]+)"\s*=\s*(\d+)', str(op.attributes["mesh"]))
+            out[ir.StringAttr(op.attributes["sym_name"]).value] = {k: int(v) for k, v in axes}
+    return out
+
+
+def manual_axes(op, meshes) -> tuple[dict[str, int], int] | None:
+    """A shard_map's (``sdy.manual_computation``) manual axes of its mesh and the devices they span; None without
+    manual axes."""
+    a = op.attributes
+    manual = re.findall(r'"([^"]+)"', str(a["manual_axes"])) if "manual_axes" in a else []
+    if not manual:
+        return None
+    used = re.findall(r"<@([\w.$-]+)", str(a["in_shardings"]) + str(a["out_shardings"]))
+    mesh = meshes.get(used[0]) if used else (next(iter(meshes.values())) if len(meshes) == 1 else None)
+    if mesh is None or any(n not in mesh for n in manual):
+        raise Unsupported(f"a shard_map over axes {manual} of a mesh the module does not define")
+    copies = 1
+    for n in manual:
+        copies *= mesh[n]
+    return {n: mesh[n] for n in manual}, copies
+
+
+def manual_splits(op, meshes, results: bool = False) -> list[list[tuple[int, int]]]:
+    """For each argument of a shard_map's body, the (dimension, pieces) its operand is split along the manual axes
+    (empty: each device gets the whole operand); with ``results``, for each result, the dimensions along which the
+    devices' values are joined (empty: every device returns the whole, the same)."""
+    got = manual_axes(op, meshes)
+    count = len(op.results) if results else len(op.regions[0].blocks[0].arguments)
+    out: list[list[tuple[int, int]]] = [[] for _ in range(count)]
+    if got is None:
+        return out
+    manual = got[0]
+    key = "out_shardings" if results else "in_shardings"
+    texts = re.findall(r"<@[\w.$-]+, \[(.*?)\]>", str(op.attributes[key]))[:count]
+    for i, dims_text in enumerate(texts):
+        for d, dim in enumerate(re.findall(r"\{([^}]*)\}", dims_text)):
+            n = 1
+            for axis in re.findall(r'"([^"]+)"', dim):
+                n *= manual.get(axis, 1)
+            if n > 1:
+                out[i].append((d, n))
+    return out
 
 
 def read_module(module) -> Module:

@@ -8,7 +8,9 @@ elementwise work the module writes as dots, summed apart by the counter): the sp
 tiles, the split backward (a dq kernel and a dkv kernel unless sa_use_fused_bwd_kernel), its recompute under
 remat, the windows' skipped tiles, MLA's head widths, DeepSeek sparse attention's indexer and its top-k mask under
 tokamax's dynamic-mask splash (the mask is the step's data: both counts take every causally visible tile, the
-assumption maxflops.xla.splash_dynamic states). The sharded cases (a mesh of 4 host devices: fsdp, and fsdp x
+assumption maxflops.xla.splash_dynamic states), and tokamax's static-mask splash (``use_tokamax_splash``), whose
+tables the program prunes by the batch's segment ids (the counter runs the program's own ops with one document per
+row, maxflops.xla.fold; causal and windowed, one device and fsdp). The sharded cases (a mesh of 4 host devices: fsdp, and fsdp x
 tensor with splash's mask tables split over heads) are exported before partitioning, the whole program's: exactly 4
 devices' worth of the per-device count. Unverified on the chip itself: no TPU has run these programs.
 """
@@ -32,7 +34,8 @@ CASES = DATA["cases"]
 def test_fixture_is_complete():
     assert DATA["meta"]["maxtext"] == "0.2.5" and DATA["meta"]["platform"].startswith("tpu")
     assert set(CASES) >= {"dense_gqa", "dense_gqa_fused_backward", "olmo3_windows", "mla_moe", "mla_dsa",
-                          "dense_gqa_fsdp4", "dense_gqa_fsdp2_tensor2", "mla_moe_fsdp4"}
+                          "dense_gqa_fsdp4", "dense_gqa_fsdp2_tensor2", "mla_moe_fsdp4", "dense_gqa_tokamax",
+                          "olmo3_windows_tokamax", "dense_gqa_tokamax_fsdp4"}
     assert {n for n, c in CASES.items() if c["devices"] == 4} == {n for n in CASES if "_fsdp" in n}
     for name, case in CASES.items():
         assert case["keys"]["attention"] == "flash" and case["kernel_flops"] > 0, name
@@ -55,6 +58,8 @@ def test_hardware_flops_equal_maxtexts_tpu_train_step(name):
         assert all("every causally visible tile assumed active" in k for k in case["kernels"])
     else:
         assert said == []
+    if case["keys"].get("use_tokamax_splash") and not case["keys"].get("use_indexer"):
+        assert all("segment ids taken as one document per row" in k for k in case["kernels"])
     assert b.hardware_flops * case["devices"] == case["train_step_flops"] - case["elementwise_dot_flops"]
     assert 0 < case["elementwise_dot_flops"] < case["train_step_flops"] // 1000
 
@@ -68,13 +73,14 @@ def test_the_split_backward_is_one_more_forward_of_the_core():
     assert split["kernel_flops"] - fused["kernel_flops"] == prefill.hardware_components["core_attention"] > 0
 
 
-LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "mla_dsa", "moe_sparse_ragged_dot", "dense_gqa_fsdp2_tensor2"]
+LIVE = ["dense_gqa", "olmo3_windows", "mla_moe", "mla_dsa", "moe_sparse_ragged_dot", "dense_gqa_fsdp2_tensor2",
+        "olmo3_windows_tokamax", "dense_gqa_tokamax_fsdp4"]
 
 
 @pytest.mark.skipif(not os.environ.get("MAXFLOPS_LIVE_MAXTEXT"), reason="opt-in: MAXFLOPS_LIVE_MAXTEXT=/path/to/python "
                     "of a venv with maxtext 0.2.5 re-exports some of these programs for TPU and compares")
 def test_live_maxtext_tpu_programs_reproduce_the_fixture(tmp_path):
-    """Re-exports six of the recorded programs with MaxText itself into a copy of the fixture."""
+    """Re-exports eight of the recorded programs with MaxText itself into a copy of the fixture."""
     import shutil
     import subprocess
 

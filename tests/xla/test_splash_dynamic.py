@@ -134,32 +134,3 @@ def test_live_tokamax_reproduces_the_fixture(tmp_path):
     assert json.loads((work / "tables.json").read_text()) == TABLES
     live = count_file(work / "step.mlir")
     assert live.kernel_flops == count_file(HERE / "step.mlir").kernel_flops
-
-
-_STATIC_SEGMENTED = r"""
-import json
-import jax, jax.numpy as jnp
-from tokamax._src.ops.experimental.tpu.splash_attention import splash_attention_kernel as sk
-from tokamax._src.ops.experimental.tpu.splash_attention import splash_attention_mask as sm
-from tokamax._src.ops.experimental.tpu.splash_attention import base
-from maxflops.xla import count_program
-config = sk.SplashConfig(block_q=128, block_kv=128, block_kv_compute=128, block_q_dkv=128, block_kv_dkv=128,
-                         block_kv_dkv_compute=128, use_fused_bwd_kernel=True)
-kernel = sk.make_splash_mha(mask=sm.CausalMask((512, 512)), config=config, q_seq_shards=1)
-def loss(q, k, v, seg):
-    return kernel(q, k, v, base.SegmentIds(seg, seg)).sum()
-x = jax.ShapeDtypeStruct((2, 512, 128), jnp.float32)
-s = jax.ShapeDtypeStruct((512,), jnp.int32)
-c = count_program(jax.value_and_grad(loss, argnums=(0, 1, 2)), x, x, x, s, platform="tpu")
-print(json.dumps({"kernel_flops": c.kernel_flops, "not_counted": [d.note for d in c.not_counted]}))
-"""
-
-
-@needs_tokamax("exports tokamax's static-mask splash with segment ids for TPU and reads why it is not priced")
-def test_tokamax_static_mask_pruned_by_segments_is_named_with_its_reason():
-    """tokamax prunes a static mask's tiles by the segment ids in the program: not priced yet, said so, never 0."""
-    from repo import tokamax_json
-
-    got = tokamax_json(_STATIC_SEGMENTED, timeout=600)
-    assert got["kernel_flops"] == 0 and len(got["not_counted"]) == 2
-    assert all("segment ids in the program" in n for n in got["not_counted"])
