@@ -7,11 +7,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Sequence
 
-from . import masks, stepform, terms
+from . import stepform, terms
 from .sequences import Packed, Uniform, as_lengths, batch, patch_stream, priced_tokens, program_batch, uses_patches
 from .breakdown import Breakdown, make_breakdown
-from .families import Priced, conv, family_of, ffn_width
-from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_output_rows, attn_res_queries, layer_view
+from .families import Priced, family_of, ffn_width
+from .features import FEATURES, PRICED
+from .plan import NO_FFN, NO_MIXER, LayerKind, layer_view
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
                        recomputed, train_factor, warmup)
@@ -163,93 +164,15 @@ def _hardware_moe(p: Priced, c, seqs, decode, tokens, per_expert_token, d_ffn) -
 
 
 def _extras(p: Priced, kind: LayerKind, c, seqs, decode, tokens, hardware) -> None:
-    """What a layer adds around attention and the FFN: the up-projection of a latent FFN, per-layer embeddings,
-    Engram, mHC mixing, and an MTP module's own matmuls."""
+    """What a layer adds around its mixer and FFN: the up-projection of a latent FFN, then each trunk feature's part
+    (maxflops.features, in their order: per-layer embeddings, Engram, mHC, LAuReL, AltUp, residual convs, gated
+    norms, attention residuals, looped depth's messages, a patcher's head, an MTP module's own matmuls)."""
     d, d_ffn = c["emb_dim"], ffn_width(c)
     if d_ffn != d:  # the layer closes with an up-projection to D; the FFN's outputs feed it (no other tail)
         p.out["layer_up_proj"] = 2 * d_ffn * d * tokens
         p.tail = {"layer_up_proj": p.out["layer_up_proj"]}
-    if c["per_layer_input_dim"]:  # per-layer embedding: gate D -> P, projection P -> D
-        p.out["per_layer_emb"] = terms.ple_layer(d, c["per_layer_input_dim"]) * tokens
-        # its gate reads the layer's output: a rematerialized layer recomputes the branches' last matmuls too
-        _read_branch_ends(p)
-    if kind.engram:
-        streams = c["mhc_expansion_rate"]
-        e_in = c["engram_num_heads"] * c["engram_head_dim"] * (c["engram_max_ngram_size"] - 1)
-        p.out["engram_proj"] = terms.engram_proj(e_in, streams, d) * tokens
-        if not (hardware and c["weighted_sum_impl"] != "einsum"):  # (the gate's dot products, a multiply and a sum
-            p.out["engram_gate"] = 2 * streams * d * tokens  # in transformers' Qwen4-Exp: no matmul)
-        k, dil = c["engram_kernel_size"], c["engram_max_ngram_size"]
-        if c["gdn_conv_taps"] == "full" or (hardware and c["aux_conv_impl"] == "padded"):
-            taps = k * tokens  # (every tap of every output: the sequence padded by (k - 1) x dil zeros before)
-        elif decode:
-            taps = seqs.sum(lambda kv: masks.dilated_taps(kv + 1, k, dil) - masks.dilated_taps(kv, k, dil))
-        else:
-            taps = seqs.sum(lambda L: masks.dilated_taps(L, k, dil))
-        p.out["engram_conv"] = p.tail["engram_conv"] = 2 * streams * d * taps
-    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # one mixing per branch: around the mixer and the FFN
-        G = c["mhc_expansion_rate"]
-        branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        pre = not (hardware and c["weighted_sum_impl"] != "einsum") and not c["mhc_lowrank"]
-        mix = not c["mhc_plain_residual"]
-        if c["mhc_lowrank"]:  # gated hyper-connections: low-rank input weights per channel (elementwise mean)
-            p.out["mhc"] = branches * terms.mhc_lowrank(G, d, c["mhc_lowrank"]) * tokens
-        else:
-            p.out["mhc"] = branches * terms.mhc(G, d, c["mhc_outer_flops"], pre, mix) * tokens
-        if pre:  # the pre contraction's stream gradient is each stream's weight times the output's: an outer product
-            p.single["mhc"] = branches * 2 * G * d * tokens
-        # The FFN's output is scaled by the per-token post weights, so remat recomputes its last matmul; the tail is
-        # the FFN-side residual mixing (G x G over D), whose output only joins the layer's streams.
-        _read_branch_ends(p, up_proj=False)
-        if mix:
-            p.tail["mhc"] = 2 * G * G * d * tokens
-    if c["laurel_rank"] and kind.mixer != NO_MIXER:  # LAuReL: D -> r -> D beside the mixer, its output normed
-        p.out["laurel"] = 4 * d * c["laurel_rank"] * tokens
-    if c["altup_num_inputs"]:  # AltUp around the layer: the branches' outputs feed the correction's router and
-        # innovation, so a rematerialized layer recomputes their last matmuls too
-        p.out["altup"] = terms.altup(c["altup_num_inputs"], d) * tokens
-        _read_branch_ends(p)
-    K = c["residual_conv_kernel"]
-    if K and (kind.mixer != NO_MIXER or kind.ffn != NO_FFN):  # Inkling's convs over each branch's output (the mixer's, the FFN's), D channels each
-        branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        if hardware:
-            conv.price_hardware(p, "residual_conv", c["aux_conv_impl"], branches * d, K, c, seqs, decode, tokens)
-        else:
-            conv.price(p, "residual_conv", branches * d, K, c, seqs, decode, tokens)
-        for k in ("mlp", "moe_routed", "moe_shared", *p.closing):  # the branch's last matmul feeds the conv
-            p.tail.pop(k, None)
-        # the last branch's conv output only joins the residual stream (the mixer's, with an FFN after, feeds its norm)
-        p.tail["residual_conv"] = p.out["residual_conv"] // branches
-    if c["gated_norm_rank"]:  # gated norms: D -> r -> D on the mixer's input norm, and the FFN's on a MoE layer
-        norms = (kind.mixer != NO_MIXER) + (kind.ffn == "moe")
-        p.out["norm_gate"] = 4 * d * c["gated_norm_rank"] * norms * tokens
-    if kind.attn_res and _prices_attn_res(c, hardware):
-        # attention residuals: per input, a D -> 1 score per row and the weighted sum over the rows
-        mixer_rows, ffn_rows = kind.attn_res
-        # (a looped pass's messages: four queries over the previous pass's rows)
-        p.out["attn_res"] = 4 * d * (attn_res_queries(kind, c) * mixer_rows + ffn_rows + 4 * kind.messages) * tokens
-    if kind.messages:  # the message gates of its query, key, value and FFN inputs: 2D -> r, r -> D twice, each
-        p.out["message_gate"] = 4 * 8 * d * c["loop_message_rank"] * tokens
-    if kind.patcher_head:  # a patcher's output head over its tokens (BLT's entropy model: forward only when frozen)
-        p.out["patcher_logits"] = terms.logits(d, _vocab(c, hardware)) * tokens
-    if kind.mtp and not kind.mtp_inner:  # the module's eh projection and head, once
-        if _has_hyper_head(c, hardware):
-            p.out["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], d, c["mhc_lowrank"]) * tokens
-        if c["mtp_eh_proj"]:
-            p.out["mtp_eh_proj"] = terms.mtp_eh(d) * tokens
-        if c["mtp_norm_flops"]:
-            p.out["mtp_norm"] = 2 * 3 * d * tokens
-        if c["mtp_logits"]:
-            p.out["logits"] = terms.logits(d, _vocab(c, hardware), c["head_dense"]) * tokens
-
-
-def _read_branch_ends(p: Priced, up_proj: bool = True) -> None:
-    """The layer's branch outputs are read again after they join the residual (mHC's post weights, AltUp's
-    correction, the per-layer gate): a rematerialized layer recomputes their last matmuls, no tail of theirs stays
-    (a latent FFN's up-projection too, with ``up_proj``)."""
-    for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum",
-              *(("layer_up_proj",) if up_proj else ()), *p.closing):
-        p.tail.pop(k, None)
+    for f in PRICED:
+        f.price(p, kind, c, seqs, decode, tokens, hardware)
 
 
 def _dispatch_groups(c, seqs, decode: bool):
@@ -260,17 +183,7 @@ def _dispatch_groups(c, seqs, decode: bool):
     return c["max_target_length"], program_batch(c)
 
 
-def _vocab(c, hardware: bool = False) -> int:
-    """The output head's width. Hardware: the vocabulary padded to make_vocab_size_divisible_by x
-    tensor_parallel_size (padding columns are computed). Model FLOPs: the real vocabulary, unless the
-    convention counts Megatron's padded one (its default divisor 128 when none is set)."""
-    V, div, tp = c["vocab_size"], c["make_vocab_size_divisible_by"], c["tensor_parallel_size"]
-    if hardware:
-        return terms.padded_vocab(V, div, tp)
-    if c["padded_vocab_in_model_flops"]:
-        return terms.padded_vocab(V, div if div > 1 else 128, tp)
-    return V
-
+HEADS = tuple(f for f in FEATURES if f.head is not None)
 
 # Components of an MTP row outside its transformer layer (not recomputed by layer remat).
 _OUTSIDE_LAYER = frozenset({"mtp_eh_proj", "mtp_norm", "logits", "mhc_head"})
@@ -486,28 +399,10 @@ def _head(c, tokens, hardware: bool = False) -> dict:
 def head_raw(c, tokens, hardware: bool = False) -> dict:
     """The output head for ``tokens`` tokens, unrounded: the logits (and an mHC hyper-head's projection)."""
     width = c["head_input_dim"] or c["emb_dim"]
-    head = {"logits": terms.logits(width, _vocab(c, hardware), c["head_dense"]) * tokens}
-    if _has_hyper_head(c, hardware):
-        head["mhc_head"] = terms.mhc_head(c["mhc_expansion_rate"], c["emb_dim"], c["mhc_lowrank"]) * tokens
-    if c["attn_res_block_size"] and _prices_attn_res(c, hardware):
-        head["attn_res"] = 4 * c["emb_dim"] * attn_res_output_rows(c) * tokens  # the output's aggregate
-    if c["altup_num_inputs"] > 1:
-        head["altup_proj"] = terms.altup_proj(c["altup_num_inputs"], c["emb_dim"]) * tokens
-    if c["per_layer_input_dim"]:
-        head["per_layer_emb_proj"] = terms.ple_global(c["emb_dim"], c["num_decoder_layers"],
-                                                      c["per_layer_input_dim"]) * tokens
+    head = {"logits": terms.logits(width, terms.head_vocab(c, hardware), c["head_dense"]) * tokens}
+    for f in HEADS:  # the features' parts of the head (an mHC hyper head, the output's attention residuals...)
+        head.update(f.head(c, tokens, hardware))
     return head
-
-
-def _prices_attn_res(c, hardware: bool) -> bool:
-    """Attention residuals' aggregates count unless the convention leaves them out (attn_res_flops, a reporting knob:
-    the hardware view holds it at its default) or, in hardware FLOPs, they run as a multiply and a sum
-    (weighted_sum_impl='elementwise', as Megatron-Bridge's Kimi K3 runs them: no matmul)."""
-    return c["attn_res_flops"] and not (hardware and c["weighted_sum_impl"] != "einsum")
-
-
-def _has_hyper_head(c, hardware: bool) -> bool:
-    return c["mhc_expansion_rate"] > 1 and c["mhc_hyper_head"] and (hardware or c["mhc_head_flops"])
 
 
 def _vision(c, mode: str, steps: int) -> dict:

@@ -10,23 +10,8 @@ from typing import Any, Mapping
 from . import terms
 from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
 from .families import FAMILIES, LETTERS
-from .families.attention import check_letters
-from .sequences import uses_patches
-
-
-def _loops(c, repeated: bool = False) -> list:
-    """(first, last, rule) of each well-formed layer_loops rule (``repeated``: of more than one pass); a malformed one
-    is the layer_loops check's to report."""
-    from .plan import parse_loop_rule
-    out = []
-    for rule in c["layer_loops"]:
-        try:
-            a, b, k, _ = parse_loop_rule(rule)
-        except ValueError:
-            continue
-        if k > 1 or not repeated:
-            out.append((a, b, rule))
-    return out
+from .features import FEATURES, inert_rules
+from .plan import letters_in_use
 
 
 def _check_layer_widths(c, err) -> None:
@@ -61,22 +46,6 @@ def _check_layer_widths(c, err) -> None:
                                     f"{c[over]}; give the global layers' widths one way")
 
 
-def _check_layer_loops(c, err) -> None:
-    """Each layer_loops rule parses, its blocks apart and within the decoder; what numbers rows by layer (remat
-    units, the pipeline, the DSA warm-up's unrolled layers) is not modelled with loops."""
-    from .plan import layer_order
-
-    try:
-        layer_order(c)
-    except ValueError as e:
-        err("layer_loops", str(e))
-    for key, ok in (("remat_block_layers", c["remat_block_layers"] == 1), ("pipeline_stages", c["pipeline_stages"] == 1),
-                    ("warmup_cse_layers", not c["warmup_cse_layers"]),
-                    ("warmup_dead_last_layer", not c["warmup_dead_last_layer"])):
-        if not ok:
-            err(key, f"{c[key]!r} with layer_loops: not modelled (looped passes are not numbered by layer)")
-
-
 def check_relations(c: Mapping[str, Any]) -> None:
     """Checks that involve more than one key."""
 
@@ -101,8 +70,6 @@ def check_relations(c: Mapping[str, Any]) -> None:
                                     "QK^T in both kernels (set flash_backward_recompute true)")
     if c["layer_widths"]:
         _check_layer_widths(c, err)
-    if c["layer_loops"]:
-        _check_layer_loops(c, err)
     for key, what in EXACT_ONLY.items():
         if c[key] and c["convention"] != "exact":
             shown = list(c[key]) if isinstance(c[key], tuple) else c[key]
@@ -111,14 +78,6 @@ def check_relations(c: Mapping[str, Any]) -> None:
         if c[key] and c["convention"] not in ruled:
             err("convention", f"{c['convention']!r} has no rule for {what} ({key}={c[key]!r}); use one of "
                               + ", ".join(map(repr, ruled)))
-    for key in ("residual_conv_kernel", "gated_norm_rank", "altup_num_inputs", "laurel_rank"):  # (Inkling's, A.X
-        # K2's and Gemma 3n's residual schemes)
-        if c[key] and c["mhc_expansion_rate"] > 1:
-            err(key, f"{c[key]} with mhc_expansion_rate={c['mhc_expansion_rate']}: not modelled (two residual "
-                     "schemes at once)")
-        if c[key] and c["attn_res_block_size"] and key != "residual_conv_kernel":  # (Inkling 2 has both)
-            err(key, f"{c[key]} with attn_res_block_size={c['attn_res_block_size']}: not modelled (two residual "
-                     "schemes at once)")
     if c["moe_router_product_keys"]:
         for key in ("zero_experts", "moe_router_shared", "moe_router_mlp_dim"):
             if c[key]:
@@ -129,48 +88,9 @@ def check_relations(c: Mapping[str, Any]) -> None:
             err("num_experts_per_tok", f"{c['num_experts_per_tok']} with moe_router_product_keys: more than the "
                                        f"{named} experts floor(sqrt(num_experts)) half "
                                        "keys pair into")
-    if c["altup_num_inputs"]:  # Gemma 3n's layers: AltUp around a plain pre-norm layer, no MTP modules
-        for key in ("residual_conv_kernel", "gated_norm_rank", "mtp_num_layers"):
-            if c[key]:
-                err(key, f"{c[key]} with altup_num_inputs={c['altup_num_inputs']}: not modelled")
-    if c["loop_message_rank"]:  # Inkling 2 Loop: messages between the passes of a looped block of whole blocks
-        block = c["attn_res_block_size"]
-        if not (c["layer_loops"] and block):
-            err("loop_message_rank", f"{c['loop_message_rank']} needs layer_loops and attn_res_block_size (messages "
-                                     "are aggregates of a looped pass's attention-residual snapshots)")
-        for a, b, rule in _loops(c) if block else ():
-            if a == 0 or a % block or (b + 1) % block:
-                err("layer_loops", f"{rule!r} with loop_message_rank: a looped block with messages starts after "
-                                   f"layer 0 and spans whole blocks of attn_res_block_size={block} layers")
-    if c["attn_res_qkv_layers"]:
-        check_letters(c, "attn_res_qkv_layers", err)
-        if not c["attn_res_block_size"]:
-            err("attn_res_qkv_layers", f"{c['attn_res_qkv_layers']!r} with attn_res_block_size=0: the split inputs "
-                                       "are attention residuals' aggregates")
-    if c["attn_res_block_size"]:  # Kimi K3's layers: a mixer and an FFN each, in one decoder
-        for key in ("mtp_num_layers", "parallel_layer_pattern", "prompt_tokens"):
-            if c[key]:
-                err(key, f"{c[key]!r} with attn_res_block_size={c['attn_res_block_size']}: not modelled")
-        if c["mhc_expansion_rate"] > 1:
-            err("mhc_expansion_rate", f"{c['mhc_expansion_rate']} with attn_res_block_size: two residual schemes at "
-                                      "once are not modelled")
-        if "-" in c["attention_layer_pattern"] + c["ffn_layer_pattern"]:
-            err("attn_res_block_size", f"{c['attn_res_block_size']} with layers without a mixer or an FFN "
-                                       "('-' in the patterns): attention residuals are modelled on layers of both")
-    if c["prompt_tokens"]:
-        for key in ("mtp_num_layers", "batch_shards", "vision_layers"):
-            if c[key]:
-                err(key, f"{c[key]!r} with prompt_tokens={c['prompt_tokens']}: not modelled")
     if c["num_experts_per_tok"] > c["num_experts"] + c["zero_experts"]:
         err("num_experts_per_tok", f"{c['num_experts_per_tok']} exceeds num_experts={c['num_experts']}"
                                    + (f" + zero_experts={c['zero_experts']}" if c["zero_experts"] else ""))
-    if c["zero_experts"]:
-        if c["num_experts"] < 2:
-            err("zero_experts", f"{c['zero_experts']} without routed experts (num_experts={c['num_experts']})")
-        if not (c["zero_expert_share"] == -1 or 0 <= c["zero_expert_share"] <= 1):
-            err("zero_expert_share", f"{c['zero_expert_share']!r}: a share of the slots in [0, 1], or -1 (uniform)")
-        if c["moe_impl"] == "capacity":
-            err("moe_impl", "'capacity' with zero_experts: a dispatch with identity experts is not modelled")
     if bool(c["num_devices"]) != bool(c["batch_shards"]):
         err("batch_shards" if c["num_devices"] else "num_devices", "give num_devices and batch_shards together (got "
             f"num_devices={c['num_devices']}, batch_shards={c['batch_shards']})")
@@ -223,16 +143,10 @@ def check_relations(c: Mapping[str, Any]) -> None:
             if mtp_letters:
                 family.check(c, mtp_letters, err_mtp)
     pattern = used
-    if c["mhc_lowrank"] and not c["mhc_plain_residual"]:
-        err("mhc_lowrank", f"{c['mhc_lowrank']} needs mhc_plain_residual=True (gated hyper-connections keep the "
-                           "streams: no G x G mixing)")
-    if c["mhc_hyper_head"] and c["mhc_expansion_rate"] < 2:
-        err("mhc_hyper_head", "True needs mHC streams (mhc_expansion_rate >= 2), got mhc_expansion_rate="
-                              f"{c['mhc_expansion_rate']}")
-    if c["num_kv_shared_layers"] >= c["num_decoder_layers"]:
-        err("num_kv_shared_layers", f"{c['num_kv_shared_layers']} leaves no layer to share keys and values from "
-                                    f"(num_decoder_layers={c['num_decoder_layers']})")
-    for key in ("engram_layers", "warmup_cse_layers", "pipeline_layers", "patch_layers", "frozen_layers"):
+    for feature in FEATURES:  # each trunk feature's own checks
+        if feature.check is not None:
+            feature.check(c, err)
+    for key in ("warmup_cse_layers", "pipeline_layers"):
         for layer in c[key]:
             if layer >= c["num_decoder_layers"]:
                 err(key, f"layer {layer} is past the last decoder layer ({c['num_decoder_layers'] - 1})")
@@ -242,19 +156,6 @@ def check_relations(c: Mapping[str, Any]) -> None:
             if len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
                 err(key, f"{stage!r} is not 'tokens:in:out' with positive integers")
     n = c["num_decoder_layers"]
-    if c["patcher_head_layer"] >= n:
-        err("patcher_head_layer", f"layer {c['patcher_head_layer']} is past the last decoder layer ({n - 1})")
-    if c["patcher_head_layer"] >= 0 and c["convention"] != "exact":
-        err("convention", f"{c['convention']!r} has no rule for a patcher's head (patcher_head_layer="
-                          f"{c['patcher_head_layer']}); use 'exact'")
-    if c["patch_layers"] or c["frozen_layers"] or c["patcher_head_layer"] >= 0:
-        for key in ("layer_loops", "mtp_num_layers", "pipeline_stages", "prompt_tokens"):
-            if c[key] and c[key] != 1:
-                err(key, f"{c[key]!r} with a patch stream, frozen layers or a patcher's head (BLT's): not modelled")
-    if c["mode"] == "decode" and c["patch_layers"]:
-        err("mode", "'decode' with patch_layers: a byte model's decode step runs its patch layers only when a "
-                    "byte opens a patch, which the patcher decides from the data; not modelled (count prefill or "
-                    "train)")
     if c["remat_skip_layers"] > n:
         err("remat_skip_layers", f"{c['remat_skip_layers']} exceeds num_decoder_layers={n}")
     if c["remat_block_layers"] > max(n - c["remat_skip_layers"], 1):
@@ -369,15 +270,11 @@ class InertKeyWarning(UserWarning):
     """A key set explicitly that no figure of this model reads (a window on a model with no windowed layers)."""
 
 
-def _letters(c: Mapping[str, Any]) -> str:
-    return c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]
-
-
 # key -> (does this resolved config read it?, why not). A key given explicitly (a Python override, a CLI flag, a key
 # of an ml_collections file) that the model does not read is said (InertKeyWarning); keys a loaded file carries are
 # not overrides (a Hugging Face or MaxText file sets what its model has).
 _MOE_KEYS = ("shared_experts", "moe_mlp_dim", "num_experts_per_tok", "moe_latent_size", "first_num_dense_layers",
-             "interleave_moe_layer_step", "shared_expert_mlp_dim", "shared_expert_gate", "zero_expert_share",
+             "interleave_moe_layer_step", "shared_expert_mlp_dim", "shared_expert_gate",
              "moe_impl", "moe_dispatch", "moe_router_scale", "moe_routing_replicas")
 # read only by moe_impl='capacity' on a model with routed experts (moe_impl='dense' returns before them)
 _CAPACITY_KEYS = ("capacity_factor", "capacity_rule", "moe_down_grad_replicas")
@@ -403,13 +300,14 @@ def _family_rules() -> dict:
         shown = " / ".join(repr(x) for x in letters)
         for key in fam.keys:
             if key not in fam.shared_keys:
-                out[key] = (lambda c, L=letters: any(x in _letters(c) for x in L),
+                out[key] = (lambda c, L=letters: any(x in letters_in_use(c) for x in L),
                             f"no layer is {fam.name}'s ({shown} in attention_layer_pattern)")
     return out
 
 
 READ_WHEN: dict = {
     **_family_rules(),
+    **inert_rules(),
     "decode_kv_length": (lambda c: c["mode"] == "decode",
                          "mode is not 'decode': a training or prefill step reads max_target_length (set mode='decode' "
                          "to count a decode step)"),
@@ -421,73 +319,64 @@ READ_WHEN: dict = {
            "it sizes moe_impl='capacity' on a model with routed experts") for k in _CAPACITY_KEYS},
     **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'")
        for k in ("mla_absorbed", "mla_norm_flops", "mla_gate_flops", "mla_q_latent_concat")},
-    **{k: (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla" or "S" in _letters(c),
+    **{k: (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla" or "S" in letters_in_use(c),
            "the model runs no DSA indexer (use_sparse_indexer is false, or attention_type is not 'mla', and no layer "
            "is 'S')")
        for k in ("indexer_loss_scaling_factor", "dsa_impl", "dsa_pairs", "dsa_core_form")},
-    "sliding_window_size": (lambda c: any(x in _letters(c) for x in "LSH"),
+    "sliding_window_size": (lambda c: any(x in letters_in_use(c) for x in "LSH"),
                             "no layer of attention_layer_pattern (or the MTP / parallel patterns) is windowed ('L', or "
                             "compressed 'S' / 'H')"),
-    "chunk_attn_window_size": (lambda c: "C" in _letters(c), "no layer is chunked ('C' in attention_layer_pattern)"),
-    "patch_cross_k": (lambda c: any(x in _letters(c) for x in "YU"),
+    "chunk_attn_window_size": (lambda c: "C" in letters_in_use(c), "no layer is chunked ('C' in attention_layer_pattern)"),
+    "patch_cross_k": (lambda c: any(x in letters_in_use(c) for x in "YU"),
                       "no layer is the patch family's cross-attention ('Y' or 'U' in attention_layer_pattern)"),
-    "patches_per_sequence": (lambda c: uses_patches(c),
-                             "no layer runs over patches (patch_layers, or the patch family's 'Y' / 'U' layers)"),
     **{k: (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)") for k in _MOE_KEYS},
     **{k: (lambda c: c["attention_type"] == "mla", "attention_type is not 'mla'") for k in _MLA_KEYS},
-    "q_lora_rank": (lambda c: c["attention_type"] == "mla" or any(x in _letters(c) for x in "SH"),
+    "q_lora_rank": (lambda c: c["attention_type"] == "mla" or any(x in letters_in_use(c) for x in "SH"),
                     "attention_type is not 'mla' and no layer is compressed ('S' / 'H')"),
-    "dead_compressor": (lambda c: any(x in _letters(c) for x in "SH"), "no layer is compressed ('S' / 'H')"),
-    **{k: (lambda c: c["use_sparse_indexer"] or "S" in _letters(c),
+    "dead_compressor": (lambda c: any(x in letters_in_use(c) for x in "SH"), "no layer is compressed ('S' / 'H')"),
+    **{k: (lambda c: c["use_sparse_indexer"] or "S" in letters_in_use(c),
            "the model runs no indexer (use_sparse_indexer is false and no layer is 'S')") for k in _INDEX_KEYS},
-    **{k: (lambda c: c["use_sparse_indexer"] or any(x in _letters(c) for x in "SBQ"),
+    **{k: (lambda c: c["use_sparse_indexer"] or any(x in letters_in_use(c) for x in "SBQ"),
            "the model runs no indexer (use_sparse_indexer is false and no layer is 'S', 'B' or 'Q')")
        for k in ("index_n_heads", "index_head_dim")},
-    **{k: (lambda c: "B" in _letters(c), "no layer is MiniMax sparse attention ('B' in attention_layer_pattern)")
+    **{k: (lambda c: "B" in letters_in_use(c), "no layer is MiniMax sparse attention ('B' in attention_layer_pattern)")
        for k in ("msa_block_size", "msa_topk_blocks", "msa_local_blocks", "msa_impl")},
-    **{k: (lambda c: "Q" in _letters(c), "no layer is QSA ('Q' in attention_layer_pattern)")
+    **{k: (lambda c: "Q" in letters_in_use(c), "no layer is QSA ('Q' in attention_layer_pattern)")
        for k in ("qsa_block_size", "qsa_budget", "qsa_impl")},
-    **{k: (lambda c: "E" in _letters(c), "no layer is LSH attention ('E' in attention_layer_pattern)")
+    **{k: (lambda c: "E" in letters_in_use(c), "no layer is LSH attention ('E' in attention_layer_pattern)")
        for k in ("lsh_chunk_length", "lsh_chunks_before", "lsh_num_hashes", "lsh_hash_width")},
-    "lsh_max_positions": (lambda c: "E" in _letters(c) and not c["lsh_hash_width"],
+    "lsh_max_positions": (lambda c: "E" in letters_in_use(c) and not c["lsh_hash_width"],
                           "no LSH layer ('E') sets its hash width from the sequence length (lsh_hash_width = 0)"),
-    **{k: (lambda c: "O" in _letters(c), "no layer is chunked local attention ('O' in attention_layer_pattern)")
+    **{k: (lambda c: "O" in letters_in_use(c), "no layer is chunked local attention ('O' in attention_layer_pattern)")
        for k in ("local_chunk_length", "local_chunks_before")},
     "indexer_loss_pairs": (lambda c: c["use_sparse_indexer"] and c["attention_type"] == "mla"
                            and c["indexer_loss_scaling_factor"] > 0 and c["mode"] == "train",
                            "it shapes the DSA indexer's KL loss in training (MLA with use_sparse_indexer and "
                            "indexer_loss_scaling_factor > 0)"),
-    **{k: (lambda c: "V" in _letters(c), "no layer is a short conv ('V' in attention_layer_pattern)")
+    **{k: (lambda c: "V" in letters_in_use(c), "no layer is a short conv ('V' in attention_layer_pattern)")
        for k in ("short_conv_kernel", "short_conv_impl")},
-    "relative_logits_extent": (lambda c: c["relative_logits_dim"] > 0 and any(x in _letters(c) for x in "GC"),
+    "relative_logits_extent": (lambda c: c["relative_logits_dim"] > 0 and any(x in letters_in_use(c) for x in "GC"),
                                "no global or chunked layer has relative-position logits (relative_logits_dim = 0)"),
     "aux_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 or c["residual_conv_kernel"] > 0 or
                       c["cca_depthwise_kernel"] > 0 or bool(c["engram_layers"]),
                       "the model has no convs around attention (kv_conv_kernel, residual_conv_kernel and "
                       "cca_depthwise_kernel are 0) and no Engram layer"),
-    "kv_conv_dynamic_layers": (lambda c: any(x in _letters(c) for x in c["kv_conv_dynamic_layers"]),
+    "kv_conv_dynamic_layers": (lambda c: any(x in letters_in_use(c) for x in c["kv_conv_dynamic_layers"]),
                                "no layer has a letter it names"),
-    "dynamic_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 and any(x in _letters(c)
+    "dynamic_conv_impl": (lambda c: c["kv_conv_kernel"] > 0 and any(x in letters_in_use(c)
                                                                    for x in c["kv_conv_dynamic_layers"]),
                           "no layer's key and value convs take per-token taps (kv_conv_dynamic_layers)"),
-    "attn_res_qkv_layers": (lambda c: any(x in _letters(c) for x in c["attn_res_qkv_layers"]),
-                            "no layer has a letter it names"),
-    "loop_message_rank": (lambda c: any(b >= a for a, b, _ in _loops(c, repeated=True)),
-                          "no looped block runs more than one pass"),
     "moe_router_mlp_dim": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_router_product_keys": (lambda c: c["num_experts"] > 1, "the model has no routed experts (num_experts = 1)"),
     "moe_experts_ungated": (lambda c: c["num_experts"] > 1 and len(c["mlp_activations"]) == 2,
                             "the model has no routed experts, or its FFNs are ungated already"),
     "moe_router_shared": (lambda c: c["num_experts"] > 1 and c["shared_experts"] > 0,
                           "the model has no shared experts beside routed ones"),
-    "mhc_lowrank": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams (mhc_expansion_rate = 1)"),
-    "mhc_plain_residual": (lambda c: c["mhc_expansion_rate"] > 1, "the model has no mHC streams "
-                                                                  "(mhc_expansion_rate = 1)"),
     "cross_attention_tokens": (lambda c: "X" in c["attention_layer_pattern"],
                                "no cross-attention layer ('X' in attention_layer_pattern)"),
-    "attention_router_experts": (lambda c: c["attention_type"] == "global" and any(x in _letters(c) for x in "GLC"),
+    "attention_router_experts": (lambda c: c["attention_type"] == "global" and any(x in letters_in_use(c) for x in "GLC"),
                                  "no GQA attention layer ('G', 'L' or 'C' with attention_type='global')"),
-    "differential_impl": (lambda c: c["attention_differential"] and any(x in _letters(c) for x in "GLC"),
+    "differential_impl": (lambda c: c["attention_differential"] and any(x in letters_in_use(c) for x in "GLC"),
                           "no attention layer is differential (attention_differential is false, or no 'G', 'L' or "
                           "'C' layer)"),
 }

@@ -102,7 +102,8 @@ def _rewrite_model(argv: list[str]) -> list[str]:
 def _check_override(arg: str) -> str:
     """Validate ``--config.KEY=VALUE`` against the schema before absl sees it (for a one-line error naming the
     key and the value); a list value ``a,b`` is rewritten as the tuple literal absl expects."""
-    from .schema import SCHEMA, Ints, closest, coerce
+    from .fields import Ints
+    from .schema import SCHEMA, closest, coerce
 
     if not arg.startswith("--config."):
         return arg

@@ -78,22 +78,10 @@ def _trunk(name, rank, what, kind=WEIGHT):
     return Component(name, kind, rank, what)
 
 
-# The trunk: what every decoder layer, the head and the extras around them may hold. Families declare the rest
-# (maxflops.families: gdn_conv, compressor, indexer_*), with ranks between these.
+# The trunk: what every decoder layer and the head may hold. Families declare their own (maxflops.families: gdn_conv,
+# compressor, indexer_*) and trunk features theirs (maxflops.features: engram_*, mhc, attn_res...), with ranks
+# between these.
 register(
-    _trunk("engram_proj", 10, "Engram: key and value projections of the n-gram embeddings"),
-    _trunk("engram_gate", 20, "Engram: the per-stream gate (mixes the sequence)", ATTENTION_KIND),
-    _trunk("engram_conv", 30, "Engram: the causal depthwise conv over the streams"),
-    _trunk("mhc", 40, "mHC: the stream mixings around attention and the FFN"),
-    _trunk("attn_res", 45, "attention residuals: the depth-wise softmax over block snapshots at each layer's inputs "
-                           "and the output (row scores D -> 1, the weighted sum)"),
-    _trunk("norm_gate", 47, "gated norms: the low-rank sigmoid gate on a layer's input norm (and its FFN's norm on MoE "
-                            "layers), D -> r -> D"),
-    _trunk("altup", 48, "AltUp: the router, prediction and correction coefficients and the streams' mix around "
-                        "each layer (Gemma 3n)"),
-    _trunk("laurel", 49, "LAuReL: the low-rank branch D -> r -> D beside the mixer (Gemma 3n)"),
-    _trunk("message_gate", 50, "looped depth's message gates: a looped layer's query, key, value and FFN inputs gated "
-                               "by the previous pass's messages, 2D -> r -> two r -> D each (Inkling 2 Loop)"),
     _trunk("qkv_proj", 50, "the mixer's input projections (q, k, v; MLA's latents; a gated delta net's)"),
     _trunk("rel_logits", 55, "relative-position logits: each head's vector against the bank of bias profiles over "
                              "the extent (Inkling)"),
@@ -101,8 +89,6 @@ register(
                            "one group per head (ZAYA)"),
     _trunk("kv_conv", 57, "the causal depthwise convs over an attention layer's keys and values (Inkling)"),
     _trunk("out_proj", 60, "the mixer's output projection"),
-    _trunk("residual_conv", 135, "the causal depthwise convs over each branch's output before the residual add "
-                                 "(Inkling)"),
     _trunk("core_attention", 70, "the mixer's core: QK^T and PV over attended pairs, or a linear recurrence",
            ATTENTION_KIND),
     _trunk("mlp", 140, "the dense FFN"),
@@ -118,19 +104,10 @@ register(
                                           "device that repeats them (moe_routing_replicas)"),
     _trunk("moe_shared", 200, "the shared experts (and their gate)"),
     _trunk("layer_up_proj", 210, "a latent FFN's up-projection back to D"),
-    _trunk("per_layer_emb", 220, "per-layer embeddings: gate and projection in each layer"),
-    _trunk("mtp_eh_proj", 230, "an MTP module's eh projection 2D -> D"),
-    _trunk("mtp_norm", 240, "Megatron's MTP norm terms"),
-    _trunk("mhc_head", 250, "mHC's hyper head"),
     _trunk("logits", 260, "the output head"),
-    _trunk("patcher_logits", 262, "a patcher's output head over the tokens (BLT's frozen entropy model: forward only)"),
-    _trunk("per_layer_emb_proj", 270, "per-layer embeddings: the projection D -> layers x P"),
-    _trunk("altup_proj", 275, "AltUp: the D -> D projections of the embedding into the other streams and out of "
-                              "them"),
     _trunk("vision_encoder", 280, "the vision encoder's weights"),
     _trunk("vision_attention", 290, "the vision encoder's attention", ATTENTION_KIND),
     _trunk("vision_projector", 300, "the vision projector"),
-    Component("mtp", MIXED, 310, "everything the MTP modules execute (their rows hold the parts)"),
     Component("pipeline_bubble", MIXED, 320, "hardware: a pipelined layer's work in the pipeline's bubble iterations "
                                              "(pipeline_stages)"),
 )

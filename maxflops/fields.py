@@ -1,13 +1,17 @@
 """A schema entry: one config key's default, type, documentation, choices and lower bound. The trunk's entries are
-``maxflops.schema.SCHEMA``'s; each mixer family declares its own in its module (``SCHEMA``), and the config
-assembles them."""
+``maxflops.schema.SCHEMA``'s; each mixer family and each trunk feature declares its own in its module (``SCHEMA``),
+and the config assembles them."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-__all__ = ["Field"]
+__all__ = ["Field", "Ints", "field_of"]
+
+
+class Ints(tuple):
+    """Schema kind: a tuple of non-negative integers (given as a list, a tuple or '1,4')."""
 
 
 @dataclasses.dataclass(frozen=True)

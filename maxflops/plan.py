@@ -165,6 +165,11 @@ def attn_res_output_rows(c) -> int:
     return attn_res_rows(n - 1, c["attn_res_block_size"])[1]
 
 
+def letters_in_use(c: Mapping[str, Any]) -> str:
+    """Every pattern letter a config's layers may carry: the decoder's, the MTP modules' and the parallel mixers'."""
+    return c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]
+
+
 def layer_view(c, kind: "LayerKind"):
     """The config as one layer of this kind reads it: its own widths over the config's."""
     return {**c, **dict(kind.widths)} if kind.widths else c

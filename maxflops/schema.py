@@ -1,5 +1,5 @@
-"""The config schema: every key, its default, its type and what it means (``SCHEMA``, the trunk's keys and each
-mixer family's), and the checks of one value against its key (``coerce``, ``check_value``, ``closest``).
+"""The config schema: every key, its default, its type and what it means (``SCHEMA``, the trunk's keys, each trunk
+feature's and each mixer family's), and the checks of one value against its key (``coerce``, ``check_value``, ``closest``).
 
 A maxflops config is a locked ``ml_collections.ConfigDict`` whose keys are exactly the keys of ``SCHEMA``. Key names
 follow MaxText where MaxText has the idea (``emb_dim``, ``num_query_heads``, ``index_topk``...)."""
@@ -11,14 +11,10 @@ import math
 from typing import Any
 
 from .families import FAMILIES
+from .features import FEATURES
 from .families.conv import IMPL_DOC as _CONV_IMPL_DOC
-from .fields import Field, field_of  # noqa: F401 (Field: the schema's entries)
+from .fields import Field, Ints, field_of  # noqa: F401 (Field: the schema's entries)
 from .peers import CONVENTIONS, convention_help, knobs_from_choices
-
-
-class Ints(tuple):
-    """Schema kind: a tuple of non-negative integers (given as a list, a tuple or '1,4')."""
-
 
 INT_MAX = 2 ** 62  # the largest size or length a config may give (int64 indices; keeps every per-token figure
 
@@ -46,8 +42,8 @@ CHOICE_HINTS = {"mlp_activations": {name: f"a gated FFN is two entries: {list(pa
     ("swiglu", ("silu", "linear")), ("geglu", ("gelu", "linear")), ("reglu", ("relu", "linear")))}}
 
 
-# The trunk's keys here; each mixer family's own keys are its module's SCHEMA section (maxflops.families), added
-# below.
+# The trunk's keys here; each trunk feature's and each mixer family's own keys are its module's SCHEMA section
+# (maxflops.features, maxflops.families), added below.
 SCHEMA: dict[str, Field] = {
     # --- identity and trunk -------------------------------------------------------------------------------
     "model_name": field_of("default", str, "Name shown in reports."),
@@ -68,13 +64,6 @@ SCHEMA: dict[str, Field] = {
                           choices=ACTIVATION_NAMES),
     "num_experts": field_of(1, int, "Routed experts E; 1 means no MoE layers.", minimum=1),
     "num_experts_per_tok": field_of(1, int, "Experts each token is routed to (top-k).", minimum=1),
-    "zero_experts": field_of(0, int, "Zero-computation (identity) experts the router scores beside num_experts "
-                               "(LongCat-Flash): the router is D -> num_experts + zero_experts; a slot routed to one "
-                               "runs no matmul.", minimum=0),
-    "zero_expert_share": field_of(-1.0, float, "With zero_experts: the share of the top-k slots routed to them (what "
-                                         "training measured; -1: zero_experts / (num_experts + zero_experts), as "
-                                         "uniform routing would give). The routed experts run the other slots "
-                                         "(an expected count: the component is rounded to the FLOP)."),
     "moe_mlp_dim": field_of(2048, int, "Hidden width of each routed expert (and of each shared one unless "
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
     "head_dense": field_of(False, bool, "A D -> D projection (with its activation and norm) before the output head "
@@ -118,18 +107,6 @@ SCHEMA: dict[str, Field] = {
                                             "ffn_layer_pattern). Any length: a per-layer list is a pattern of "
                                             "num_decoder_layers letters, and letters past the last layer are "
                                             "not used (the MTP modules' mixers are mtp_layer_pattern)."),
-    "mtp_layer_pattern": field_of("", str, "Mixers of the MTP modules, cyclic: module k (1-based) uses "
-                                     "pattern[(k-1) % len], letters as attention_layer_pattern. '' (default): "
-                                     "each module copies the last decoder layer's mixer (after_decoder "
-                                     "numbering: it continues attention_layer_pattern's cycle). DeepSeek-V4's "
-                                     "MTP module is window-only: 'L'. With mtp_ffn_layer_pattern: the mixers of "
-                                     "every module's layers, in order, '-' for none."),
-    "mtp_ffn_layer_pattern": field_of("", str, "MTP modules of a model with hybrid layer shapes (ffn_layer_pattern): each "
-                                         "module runs len(mtp_layer_pattern) layers, whose mixers are "
-                                         "mtp_layer_pattern and whose FFNs are this pattern (letters as "
-                                         "ffn_layer_pattern, the same length): Megatron-LM's hybrid pattern after "
-                                         "'/', NemotronH's mtp_layers_block_type. The eh projection opens each module "
-                                         "and its output head closes it."),
     # --- per-layer widths (Llama-Nemotron's block_configs, per-layer head counts) ------------------------------
     "layer_widths": field_of((), tuple, "Layers of their own widths: rules '<key>@<layers>=<value>' applied in order "
                                         "(keys num_query_heads, num_kv_heads, head_dim, mlp_dim, moe_mlp_dim, "
@@ -139,49 +116,7 @@ SCHEMA: dict[str, Field] = {
                                         "layers 0-based decoder layers, '3' or '0-2' joined by '+'), e.g. "
                                         "'mlp_dim@0-2+5=4096'. A layer no rule names has the config's widths; "
                                         "MTP modules always do."),
-    # --- a byte stream and its patches (BLT): layers over the patches, frozen layers, the patcher's head --------
-    "patch_layers": field_of((), Ints, "0-based decoder layers that run over the patch stream, not the tokens (BLT's "
-                                     "global transformer): patches_per_sequence positions a sequence, causal among "
-                                     "themselves; the patch family's 'Y' and 'U' layers move between the streams."),
-    "patches_per_sequence": field_of(0, int, "Patches a sequence of max_target_length tokens makes (BLT's entropy "
-                                             "patcher decides them from the data: a stated input); 0: one per token "
-                                             "and one more (L + 1 a sequence or packed document), as transformers "
-                                             "patches without its patcher and as a patcher that opens a patch at "
-                                             "every byte gives.", minimum=0),
-    "frozen_layers": field_of((), Ints, "0-based decoder layers of a frozen model whose output no loss reads (BLT's "
-                                      "entropy patcher, eval and without gradient): forward only in training."),
-    "patcher_head_layer": field_of(-1, int, "After this 0-based decoder layer, a patcher's output head (BLT: its norm "
-                                            "and D -> vocab_size logits over the tokens, the layer's own width; "
-                                            "component 'patcher_logits'), forward only in training when the layer "
-                                            "is frozen; -1: none.", minimum=-1),
-    "prompt_tokens": field_of(0, int, "Tokens the model runs ahead of every sequence (CPM-Ant's prompt_length): "
-                                      "each sequence's layers see these and its own tokens (decode: its cache holds "
-                                      "them too), the output head its own tokens only.", minimum=0),
-    "layer_loops": field_of((), tuple, "Looped depth: rules '<first>-<last>*<passes>' (0-based decoder layers), each "
-                                       "block of layers run that many passes in a row, its weights shared and its "
-                                       "work repeated (Dory's recurrent section), e.g. '8-27*2'. Rows 'layer l.p'. "
-                                       "'<first>-<last>*<passes>/<g>': only g of the passes carry a gradient, the "
-                                       "others run forward only in training (HRM's L_bp_cycles; the order of the "
-                                       "passes does not change the count, and those without come first)."),
-    # --- per-layer extras: KV sharing, per-layer embeddings (Gemma 4 E2B/E4B), Engram, mHC (DeepSeek) -----------
-    "num_kv_shared_layers": field_of(0, int, "The last N decoder layers reuse the keys and values of an earlier layer: "
-                                       "no K/V projections of their own (they still attend).", minimum=0),
-    "double_wide_kv_shared_mlp": field_of(False, bool, "The KV-shared layers run their dense FFN at twice mlp_dim "
-                                                 "(Gemma 4 E2B)."),
-    "per_layer_input_dim": field_of(0, int, "Per-layer embeddings of width P (Gemma 4 E2B/E4B): one projection "
-                                      "D -> layers*P per token, and in every layer a gate D -> P and a "
-                                      "projection P -> D; the table lookup is a gather.", minimum=0),
-    "engram_layers": field_of((), Ints, "0-based decoder layers with an Engram block before attention: n-gram "
-                                      "embeddings (a gather) projected to keys (-> expansion x D) and a value "
-                                      "(-> D), a per-stream gate (a dot product) and a causal depthwise conv."),
-    "engram_num_heads": field_of(8, int, "Engram embedding heads per n-gram order.", minimum=1),
-    "engram_head_dim": field_of(1280, int, "Engram embedding width per head.", minimum=1),
-    "engram_max_ngram_size": field_of(3, int, "Engram's largest n-gram: orders 2..n, and the conv's dilation.", minimum=2),
-    "engram_kernel_size": field_of(4, int, "Engram's depthwise conv width.", minimum=1),
-    "residual_conv_kernel": field_of(0, int, "A causal depthwise conv of this many taps over the mixer's output and "
-                                             "over the FFN's output, each with a residual, before they join the "
-                                             "layer's residual stream (Inkling's attn_sconv and mlp_sconv); 0: none.",
-                                     minimum=0),
+    # --- the MoE router and experts of other projects ---------------------------------------------------------
     "moe_router_product_keys": field_of(False, bool, "A product-key router (Doge's CDMoE): D -> 2 x floor(sqrt(E)) "
                                                      "scores, two half keys whose sums over every pair score the "
                                                      "experts (the sums and the top-k are no matmuls)."),
@@ -193,58 +128,6 @@ SCHEMA: dict[str, Field] = {
                                            "token, component moe_router); 0: a linear router D -> E.", minimum=0),
     "moe_router_shared": field_of(False, bool, "The MoE router also scores the shared experts (Inkling's: D -> "
                                                "routed + shared experts), its shared scores weighing them."),
-    "gated_norm_rank": field_of(0, int, "Gated norms (A.X K2's GatedRMSNorm): the layer's input norm, and on MoE "
-                                        "layers the FFN's norm, scale their output by a sigmoid gate from a "
-                                        "low-rank MLP of it, D -> this rank -> D (4 D r FLOPs per gated norm and "
-                                        "token, component norm_gate); 0: plain norms.", minimum=0),
-    "altup_num_inputs": field_of(0, int, "AltUp (Gemma 3n's alternating updates): the residual state is this many "
-                                         "streams of D; each layer runs on the first (the active one) after a "
-                                         "prediction mixes the streams (a router D -> n, coefficients n -> n^2, the "
-                                         "mix n x n over D) and corrects them after (the router again, coefficients "
-                                         "n -> n, an elementwise scale); the other streams enter as D -> D "
-                                         "projections of the embedding and leave through D -> D projections "
-                                         "(components altup, altup_proj); 0: one plain residual stream.", minimum=0),
-    "laurel_rank": field_of(0, int, "LAuReL (Gemma 3n's learned augmented residual): beside the mixer, on its normed "
-                                    "input, a low-rank D -> r -> D branch added to the residual (4 D r FLOPs per "
-                                    "token and mixer layer, component laurel); 0: none.", minimum=0),
-    "attn_res_block_size": field_of(0, int, "Attention residuals (Kimi K3's AttnRes): every this many layers the "
-                                            "running residual is kept as a snapshot, and each layer's attention "
-                                            "and FFN inputs (and the model's output) are a softmax-weighted sum "
-                                            "over the snapshots and the running residual, scored per row by a "
-                                            "D -> 1 projection (4 D FLOPs per row and token); a looped block's "
-                                            "passes (layer_loops) each restart from the snapshots and residual "
-                                            "the block began with (Inkling 2 Loop); 0: plain residuals.",
-                                     minimum=0),
-    "loop_message_rank": field_of(0, int, "Looped depth with messages (Inkling 2 Loop's loop_gate_rank), with "
-                                          "layer_loops and attention residuals: every pass restarts from the "
-                                          "snapshots and residual its loop began with, and on each pass after the "
-                                          "first every looped layer reads the previous pass's messages (an "
-                                          "aggregate of four queries over that pass's snapshots after its first "
-                                          "and its output, in attn_res) and gates its query, key, value and FFN "
-                                          "inputs by them, each gate 2D -> r -> two r -> D (8 D r FLOPs per gate "
-                                          "and token, component message_gate); 0: passes without messages.",
-                                  minimum=0),
-    "attn_res_qkv_layers": field_of("", str, "Attention residuals on attention layers, by pattern letter ('G', "
-                                             "'L', 'C'), whose mixer input is three aggregates, one each for its "
-                                             "queries', keys' and values' inputs, each scored by its own vector "
-                                             "(Inkling 2's full layers: 'G'); '': one aggregate."),
-    "mhc_expansion_rate": field_of(1, int, "mHC hyper-connections: G residual streams; above 1 every decoder layer "
-                                     "mixes them around attention and around the FFN (a projection "
-                                     "G*D -> 2G + G^2 and the G- and G^2-way contractions, per token).",
-                             minimum=1),
-    "mhc_plain_residual": field_of(False, bool, "mHC without the residual mixing (HY-V4's hyper-connections): the "
-                                                "streams are kept, not mixed by a G x G matrix around each layer "
-                                                "branch, and only the pre and post weights are projected, G*D -> "
-                                                "2G (DeepSeek-V4's: G*D -> 2G + G^2 and the G x G mixing)."),
-    "mhc_lowrank": field_of(0, int, "Gated hyper-connections (Qwen4-Exp's hc_lowrank), with mhc_plain_residual: "
-                                    "around each branch the normed streams give per-channel input weights through "
-                                    "a low-rank map G*D -> r -> G*D (their weighted mean over the streams is "
-                                    "elementwise) and the branch output's weights per stream G*D -> G; the hyper "
-                                    "head's weights G*D -> r -> G*D likewise (4 G D r + 2 G^2 D FLOPs per branch "
-                                    "and token, 4 G D r for the head). 0: mHC's projections.", minimum=0),
-    "mhc_hyper_head": field_of(False, bool, "mHC: the streams are collapsed before the final norm by a learned head "
-                                      "(a projection G*D -> G and the G-way weighted sum per token; DeepSeek-V4), "
-                                      "in every output head (the MTP modules' too)."),
     # --- a vision encoder (ViT) in front of the decoder (train and prefill; decode reuses its output) ---------
     "vision_layers": field_of(0, int, "Vision encoder layers; 0 means no vision encoder is counted.", minimum=0),
     "vision_hidden_dim": field_of(1152, int, "Vision encoder width h (attention: q, k, v, o of h x h).", minimum=1),
@@ -258,9 +141,6 @@ SCHEMA: dict[str, Field] = {
     "vision_projector": field_of((), tuple, "The trained projection to the decoder, per image, each 'tokens:in:out'."),
     "vision_images": field_of(1, int, "Images (or tiles) encoded per sequence.", minimum=1),
     "vision_frozen": field_of(True, bool, "The encoder is frozen in training (forward only; the projector trains)."),
-    # --- multi-token prediction ---------------------------------------------------------------------------
-    "mtp_num_layers": field_of(0, int, "MTP modules (train mode only): eh projection 2D -> D, one layer like the "
-                                 "last decoder layer, and the output head.", minimum=0),
     # --- the step -----------------------------------------------------------------------------------------
     "per_device_batch_size": field_of(1.0, float, "Sequences per device per micro-batch (may be fractional, as in "
                                             "MaxText).", minimum=0),
@@ -463,10 +343,10 @@ SCHEMA: dict[str, Field] = {
 }
 
 
-for _family in FAMILIES:  # each family's keys, its section of the schema
-    for _key, _field in _family.schema.items():
+for _part in (*FEATURES, *FAMILIES):  # each trunk feature's keys, then each family's: their sections of the schema
+    for _key, _field in _part.schema.items():
         if _key in SCHEMA:
-            raise ValueError(f"config key {_key!r} is declared twice (the trunk and the {_family.name} family)")
+            raise ValueError(f"config key {_key!r} is declared twice (the trunk and {_part.name})")
         SCHEMA[_key] = _field
 
 

@@ -384,3 +384,15 @@ def padded_vocab(vocab: int, divisible_by: int, tp: int) -> int:
     """Vocabulary padded up to a multiple of divisible_by * tp (Megatron)."""
     m = divisible_by * tp
     return -(-vocab // m) * m
+
+
+def head_vocab(c, hardware: bool = False) -> int:
+    """The output head's width. Hardware: the vocabulary padded to make_vocab_size_divisible_by x
+    tensor_parallel_size (padding columns are computed). Model FLOPs: the real vocabulary, unless the
+    convention counts Megatron's padded one (its default divisor 128 when none is set)."""
+    V, div, tp = c["vocab_size"], c["make_vocab_size_divisible_by"], c["tensor_parallel_size"]
+    if hardware:
+        return padded_vocab(V, div, tp)
+    if c["padded_vocab_in_model_flops"]:
+        return padded_vocab(V, div if div > 1 else 128, tp)
+    return V

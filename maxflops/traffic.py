@@ -33,16 +33,18 @@ from . import masks, terms
 from .account import ffn_width, price_forward
 from .conventions import CONVENTIONS
 from .families import family_of
-from .plan import NO_FFN, NO_MIXER, LayerKind, attn_res_queries, layer_order, layer_view
+from .features import FEATURES, weight_components
+from .plan import NO_MIXER, LayerKind, layer_order, layer_view
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
 
-# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by.
+# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by (the features' say so in
+# their records).
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
-                            "indexer_proj_attn", "compressor",
-                            "layer_up_proj", "per_layer_emb", "engram_proj", "norm_gate", "laurel",
-                            "message_gate"})
+                            "indexer_proj_attn", "compressor", "layer_up_proj"}) | weight_components()
+DECODES = tuple(f for f in FEATURES if f.decode is not None)
+DECODE_HEADS = tuple(f for f in FEATURES if f.decode_head is not None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,14 +109,8 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
     d = hw["emb_dim"]
     vocab = terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"], hw["tensor_parallel_size"])
     outside = {"logits": terms.logits(hw["head_input_dim"] or d, vocab, hw["head_dense"]) // 2}
-    if hw["mhc_expansion_rate"] > 1 and hw["mhc_hyper_head"]:
-        outside["mhc_head"] = terms.mhc_head(hw["mhc_expansion_rate"], d, hw["mhc_lowrank"]) // 2
-    if hw["attn_res_block_size"]:  # the output aggregate's score vector
-        outside["attn_res"] = d
-    if hw["altup_num_inputs"] > 1:
-        outside["altup_proj"] = terms.altup_proj(hw["altup_num_inputs"], d) // 2
-    if hw["per_layer_input_dim"]:
-        outside["per_layer_global"] = terms.ple_global(d, hw["num_decoder_layers"], hw["per_layer_input_dim"]) // 2
+    for f in DECODE_HEADS:  # the features' weights beside the head (an mHC hyper head, AltUp's projections...)
+        outside.update(f.decode_head(hw))
     out["weights"] += price(outside, None)
     out["embeddings"] = price({"embeddings": seqs.count * d}, None)  # the new tokens' rows of the embedding table
     return Traffic(hw["model_name"], int(seqs.count), {k: _bytes(v) for k, v in out.items()})
@@ -146,28 +142,9 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         more = masks._minimum(seqs.count * k, E) - k
         elements["qkv_proj"] += more * per_expert
         elements["out_proj"] += more * per_expert
-    if kind.attn_res:  # attention residuals: each aggregate's score vector (D), for the mixer's input and the FFN's
-        mixer_rows, ffn_rows = kind.attn_res
-        elements["attn_res"] = c["emb_dim"] * ((attn_res_queries(kind, c) if mixer_rows else 0) + (ffn_rows > 0))
-    if kind.messages:  # a looped pass's messages: the gates' weights and the message aggregate's four queries
-        elements["message_gate"] += 4 * c["emb_dim"]
-    K = c["residual_conv_kernel"]
     cache = {}
-    if K:  # Inkling's convs over each branch's output: their kernels, and per sequence their last K - 1 inputs
-        width = c["emb_dim"] * ((kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN))
-        cache = {"weights": width * K * c["weight_bytes"], "state": 2 * (K - 1) * width * c["state_bytes"] * seqs.count}
-    if kind.engram:  # the Engram conv's kernel: G streams x D channels x its taps (a depthwise conv, no matmul)
-        elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
-    if c["altup_num_inputs"]:  # AltUp: its router (used twice, read once) and both coefficient matrices
-        n = c["altup_num_inputs"]
-        elements["altup"] = c["emb_dim"] * n + n * n * n + n * n
-    if c["mhc_expansion_rate"] > 1 and c["mhc_flops"]:  # each branch's mixing projection G*D -> 2G + G^2
-        G = c["mhc_expansion_rate"]
-        branches = (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)
-        if c["mhc_lowrank"]:  # (gated hyper-connections: G*D -> r -> G*D and G*D -> G)
-            elements["mhc_proj"] = branches * terms.mhc_lowrank(G, c["emb_dim"], c["mhc_lowrank"]) // 2
-        else:
-            elements["mhc_proj"] = branches * G * c["emb_dim"] * (2 * G + (0 if c["mhc_plain_residual"] else G * G))
+    for f in DECODES:  # the features' weights and caches (attention residuals' score vectors, residual convs...)
+        f.decode(kind, c, seqs, elements, cache)
     for mixer in (kind, kind.parallel):
         if mixer is not None and mixer.mixer != NO_MIXER:
             for name, value in family_of(mixer).decode_cache(mixer, c, seqs).items():  # its cache (or state)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping
 
-__all__ = ["Priced", "Family", "ffn_width", "NO_FFN"]
+__all__ = ["Priced", "Family", "ffn_width", "read_branch_ends", "NO_FFN"]
 
 NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern; maxflops.plan re-exports it)
 
@@ -31,6 +31,15 @@ class Priced:
     def __init__(self):
         self.out, self.qk, self.tail, self.single, self.unnamed, self.grad_extra, self.closing = {}, 0, {}, {}, {}, {}, {}
         self.warmup_unnamed, self.forward_only = {}, set()
+
+
+def read_branch_ends(p: Priced, up_proj: bool = True) -> None:
+    """The layer's branch outputs are read again after they join the residual (mHC's post weights, AltUp's
+    correction, the per-layer gate): a rematerialized layer recomputes their last matmuls, no tail of theirs stays
+    (a latent FFN's up-projection too, with ``up_proj``)."""
+    for k in ("mlp", "moe_routed", "moe_shared", "moe_combine", "moe_weighted_sum",
+              *(("layer_up_proj",) if up_proj else ()), *p.closing):
+        p.tail.pop(k, None)
 
 
 def ffn_width(c) -> int:

@@ -125,8 +125,9 @@ def _ops_inside(op) -> list:
 class _Cut:
     """One chain's cut: the ops the wanted values depend on, copied in order into a new ``main``."""
 
-    def __init__(self, ir, module, chain: tuple, inputs, meshes: dict):
+    def __init__(self, ir, module, chain: tuple, inputs, meshes: dict, annotations: frozenset):
         self.ir = ir
+        self.annotations = annotations
         self.module = module
         self.by_function = {_callee(site): site for site in chain}
         self.inputs = inputs
@@ -307,9 +308,7 @@ class _Cut:
         return out
 
     def _annotation(self, op) -> bool:
-        from .kernels import NO_COMPUTE
-
-        return self._target(op) in NO_COMPUTE and len(op.operands) >= 1
+        return self._target(op) in self.annotations and len(op.operands) >= 1
 
     def _target(self, op) -> str:
         return self.ir.StringAttr(op.attributes["call_target_name"]).value
@@ -405,9 +404,11 @@ def sources(module, op, operands: list[int]) -> set[int]:
     return found
 
 
-def evaluate(module, op, operands: list[int], inputs) -> list:
+def evaluate(module, op, operands: list[int], inputs, annotations=frozenset()) -> list:
     """The values (numpy arrays) of ``op``'s operands at ``operands``, as the program computes them with ``inputs``
     stated: ``inputs(index, shape)`` gives main's argument ``index`` (an array of that HLO shape) or None.
+    ``annotations``: the custom-call targets that compute nothing (sharding marks: their result is their first
+    operand).
 
     Raises :class:`NotFixed` with the reason when a value depends on anything else, or when the chains of calls
     that reach ``op`` give different values."""
@@ -422,7 +423,7 @@ def evaluate(module, op, operands: list[int], inputs) -> list:
         sites = _call_sites(module)
         found = None
         for chain in _chains(module, _name_of(_enclosing_function(op)), sites):
-            cut = _Cut(ir, module, chain, inputs, meshes)
+            cut = _Cut(ir, module, chain, inputs, meshes, frozenset(annotations))
             try:
                 got = cut.finish([cut.need(op.operands[i]) for i in operands])
             except RecursionError:

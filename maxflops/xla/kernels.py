@@ -287,7 +287,7 @@ def _segmented_tables(module: Module, ins: Instruction, kernel, data, inputs: Ru
 
     try:
         with mlir.context:
-            got = fold.evaluate(mlir, op, list(range(first_data)), value)
+            got = fold.evaluate(mlir, op, list(range(first_data)), value, NO_COMPUTE)
     except fold.NotFixed as e:
         raise mosaic.NotPriceable(f"kernel {name}: its tables, pruned in the program by the segment ids, cannot be "
                                   f"run: {e}") from None

@@ -7,7 +7,8 @@ import pytest
 
 import maxflops
 from maxflops import cli
-from maxflops.schema import SCHEMA, Ints
+from maxflops.fields import Ints
+from maxflops.schema import SCHEMA
 from repo import ROOT
 
 ALL_MODELS = ["llama2-7b", "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "mixtral-8x7b", "deepseek2-16b",

@@ -13,6 +13,7 @@ import maxflops
 from maxflops.checks import READ_WHEN
 from maxflops.config import validate
 from maxflops.families import FAMILIES
+from maxflops.features import FEATURES
 from maxflops.schema import SCHEMA
 from maxflops.traffic import decode_traffic
 
@@ -123,6 +124,30 @@ def test_every_key_of_a_family_with_letters_is_said_on_a_model_without_them():
             checked += 1
             assert said and f"config key {key!r}" in said[0], (fam.name, key)
     assert checked > 80
+
+
+def test_every_key_of_a_feature_is_said_on_a_model_without_it():
+    """From the registry: a trunk feature's keys (but those that turn it on, and those others read too) on
+    llama3.1-8b, which runs no feature."""
+    cfg = _llama()
+    c = validate(cfg)
+    checked = []
+    for f in FEATURES:
+        for key in f.keys:
+            if key in f.switches or key in f.shared_keys:
+                continue
+            assert not READ_WHEN[key][0](c), key
+            value = (_alternatives(key, c[key]) or [None])[0]
+            if value is None:
+                continue
+            try:
+                said = _said(cfg, **{key: value})
+            except ValueError:  # a key that must be set with another (mhc_lowrank with mhc_plain_residual)
+                continue
+            assert said and f"config key {key!r}" in said[0], (f.name, key)
+            checked.append(key)
+    assert len(checked) >= 8 and {"engram_num_heads", "mhc_plain_residual", "double_wide_kv_shared_mlp",
+                                  "zero_expert_share", "patches_per_sequence"} <= set(checked)
 
 
 def test_the_step_keys_of_another_mode_are_said():

@@ -49,7 +49,8 @@ import maxflops
 from maxflops.conventions import convention_defined
 from maxflops.breakdown import ATTENTION_COMPONENTS
 from maxflops.conventions import CONVENTIONS
-from maxflops.schema import SCHEMA, Ints
+from maxflops.fields import Ints
+from maxflops.schema import SCHEMA
 
 from strategies import (COVERED, LOWERING, NOT_DRAWN, PAIR_RULE_KNOBS, REPORTING_KNOBS,  # noqa: E402
                         packable, without_patch_stream,

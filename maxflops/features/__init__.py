@@ -1,0 +1,53 @@
+"""The trunk's features, one module each, registered here: what a model adds around its layers (per-layer
+embeddings, Engram, mHC, LAuReL, AltUp, residual convs, gated norms, attention residuals, looped depth's messages, a
+patcher's head, MTP modules) or inside them (KV sharing, zero experts, prompt tokens). A feature's module holds its
+record (:class:`Feature`): its config keys (its section of the schema), its components, its checks, the keys it
+reads only when on (the inert-key warning), its part of a layer's price and of a decode step's bytes. The engine
+(``maxflops.account``), ``decode_traffic``, the config check and the schema read the registry; nothing outside a
+feature's module branches on its keys for those parts.
+
+    FEATURES          the registered features, in the order their prices run around a layer (``order``)
+    feature(name)     one of them
+    base.register(f)  how a feature's module adds its record at import (a second feature of a name, or a key
+                      another feature declares, is refused; a component declared twice differently, too)
+
+Adding a feature: see "Adding a trunk feature" in docs/contributing.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from .. import components
+from . import (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_loops, mhc, mtp, patch_stream,
+               per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
+from .base import Feature, feature, registered
+
+__all__ = ["Feature", "FEATURES", "PRICED", "feature", "weight_components", "inert_rules"]
+
+_ = (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_loops, mhc, mtp, patch_stream,
+     per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
+FEATURES: tuple[Feature, ...] = registered()
+PRICED: tuple[Feature, ...] = tuple(f for f in FEATURES if f.price is not None)
+
+for _f in FEATURES:
+    components.register(*_f.components)
+
+
+def weight_components() -> frozenset:
+    """The features' components whose per-token FLOPs are 2 x the weights they read (decode traffic's weights)."""
+    return frozenset(name for f in FEATURES for name in f.weight_components)
+
+
+def inert_rules() -> dict[str, tuple[Callable[[Mapping[str, Any]], bool], str]]:
+    """key -> (read by this config?, why not), for every feature's keys but its switches and shared keys."""
+    out = {}
+    for f in FEATURES:
+        for key in f.schema:
+            if key in f.reads:
+                out[key] = f.reads[key]
+            elif key not in f.switches and key not in f.shared_keys:
+                out[key] = (f.on, f.off)
+    return out
+
+

@@ -1,0 +1,79 @@
+"""The trunk features' house (maxflops.features): each feature one module whose record holds its keys, components,
+checks and prices; the registry refuses a second feature of a name or a key two features declare; every feature
+key is in the schema once; the engine, the check, the inert-key rule and decode traffic read them from the
+registry."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+import maxflops
+from maxflops import components
+from maxflops.features import FEATURES, PRICED, base, feature, inert_rules
+from maxflops.schema import SCHEMA
+
+ROOT = pathlib.Path(maxflops.__file__).parent
+
+
+def test_each_feature_is_one_module_of_its_name():
+    names = {f.name for f in FEATURES}
+    modules = {p.stem for p in (ROOT / "features").glob("*.py")} - {"__init__", "base"}
+    assert names == modules and len(names) >= 14
+
+
+def test_every_feature_key_is_in_the_schema_as_its_module_declares_it():
+    for f in FEATURES:
+        for key, field in f.schema.items():
+            assert SCHEMA[key] is field, key
+        assert set(f.switches) <= set(f.schema) and set(f.reads) <= set(f.schema), f.name
+        for comp in f.components:
+            assert components.kind_of(comp.name) == comp.kind
+        assert set(f.weight_components) <= {comp.name for comp in f.components}, f.name
+
+
+def test_the_registry_refuses_a_second_feature_or_a_key_declared_twice():
+    engram = feature("engram")
+    with pytest.raises(ValueError, match="feature 'engram' registered twice"):
+        base.register(engram)
+    clash = base.Feature("clash", "", {"engram_kernel_size": engram.schema["engram_kernel_size"]}, (), bool, "")
+    with pytest.raises(ValueError, match="'engram_kernel_size' declared by features 'engram' and 'clash'"):
+        base.register(clash)
+    assert "clash" not in {f.name for f in base.registered()}
+
+
+def test_prices_run_in_the_features_order_and_inert_rules_cover_their_keys():
+    assert [f.order for f in PRICED] == sorted(f.order for f in PRICED)
+    rules = inert_rules()
+    for f in FEATURES:
+        for key in f.schema:
+            assert (key in rules) == (key in f.reads or key not in f.switches and key not in f.shared_keys), key
+
+
+# The keys a core module still reads itself, each with where (what the trunk's own parts need of a feature that
+# lives inside them): nothing else of a feature is named outside its module.
+READ_BY_THE_TRUNK = {
+    ("account.py", "double_wide_kv_shared_mlp"): "the dense FFN's width on a KV-shared layer",
+    ("account.py", "zero_experts"): "the router's scored experts",
+    ("account.py", "zero_expert_share"): "the routed experts' slots (routed_slots)",
+    ("account.py", "prompt_tokens"): "the tokens each layer sees beside the head's",
+    ("traffic.py", "prompt_tokens"): "the cache each sequence holds",
+    ("account.py", "patches_per_sequence"): "the patch stream's positions",
+    ("checks.py", "zero_experts"): "the bound on num_experts_per_tok and the product-key router's refusal",
+    ("checks.py", "engram_layers"): "aux_conv_impl's inert rule (the convs it sizes)",
+    ("checks.py", "residual_conv_kernel"): "aux_conv_impl's inert rule (the convs it sizes)",
+    ("checks.py", "mtp_num_layers"): "the MTP modules' letters, checked by their families",
+    ("checks.py", "mtp_layer_pattern"): "the MTP modules' letters, checked by their families",
+    ("checks.py", "mtp_ffn_layer_pattern"): "the MTP modules' letters, checked by their families",
+}
+
+
+def test_no_core_module_names_a_feature_key_but_where_the_trunk_reads_it():
+    """The engine, the check, decode traffic and the components read a feature's keys only through its record, but
+    for the trunk's own parts listed in READ_BY_THE_TRUNK (each still read there)."""
+    for module in ("account.py", "checks.py", "traffic.py", "components.py"):
+        text = (ROOT / module).read_text()
+        for f in FEATURES:
+            for key in f.schema:
+                assert (f'"{key}"' in text) == ((module, key) in READ_BY_THE_TRUNK), (module, key)
