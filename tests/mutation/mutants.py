@@ -24,6 +24,7 @@ class Mutant:
 T, M, S, TR, P, A = ("maxflops/terms.py", "maxflops/masks.py", "maxflops/sequences.py", "maxflops/traffic.py",
                      "maxflops/plan.py", "maxflops/account.py")
 SF, Q = "maxflops/stepform.py", "maxflops/loaders/quantization.py"
+GDN = "maxflops/families/gdn/__init__.py"
 
 MUTANTS = [
     # --- terms.py: the per-token and per-pair closed forms ------------------------------------------------------
@@ -66,13 +67,13 @@ MUTANTS = [
            "the indexer's head reduction counted as n, not 2n"),
     Mutant("mlp_plain_as_gated", T, "return (6 if gated else 4) * d * hidden", "return 6 * d * hidden",
            "a plain (one-activation) FFN priced with three matrices"),
-    Mutant("gdn_beta_decay_half", T, "2 * n_v * dv + 2 * n_v)", "2 * n_v * dv + n_v)",
+    Mutant("gdn_beta_decay_half", GDN, "2 * n_v * dv + 2 * n_v)", "2 * n_v * dv + n_v)",
            "gated delta net: beta and the decay a priced as one projection"),
-    Mutant("gdn_out_key_heads", T, "2 * n_v * dv * d\n", "2 * n_k * dv * d\n",
+    Mutant("gdn_out_key_heads", GDN, "2 * n_v * dv * d\n", "2 * n_k * dv * d\n",
            "gated delta net output projection uses the key heads"),
-    Mutant("gdn_conv_one_qk", T, "return 2 * n_k * dk + n_v * dv", "return n_k * dk + n_v * dv",
+    Mutant("gdn_conv_one_qk", GDN, "return 2 * n_k * dk + n_v * dv", "return n_k * dk + n_v * dv",
            "gated delta net conv channels: q and k counted once"),
-    Mutant("gdn_chunk_solve_av", T, "1 * 2 * c * c * dv", "2 * 2 * c * c * dv",
+    Mutant("gdn_chunk_solve_av", GDN, "1 * 2 * c * c * dv", "2 * 2 * c * c * dv",
            "chunked_solve keeps the A V matmul"),
     Mutant("ple_global_layers_dropped", T, "return 2 * d * layers * p", "return 2 * d * p",
            "per-layer embedding projection D -> P instead of D -> layers*P"),
