@@ -16,17 +16,6 @@ iff (b+1)m-1 <= i; a partial last block is never formed.
     compressed_visible(m)     query i sees floor((i+1)/m) blocks   L = qm + r: m*q(q-1)/2 + q(r+1)
     compressed_topk(m, K)     query i attends min(floor((i+1)/m), K) blocks
 
-Block-sparse attention (MiniMax-M3's MSA): keys fall in blocks of B; query i attends whole blocks, at most K of them,
-its own block always among them (causal inside it). While its visible blocks number at most K (i < KB) it attends
-every visible key; after, its own block's i % B + 1 keys and K - 1 whole earlier blocks, whichever the indexer picks.
-
-    block_topk(B, K)          m = min(L, KB): m(m+1)/2 + chunked(L - m, B) + (K-1) B (L - m)
-
-Chunked local attention looking back (Reformer's local layers): query i in chunk c = i // C sees keys from the start
-of chunk c - nb up to itself.
-
-    lookback(C, nb)           m = min(L, (nb+1)C): m(m+1)/2 + nb C (L - m) + chunked(L - m, C)
-
 Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``
 (compressed layers: ``new_token_blocks``).
 
@@ -95,45 +84,6 @@ def compressed_topk(L, m, K):
     return compressed_visible(head, m) + K * (L - head)
 
 
-def qsa_pairs(L, r, K):
-    """Attended pairs of a QSA layer (Qwen4-Exp): query i's visible keys in complete blocks of r (floor((i+1)/r) of
-    them) and the partial tail ((i+1) mod r); it attends min(blocks, K) whole blocks and the tail:
-    r * compressed_topk(L, r, K) + sum_{v<=L} v mod r, the last sum chunked(L, r) - r floor(L / r)."""
-    return r * compressed_topk(L, r, K) + chunked(L, r) - r * (L // r)
-
-
-def new_token_qsa_keys(kv, r, K):
-    """Keys the token at position ``kv`` attends in a QSA layer: min(floor((kv+1)/r), K) whole blocks and the tail."""
-    return r * new_token_blocks(kv, r, K) + (kv + 1) % r
-
-
-def lookback(L, C, nb):
-    """Attended pairs of a chunked local layer that looks ``nb`` chunks back (Reformer's local attention, causal):
-    query i in chunk c = i // C sees keys from (c - nb) C (0 at least) up to i, min(i + 1, nb C + i mod C + 1) of
-    them. With m = min(L, (nb + 1) C): causal(m) + nb C (L - m) + chunked(L - m, C) (the rest starts on a chunk)."""
-    m = _minimum(L, (nb + 1) * C)
-    return causal(m) + nb * C * (L - m) + chunked(L - m, C)
-
-
-def new_token_lookback(kv, C, nb):
-    """Keys the token at position ``kv`` attends in a chunked local layer looking ``nb`` chunks back."""
-    return _minimum(kv + 1, nb * C + kv % C + 1)
-
-
-def chunk_slots(L, C):
-    """Query slots of a sequence run in whole chunks of C (a partial last chunk padded): ceil(L / C) C."""
-    return -(-L // C) * C
-
-
-def where(cond, a, b):
-    """``a`` where ``cond`` holds, else ``b``: a Python branch for one length, numpy's for an array of them."""
-    if isinstance(cond, bool):
-        return a if cond else b
-    import numpy as np
-
-    return np.where(cond, a, b)
-
-
 def compressed_blocks(L, m):
     """Blocks a length-L sequence forms (the partial last one is not formed)."""
     return L // m
@@ -143,30 +93,6 @@ def new_token_blocks(kv, m, K=0):
     """Compressed blocks the token at position ``kv`` attends (K=0: every visible one)."""
     visible = (kv + 1) // m
     return _minimum(visible, K) if K else visible
-
-
-def block_topk(L, B, K):
-    """Attended pairs of a block-sparse layer (blocks of B keys, top K blocks, the query's own block forced)."""
-    m = _minimum(L, K * B)
-    return causal(m) + chunked(L - m, B) + (K - 1) * B * (L - m)
-
-
-def block_topk_gathered(L, B, K):
-    """Keys a gather kernel reads for a block-sparse layer: every query min(K, ceil(L / B)) whole blocks (the
-    indexer's top-k is taken over the sequence's blocks; the unselected slots and the masked keys computed)."""
-    return L * _minimum(-(-L // B), K) * B
-
-
-def new_token_block_keys(kv, B, K, gathered: bool = False):
-    """Keys the token at position ``kv`` attends in a block-sparse layer (``gathered``: the whole blocks a gather
-    kernel reads, min(K, ceil((kv + 1) / B)) of them)."""
-    if gathered:
-        return _minimum((kv + B) // B, K) * B
-    if isinstance(kv, int):
-        return kv + 1 if kv < K * B else kv % B + 1 + (K - 1) * B
-    import numpy as np
-
-    return np.where(kv < K * B, kv + 1, kv % B + 1 + (K - 1) * B)
 
 
 def new_token_keys(mixer: str, span: int, kv):
