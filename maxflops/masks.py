@@ -29,11 +29,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 
-def gathered(L, K):
-    """Keys a gather-K sparse kernel reads for a sequence of length L: min(L, K) for every query."""
-    return L * _minimum(L, K)
-
-
 def _minimum(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return a if a < b else b
@@ -210,53 +205,6 @@ def _csa_topk_bridge(seqs, m, K, tokens, length):
 def compressed_indexer_bridge(seqs, m):
     """Megatron-Bridge's DeepSeek-V4 indexer: the full L x L/m rectangle of (query, block) scores, sum L^2 / m."""
     return _ratio(seqs.sum(lambda L: L * L), m)
-
-
-def dsa_megatron(seqs, K):
-    """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
-    the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""
-    return seqs.whole(_dsa_megatron, K)
-
-
-def _dsa_megatron(seqs, K):
-    # s^2/2 * rho = (Q/2) (K s - K^2/2) / (s^2/2) with s = Q/T is K T (2Q - K T) / (2Q): one Fraction, not five
-    Q = seqs.sum(lambda L: L * L)
-    T = seqs.sum(lambda L: L)
-    return _ratio(Q, 2) if Q <= K * T else _ratio(K * T * (2 * Q - K * T), 2 * Q)
-
-
-def dsa_bridge(seqs, K, tokens):
-    """Megatron-Bridge's DSA over ``tokens`` priced (a packed batch's padded slots with packed_tokens='padded'): each
-    token sees the mean sparse context at c = Q/tokens (Q = sum L^2), K - K(K-1)/(2c) keys when c > K, else the
-    causal (c + 1)/2; times the tokens. For full rows, exactly sum_i min(i+1, K)."""
-    return seqs.whole(_dsa_bridge, K, tokens)
-
-
-def _dsa_bridge(seqs, K, tokens):
-    Q = seqs.sum(lambda L: L * L)
-    if Q <= K * tokens:  # c <= K
-        return _ratio(Q + tokens, 2)
-    return tokens * K - _ratio(K * (K - 1) * tokens * tokens, 2 * Q)
-
-
-def causal_bridge(seqs, tokens):
-    """Megatron-Bridge's causal context over ``tokens`` priced: (c + 1)/2 keys per token at c = Q/tokens, i.e.
-    (Q + tokens)/2 (the exact L(L+1)/2 for full rows and unpadded documents)."""
-    return _ratio(seqs.sum(lambda L: L * L) + tokens, 2)
-
-
-def dsa_megatron_floor(seqs, K):
-    """Megatron-LM #6148's head and #6753: the dense s^2/2 pairs scaled by rho = a / (s/2), a = e*(1 - e/(2s)),
-    e = min(K, floor(s)), s = Q/T the token-weighted mean length (one rho for the batch)."""
-    return seqs.whole(_dsa_megatron_floor, K)
-
-
-def _dsa_megatron_floor(seqs, K):
-    # (Q/2) e (1 - e/(2s)) / (s/2) with s = Q/T is e T (2Q - e T) / (2Q)
-    Q = seqs.sum(lambda L: L * L)
-    T = seqs.sum(lambda L: L)
-    e = min(K, Q // T)
-    return _ratio(e * T * (2 * Q - e * T), 2 * Q)
 
 
 # --- hardware: what kernels execute ------------------------------------------------------------------------

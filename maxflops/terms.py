@@ -93,19 +93,6 @@ def attention_per_pair(n_q: int, d_qk: int, d_v: int) -> int:
     return 2 * n_q * (d_qk + d_v)
 
 
-def indexer_proj(d: int, q_lora: int, n_heads: int, head_dim: int) -> int:
-    """DSA indexer projections per token: q from the q latent (or from D without q LoRA) to
-    n_heads*head_dim, k D -> head_dim (one shared key head), head weights D -> n_heads."""
-    q_in = q_lora if q_lora else d
-    return 2 * q_in * n_heads * head_dim + 2 * d * head_dim + 2 * d * n_heads
-
-
-def indexer_per_pair(n_heads: int, head_dim: int, head_reduction: bool = True) -> int:
-    """DSA indexer scoring per scored pair: q.k over every head (2*n*hd) and the weighted head
-    reduction sum_h w_h * relu(q_h.k) (2*n; Megatron leaves it out)."""
-    return 2 * n_heads * head_dim + (2 * n_heads if head_reduction else 0)
-
-
 def mlp(d: int, hidden: int, gated: bool) -> int:
     """Gated FFN (SwiGLU/GeGLU): gate and up D -> F, down F -> D: 6*D*F. Plain FFN: 4*D*F."""
     return (6 if gated else 4) * d * hidden

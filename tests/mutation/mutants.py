@@ -24,7 +24,7 @@ class Mutant:
 T, M, S, TR, P, A = ("maxflops/terms.py", "maxflops/masks.py", "maxflops/sequences.py", "maxflops/traffic.py",
                      "maxflops/plan.py", "maxflops/account.py")
 SF, Q = "maxflops/stepform.py", "maxflops/loaders/quantization.py"
-GDN = "maxflops/families/gdn/__init__.py"
+GDN, DSA = "maxflops/families/gdn/__init__.py", "maxflops/families/dsa/__init__.py"
 
 MUTANTS = [
     # --- terms.py: the per-token and per-pair closed forms ------------------------------------------------------
@@ -60,10 +60,10 @@ MUTANTS = [
     Mutant("compressed_indexer_no_head_weights", T,
            "return 2 * q_in * n_heads * head_dim + 2 * d * n_heads + compressor",
            "return 2 * q_in * n_heads * head_dim + compressor", "the compressed indexer's head weights dropped"),
-    Mutant("indexer_k_from_q_latent", T, "return 2 * q_in * n_heads * head_dim + 2 * d * head_dim + 2 * d * n_heads",
+    Mutant("indexer_k_from_q_latent", DSA, "return 2 * q_in * n_heads * head_dim + 2 * d * head_dim + 2 * d * n_heads",
            "return 2 * q_in * n_heads * head_dim + 2 * q_in * head_dim + 2 * d * n_heads",
            "the DSA indexer key projected from the q latent instead of D"),
-    Mutant("indexer_reduction_half", T, "(2 * n_heads if head_reduction else 0)", "(n_heads if head_reduction else 0)",
+    Mutant("indexer_reduction_half", DSA, "(2 * n_heads if head_reduction else 0)", "(n_heads if head_reduction else 0)",
            "the indexer's head reduction counted as n, not 2n"),
     Mutant("mlp_plain_as_gated", T, "return (6 if gated else 4) * d * hidden", "return 6 * d * hidden",
            "a plain (one-activation) FFN priced with three matrices"),
@@ -130,12 +130,13 @@ MUTANTS = [
            "MaxText's V4 window: W^2/2 subtracted once per step, not per sequence"),
     Mutant("topk_maxtext_K_for_k", M, "k * (2 * N - k)", "k * (2 * N - K)",
            "MaxText's V4 top-k: the configured K where min(K, N) belongs"),
-    Mutant("dsa_megatron_k2", M, "_ratio(K * T * (2 * Q - K * T), 2 * Q)", "_ratio(K * T * (Q - K * T), Q)",
+    Mutant("dsa_megatron_k2", DSA, "_ratio(K * T * (2 * Q - K * T), 2 * Q)", "_ratio(K * T * (Q - K * T), Q)",
            "Megatron DSA: K^2 instead of K^2/2"),
-    Mutant("dsa_megatron_strict", M, "return _ratio(Q, 2) if Q <= K * T else", "return _ratio(Q, 2) if Q < K * T else",
+    Mutant("dsa_megatron_strict", DSA, "return masks._ratio(Q, 2) if Q <= K * T else",
+           "return masks._ratio(Q, 2) if Q < K * T else",
            "Megatron DSA: the clamp at s == K taken by the formula",
            equivalent="at s == K the formula gives K T (2Q - K T) / (2Q) = Q/2, the dense pairs"),
-    Mutant("dsa_floor_dropped", M, "e = min(K, Q // T)", "e = min(K, Fraction(Q, T))",
+    Mutant("dsa_floor_dropped", DSA, "e = min(K, Q // T)", "e = min(K, Fraction(Q, T))",
            "Megatron #6148: the mean length not floored"),
     Mutant("blocked_window_lo", M, "return _maximum(a0 - span + 1, 0)", "return _maximum(a0 - span, 0)",
            "tiled window: first visible key one early"),
