@@ -79,11 +79,6 @@ def compressed_topk(L, m, K):
     return compressed_visible(head, m) + K * (L - head)
 
 
-def compressed_blocks(L, m):
-    """Blocks a length-L sequence forms (the partial last one is not formed)."""
-    return L // m
-
-
 def new_token_blocks(kv, m, K=0):
     """Compressed blocks the token at position ``kv`` attends (K=0: every visible one)."""
     visible = (kv + 1) // m
@@ -174,39 +169,6 @@ def window_unclamped(seqs, span):
     return seqs.sum(lambda L: L * span) - _ratio(span * span * seqs.count, 2)
 
 
-def compressed_maxtext(seqs, m):
-    """MaxText's DeepSeek-V4 visible blocks: half the L x L/m rectangle, L^2/(2m)."""
-    return _ratio(seqs.sum(lambda L: L * L), 2 * m)
-
-
-def compressed_topk_maxtext(seqs, m, K):
-    """MaxText's DeepSeek-V4 top-k blocks: L^2/m * (k/N - (k/N)^2/2) with N = L // m and k = min(K, N) (0 for a
-    sequence shorter than m, where MaxText would divide by zero)."""
-    def one(L):
-        N = L // m
-        k = min(K, N)
-        return Fraction(L * L * k * (2 * N - k), 2 * m * N * N) if N else Fraction(0)
-
-    return seqs.sum_scalar(one)
-
-
-def csa_topk_bridge(seqs, m, K, tokens, length):
-    """Megatron-Bridge's DeepSeek-V4 top-k blocks over ``tokens`` priced: every token attends k - m k^2/(2S) blocks at
-    the configured row length S = ``length`` (k = min(K, S // m)), the mean of a causal ramp of S/m blocks capped at
-    k, whatever the documents."""
-    return seqs.whole(_csa_topk_bridge, m, K, tokens, length)
-
-
-def _csa_topk_bridge(seqs, m, K, tokens, length):
-    k = min(K, length // m)
-    return tokens * k - _ratio(m * k * k * tokens, 2 * length)
-
-
-def compressed_indexer_bridge(seqs, m):
-    """Megatron-Bridge's DeepSeek-V4 indexer: the full L x L/m rectangle of (query, block) scores, sum L^2 / m."""
-    return _ratio(seqs.sum(lambda L: L * L), m)
-
-
 # --- hardware: what kernels execute ------------------------------------------------------------------------
 
 def _visible_from(mixer: str, span: int, a0):
@@ -251,19 +213,6 @@ def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
         return left, right
 
     return _tiled(L, block_q, block_kv * (span if mixer == "chunk" else 1), 1, cols, moves)
-
-
-def blocked_compressed(L, m, block_q: int, block_kv: int):
-    """Compressed keys a tiled kernel computes for a sequence of length L (an int or an int64 array): the L // m
-    blocks form their own key axis, tiled by block_kv; row block [a0, a1) touches the tiles up to its last
-    visible block, (a1 // m) - 1 (a top-k kernel with a dynamic mask is assumed to touch them all)."""
-    def cols(a0, a1, Lr):
-        return _minimum(-(-(a1 // m) // block_kv) * block_kv, Lr // m)
-
-    def moves(a0, a1, L):
-        return False, -(-(a1 // m) // block_kv) * block_kv < L // m
-
-    return _tiled(L, block_q, m * block_kv, m, cols, moves)
 
 
 def _tiled(L, block_q, period, scale, cols, moves):

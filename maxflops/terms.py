@@ -61,33 +61,6 @@ def mla_absorbed_out(n_q: int, kv_lora: int, v: int, d: int) -> int:
     return 2 * n_q * kv_lora * v + 2 * n_q * v * d
 
 
-def compressed_qkv(d: int, n_q: int, head_dim: int, q_lora: int, n_kv: int) -> int:
-    """DeepSeek-V4 attention projections: q D -> q_lora -> H*hd (D -> H*hd without q LoRA), and one projection
-    D -> n_kv*hd whose output is both the keys and the values."""
-    q = 2 * d * q_lora + 2 * q_lora * n_q * head_dim if q_lora else 2 * d * n_q * head_dim
-    return q + 2 * d * n_kv * head_dim
-
-
-def grouped_low_rank_out(n_q: int, head_dim: int, groups: int, rank: int, d: int) -> int:
-    """Grouped low-rank output: the H*hd attention output in G groups of H*hd/G, each projected to ``rank``
-    (G * (H*hd/G) * rank = H*hd*rank multiply-adds), then G*rank -> D."""
-    return 2 * n_q * head_dim * rank + 2 * groups * rank * d
-
-
-def compressor(d: int, width: int, overlap: bool) -> int:
-    """A compressor's kv and gate projections per token, D -> width each (2*width with overlapping blocks, whose
-    two halves feed the block and the next one); the gated pooling inside a block is elementwise."""
-    w = 2 * width if overlap else width
-    return 2 * (2 * d * w)
-
-
-def compressed_indexer_proj(d: int, q_lora: int, n_heads: int, head_dim: int) -> int:
-    """A compressed layer's indexer per token: q from the q latent (D without q LoRA) to n_heads*head_dim, head
-    weights D -> n_heads, and its own overlapping compressor of width head_dim for the block keys."""
-    q_in = q_lora if q_lora else d
-    return 2 * q_in * n_heads * head_dim + 2 * d * n_heads + compressor(d, head_dim, True)
-
-
 def attention_per_pair(n_q: int, d_qk: int, d_v: int) -> int:
     """QK^T (2*d_qk) plus PV (2*d_v) per head for one attended pair."""
     return 2 * n_q * (d_qk + d_v)
