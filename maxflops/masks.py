@@ -19,9 +19,16 @@ iff (b+1)m-1 <= i; a partial last block is never formed.
 Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``
 (compressed layers: ``new_token_blocks``).
 
-The ``*_half_square`` / ``*_maxtext`` / ``*_megatron`` functions are other projects' approximations, kept so a
-convention can reproduce their numbers; they may return a Fraction. ``tests/core/test_masks.py`` proves every exact
-form against brute-force enumeration.
+``half_square`` and ``band_maxtext`` are other projects' approximations (the attention and DSA families both use
+them), kept so a convention can reproduce their numbers; they may return a Fraction. ``blocked`` and
+``blocked_decode`` count the pairs a tiled kernel computes. ``tests/core/test_masks.py`` and
+``tests/core/test_hardware.py`` prove every exact form here against brute-force enumeration.
+
+Here are the counts two or more callers share (the trunk's plan and step form, or two families). A mask that serves
+one mixer family lives in that family's package with its brute-force test: MiniMax's block-sparse top-k
+(``maxflops.families.msa``), QSA's tail and blocks (``maxflops.families.qsa``), Reformer's look-back
+(``maxflops.families.reformer``), DeepSeek-V4's formed blocks and their tiles (``maxflops.families.compressed``), the
+peers' rules for DSA (``maxflops.families.dsa``) and for windows and chunks (``maxflops.families.attention``).
 """
 
 from __future__ import annotations
@@ -125,48 +132,10 @@ def half_square(seqs):
     return _ratio(seqs.sum(lambda L: L * L), 2)
 
 
-def full_square(seqs):
-    """'The whole square': sum L^2, the causal mask ignored (MaxText before its PR #1988; PaLM's 12 L H Q T)."""
-    return seqs.sum(lambda L: L * L)
-
-
 def band_maxtext(seqs, span):
     """MaxText's sliding window and DSA top-k: L*m - m^2/2 with m = min(L, span) (the dense L^2/2 when
     L <= span): a right triangle of side m, then m keys per query; the diagonal's m/2 is dropped."""
     return _ratio(seqs.sum(lambda L: 2 * L * _minimum(L, span) - _minimum(L, span) ** 2), 2)
-
-
-def chunk_maxtext(seqs, span):
-    """MaxText's chunked attention: half the sum of squared chunk lengths."""
-    return _ratio(seqs.sum(lambda L: (L // span) * span * span + (L % span) ** 2), 2)
-
-
-def window_megatron(seqs, span):
-    """Megatron's sliding window (seed 3: effective length min(L, W), halved): L*min(L, W)/2."""
-    return _ratio(seqs.sum(lambda L: L * _minimum(L, span)), 2)
-
-
-def chunk_megatron(seqs, span):
-    """Megatron's chunked attention (seed 3: effective length C, halved, even when L < C): L*C/2."""
-    return _ratio(seqs.sum(lambda L: L * span), 2)
-
-
-def window_bridge(seqs, span, tokens, rows):
-    """Megatron-Bridge's sliding window over ``tokens`` priced in ``rows``: each token sees the mean causal context of
-    a window in a row of the mean length s = tokens/rows, W - W(W-1)/(2s), so tokens*W - rows*W(W-1)/2 pairs; when
-    W >= s, half the square (sum L^2 / 2) as a global layer."""
-    return seqs.whole(_window_bridge, span, tokens, rows)
-
-
-def _window_bridge(seqs, span, tokens, rows):
-    if span * rows < tokens:
-        return tokens * span - _ratio(rows * span * (span - 1), 2)
-    return half_square(seqs)
-
-
-def window_unclamped(seqs, span):
-    """MaxText's DeepSeek-V4 window: L*W - W^2/2 for every sequence, also when L < W."""
-    return seqs.sum(lambda L: L * span) - _ratio(span * span * seqs.count, 2)
 
 
 # --- hardware: what kernels execute ------------------------------------------------------------------------

@@ -5,6 +5,11 @@ top-k, sorting, gathers, elementwise gates and the embedding lookup cost 0 here.
 
 Per-token terms return the FLOPs of one token's matmuls against learned weights (multiply by tokens).
 Per-pair terms return the FLOPs of one attended (query, key) pair summed over heads (multiply by pairs).
+
+Here are the terms two or more callers share: attention's output projection and per-pair core (the attention, DSA,
+compressed, cross and patch families), the gated delta rule's state reads (gdn, kda, gdp), the FFN, MoE and
+vocabulary terms, and the trunk's features (per-layer embeddings, Engram, mHC, AltUp, MTP, the ViT encoder). A term
+that serves one mixer family lives in that family's package (``maxflops.families.<name>``).
 """
 
 from __future__ import annotations
@@ -13,52 +18,9 @@ import math
 from fractions import Fraction
 
 
-def gqa_qkv(d: int, n_q: int, n_kv: int, head_dim: int, output_gate: bool = False, shared_kv: bool = False,
-            v_head_dim: int = 0) -> int:
-    """q: D -> H*hd (x2 with a per-head output gate, Qwen3-Next); k: D -> Hkv*hd and v: D -> Hkv*dv (``v_head_dim``,
-    0: hd; MiMo-V2-Flash's values are narrower than its keys), or one projection used as both with ``shared_kv``
-    (Gemma 4's global layers). MHA is Hkv = H, MQA is Hkv = 1."""
-    q_width = n_q * head_dim * (2 if output_gate else 1)
-    v_width = 0 if shared_kv else n_kv * (v_head_dim or head_dim)
-    return 2 * d * (q_width + n_kv * head_dim + v_width)
-
-
 def attention_out(n_q: int, v_head_dim: int, d: int) -> int:
     """Output projection H*dv -> D."""
     return 2 * n_q * v_head_dim * d
-
-
-def mla_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int, v: int,
-            norm_flops: bool = False) -> int:
-    """Multi-head latent attention, non-absorbed (the model-FLOPs form).
-
-    q: with q_lora > 0, D -> q_lora then q_lora -> H*(nope+rope); else D -> H*(nope+rope).
-    kv: D -> kv_lora + rope (the latent plus the shared RoPE key), then kv_lora -> H*(nope + v).
-    ``norm_flops`` adds Megatron's '+1' terms: rank*(h + n*d + 1) in its q and kv terms, i.e. one multiply-add
-    per element of each normalized low-rank latent (2*q_lora + 2*kv_lora per token) -- not a matmul; a
-    convention only.
-    """
-    qk = nope + rope
-    if q_lora:
-        q = 2 * d * q_lora + 2 * q_lora * n_q * qk + (2 * q_lora if norm_flops else 0)
-    else:
-        q = 2 * d * n_q * qk
-    kv = 2 * d * (kv_lora + rope) + 2 * kv_lora * n_q * (nope + v) + (2 * kv_lora if norm_flops else 0)
-    return q + kv
-
-
-def mla_absorbed_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int) -> int:
-    """Absorbed MLA (what DSA kernels and decode execute): q as non-absorbed, then q_nope absorbed into the
-    latent per head (H*nope -> H*kv_lora); kv only down-projected (D -> kv_lora + rope), never expanded.
-    Attention then runs in the latent: d_qk = kv_lora + rope, d_v = kv_lora per pair."""
-    qk = nope + rope
-    q = 2 * d * q_lora + 2 * q_lora * n_q * qk if q_lora else 2 * d * n_q * qk
-    return q + 2 * n_q * nope * kv_lora + 2 * d * (kv_lora + rope)
-
-
-def mla_absorbed_out(n_q: int, kv_lora: int, v: int, d: int) -> int:
-    """Absorbed MLA output: the latent output per head expanded to v (H*kv_lora -> H*v), then H*v -> D."""
-    return 2 * n_q * kv_lora * v + 2 * n_q * v * d
 
 
 def attention_per_pair(n_q: int, d_qk: int, d_v: int) -> int:

@@ -1,4 +1,5 @@
-"""Every closed-form pair count against brute-force enumeration of the mask."""
+"""Every closed-form pair count of maxflops.masks (the counts two or more families share) against brute-force
+enumeration of the mask; a family's own closed forms are proved in its test file (tests/families/)."""
 
 import numpy as np
 import pytest
@@ -79,8 +80,6 @@ def test_conventions_are_other_projects_rules():
     # MaxText DSA at T=4096, K=2048: T*K - K^2/2 = 8,388,608 - 2,097,152.
     assert masks.band_maxtext(One(4096), 2048) == 6_291_456
     assert masks.band_maxtext(One(1000), 2048) == 500_000  # T <= K: the dense T^2/2
-    # MaxText chunked: (2 * 8^2 + 3^2) / 2 for T=19, C=8.
-    assert masks.chunk_maxtext(One(19), 8) == masks.Fraction(137, 2)
     assert masks.half_square(One(7)) == masks.Fraction(49, 2)
 
 
@@ -118,15 +117,3 @@ def test_packed_documents_never_exceed_the_padded_sequence(docs, span):
     arr = np.array(docs, dtype=np.int64)
     for kind in KINDS:
         assert int(masks.pairs(kind, span, arr).sum()) <= masks.pairs(kind, span, total)
-
-
-@pytest.mark.parametrize("W,rows", [(128, 1), (128, 3), (7, 2)])
-def test_the_bridge_window_at_a_row_exactly_one_window_long_is_the_half_square(W, rows):
-    """Megatron-Bridge prices a window as a global layer unless it is shorter than the mean row (W < s): at s == W
-    exactly the half square L^2 / 2 per row, one token more and W x tokens - rows x W(W-1)/2."""
-    from maxflops.sequences import Uniform
-
-    at = Uniform(W, rows)
-    assert masks.window_bridge(at, W, W * rows, rows) == rows * W * W / 2
-    past = Uniform(W + 1, rows)
-    assert masks.window_bridge(past, W, (W + 1) * rows, rows) == (W + 1) * rows * W - rows * W * (W - 1) // 2

@@ -9,6 +9,7 @@ import pytest
 
 import maxflops
 from maxflops import masks
+from maxflops.families.attention import window_unclamped
 from maxflops.families.compressed import (blocked_compressed, compressed_blocks, compressed_maxtext,
                                           compressed_topk_maxtext)
 from brute import brute_compressed_tiles
@@ -210,7 +211,7 @@ def test_convention_maxtext_formulas():
 
     for T, W, K in ((4096, 128, 512), (1000, 128, 512), (2048, 32, 16), (30, 64, 5), (3, 8, 2)):
         seqs = Uniform(T, 2)
-        assert masks.window_unclamped(seqs, W) == 2 * (Fraction(T * W) - Fraction(W * W, 2))
+        assert window_unclamped(seqs, W) == 2 * (Fraction(T * W) - Fraction(W * W, 2))
         assert compressed_maxtext(seqs, 128) == 2 * Fraction(T * T, 256)
         N = T // 4
         k = min(K, N)

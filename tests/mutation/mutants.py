@@ -25,30 +25,30 @@ T, M, S, TR, P, A = ("maxflops/terms.py", "maxflops/masks.py", "maxflops/sequenc
                      "maxflops/plan.py", "maxflops/account.py")
 SF, Q = "maxflops/stepform.py", "maxflops/loaders/quantization.py"
 GDN, DSA = "maxflops/families/gdn/__init__.py", "maxflops/families/dsa/__init__.py"
-CMP = "maxflops/families/compressed/__init__.py"
+CMP, ATT = "maxflops/families/compressed/__init__.py", "maxflops/families/attention/__init__.py"
 
 MUTANTS = [
-    # --- terms.py: the per-token and per-pair closed forms ------------------------------------------------------
-    Mutant("gqa_gate_dropped", T, "n_q * head_dim * (2 if output_gate else 1)", "n_q * head_dim",
+    # --- the per-token and per-pair closed forms (terms.py, and a family's own in its package) ------------------
+    Mutant("gqa_gate_dropped", ATT, "n_q * head_dim * (2 if output_gate else 1)", "n_q * head_dim",
            "the output gate no longer doubles q's width"),
-    Mutant('gqa_shared_kv_ignored', T, 'v_width = 0 if shared_kv else n_kv * (v_head_dim or head_dim)',
+    Mutant('gqa_shared_kv_ignored', ATT, 'v_width = 0 if shared_kv else n_kv * (v_head_dim or head_dim)',
            'v_width = n_kv * (v_head_dim or head_dim)',
            'K reused as V still projects V'),
-    Mutant("mla_q_up_no_rope", T, "q = 2 * d * q_lora + 2 * q_lora * n_q * qk + (2 * q_lora if norm_flops else 0)",
+    Mutant("mla_q_up_no_rope", ATT, "q = 2 * d * q_lora + 2 * q_lora * n_q * qk + (2 * q_lora if norm_flops else 0)",
            "q = 2 * d * q_lora + 2 * q_lora * n_q * nope + (2 * q_lora if norm_flops else 0)",
            "MLA q up-projection drops the RoPE width"),
-    Mutant("mla_kv_down_no_rope", T, "kv = 2 * d * (kv_lora + rope) + 2 * kv_lora", "kv = 2 * d * kv_lora + 2 * kv_lora",
+    Mutant("mla_kv_down_no_rope", ATT, "kv = 2 * d * (kv_lora + rope) + 2 * kv_lora", "kv = 2 * d * kv_lora + 2 * kv_lora",
            "MLA kv down-projection forgets the shared RoPE key"),
-    Mutant("mla_kv_up_rope_for_v", T, "2 * kv_lora * n_q * (nope + v)", "2 * kv_lora * n_q * (nope + rope)",
+    Mutant("mla_kv_up_rope_for_v", ATT, "2 * kv_lora * n_q * (nope + v)", "2 * kv_lora * n_q * (nope + rope)",
            "MLA kv up-projection uses the RoPE width for v (swapped widths)"),
-    Mutant("mla_norm_q_for_kv", T, "(2 * kv_lora if norm_flops else 0)", "(2 * q_lora if norm_flops else 0)",
+    Mutant("mla_norm_q_for_kv", ATT, "(2 * kv_lora if norm_flops else 0)", "(2 * q_lora if norm_flops else 0)",
            "Megatron's kv norm term priced at the q rank"),
-    Mutant("mla_no_qlora_uses_nope", T, "    else:\n        q = 2 * d * n_q * qk\n",
+    Mutant("mla_no_qlora_uses_nope", ATT, "    else:\n        q = 2 * d * n_q * qk\n",
            "    else:\n        q = 2 * d * n_q * nope\n", "MLA without q LoRA drops the RoPE width of q"),
-    Mutant("absorbed_qkv_absorb_width", T, "return q + 2 * n_q * nope * kv_lora + 2 * d * (kv_lora + rope)",
+    Mutant("absorbed_qkv_absorb_width", ATT, "return q + 2 * n_q * nope * kv_lora + 2 * d * (kv_lora + rope)",
            "return q + 2 * n_q * qk * kv_lora + 2 * d * (kv_lora + rope)",
            "absorbed MLA absorbs q's RoPE part too (nope+rope instead of nope)"),
-    Mutant("absorbed_out_expand_dropped", T, "return 2 * n_q * kv_lora * v + 2 * n_q * v * d",
+    Mutant("absorbed_out_expand_dropped", ATT, "return 2 * n_q * kv_lora * v + 2 * n_q * v * d",
            "return 2 * n_q * v * d", "absorbed MLA forgets the latent -> v expansion"),
     Mutant("compressed_kv_twice", CMP, "return q + 2 * d * n_kv * head_dim", "return q + 2 * 2 * d * n_kv * head_dim",
            "compressed attention projects K and V separately"),
@@ -99,7 +99,7 @@ MUTANTS = [
            "MaxText's capacity rule rounded up instead of truncated"),
     Mutant("padded_vocab_plus_one", T, "return -(-vocab // m) * m", "return (vocab // m + 1) * m",
            "vocab padding adds a block even when divisible"),
-    # --- masks.py: pair counts --------------------------------------------------------------------------------
+    # --- pair counts (masks.py, and a family's own in its package) ----------------------------------------------
     Mutant("causal_strict", M, "    return L * (L + 1) // 2\n", "    return L * (L - 1) // 2\n",
            "causal pairs without the diagonal"),
     Mutant("capped_head_strict", M, "return m * (m + 1) // 2 + (L - m) * cap", "return m * (m - 1) // 2 + (L - m) * cap",
@@ -124,9 +124,9 @@ MUTANTS = [
            "decode chunk: the new token does not see itself"),
     Mutant("new_token_window_self", M, "return _minimum(kv + 1, span)", "return _minimum(kv, span)",
            "decode window/DSA: the new token does not see itself"),
-    Mutant("chunk_maxtext_linear_tail", M, "+ (L % span) ** 2), 2)", "+ (L % span)), 2)",
+    Mutant("chunk_maxtext_linear_tail", ATT, "+ (L % span) ** 2), 2)", "+ (L % span)), 2)",
            "MaxText chunk rule: the partial chunk not squared"),
-    Mutant('window_unclamped_one_seq', M, '_ratio(span * span * seqs.count, 2)',
+    Mutant('window_unclamped_one_seq', ATT, '_ratio(span * span * seqs.count, 2)',
            '_ratio(span * span, 2)',
            "MaxText's V4 window: W^2/2 subtracted once per step, not per sequence"),
     Mutant("topk_maxtext_K_for_k", CMP, "k * (2 * N - k)", "k * (2 * N - K)",
@@ -338,7 +338,7 @@ MUTANTS = [
     Mutant('gpt_oss_default_full_first', 'maxflops/loaders/hf/models/gpt_oss.py', '    return ["L" if (i + 1) % 2 else "G" for i in range(n)], "num_hidden_layers"',
            '    return ["G" if (i + 1) % 2 else "L" for i in range(n)], "num_hidden_layers"',
            "gpt-oss's default layer_types start from a full-attention layer, not a sliding one"),
-    Mutant('window_bridge_at_window_strict', M, '    if span * rows < tokens:',
+    Mutant('window_bridge_at_window_strict', ATT, '    if span * rows < tokens:',
            '    if span * rows <= tokens:',
            "Bridge's window: a row exactly one window long priced by the window formula, not the half square"),
     Mutant('decode_dispatch_one_token_groups', A, '        return seqs.count, 1',
