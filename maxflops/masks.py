@@ -16,33 +16,24 @@ iff (b+1)m-1 <= i; a partial last block is never formed.
     compressed_visible(m)     query i sees floor((i+1)/m) blocks   L = qm + r: m*q(q-1)/2 + q(r+1)
     compressed_topk(m, K)     query i attends min(floor((i+1)/m), K) blocks
 
-Block-sparse attention (MiniMax-M3's MSA): keys fall in blocks of B; query i attends whole blocks, at most K of them,
-its own block always among them (causal inside it). While its visible blocks number at most K (i < KB) it attends
-every visible key; after, its own block's i % B + 1 keys and K - 1 whole earlier blocks, whichever the indexer picks.
-
-    block_topk(B, K)          m = min(L, KB): m(m+1)/2 + chunked(L - m, B) + (K-1) B (L - m)
-
-Chunked local attention looking back (Reformer's local layers): query i in chunk c = i // C sees keys from the start
-of chunk c - nb up to itself.
-
-    lookback(C, nb)           m = min(L, (nb+1)C): m(m+1)/2 + nb C (L - m) + chunked(L - m, C)
-
 Decode: the new token sits at position ``kv`` (``kv`` keys already cached) and sees ``new_token_keys``
 (compressed layers: ``new_token_blocks``).
 
-The ``*_half_square`` / ``*_maxtext`` / ``*_megatron`` functions are other projects' approximations, kept so a
-convention can reproduce their numbers; they may return a Fraction. ``tests/core/test_masks.py`` proves every exact
-form against brute-force enumeration.
+``half_square`` and ``band_maxtext`` are other projects' approximations (the attention and DSA families both use
+them), kept so a convention can reproduce their numbers; they may return a Fraction. ``blocked`` and
+``blocked_decode`` count the pairs a tiled kernel computes. ``tests/core/test_masks.py`` and
+``tests/core/test_hardware.py`` prove every exact form here against brute-force enumeration.
+
+Here are the counts two or more callers share (the trunk's plan and step form, or two families). A mask that serves
+one mixer family lives in that family's package with its brute-force test: MiniMax's block-sparse top-k
+(``maxflops.families.msa``), QSA's tail and blocks (``maxflops.families.qsa``), Reformer's look-back
+(``maxflops.families.reformer``), DeepSeek-V4's formed blocks and their tiles (``maxflops.families.compressed``), the
+peers' rules for DSA (``maxflops.families.dsa``) and for windows and chunks (``maxflops.families.attention``).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-
-
-def gathered(L, K):
-    """Keys a gather-K sparse kernel reads for a sequence of length L: min(L, K) for every query."""
-    return L * _minimum(L, K)
 
 
 def _minimum(a, b):
@@ -95,78 +86,10 @@ def compressed_topk(L, m, K):
     return compressed_visible(head, m) + K * (L - head)
 
 
-def qsa_pairs(L, r, K):
-    """Attended pairs of a QSA layer (Qwen4-Exp): query i's visible keys in complete blocks of r (floor((i+1)/r) of
-    them) and the partial tail ((i+1) mod r); it attends min(blocks, K) whole blocks and the tail:
-    r * compressed_topk(L, r, K) + sum_{v<=L} v mod r, the last sum chunked(L, r) - r floor(L / r)."""
-    return r * compressed_topk(L, r, K) + chunked(L, r) - r * (L // r)
-
-
-def new_token_qsa_keys(kv, r, K):
-    """Keys the token at position ``kv`` attends in a QSA layer: min(floor((kv+1)/r), K) whole blocks and the tail."""
-    return r * new_token_blocks(kv, r, K) + (kv + 1) % r
-
-
-def lookback(L, C, nb):
-    """Attended pairs of a chunked local layer that looks ``nb`` chunks back (Reformer's local attention, causal):
-    query i in chunk c = i // C sees keys from (c - nb) C (0 at least) up to i, min(i + 1, nb C + i mod C + 1) of
-    them. With m = min(L, (nb + 1) C): causal(m) + nb C (L - m) + chunked(L - m, C) (the rest starts on a chunk)."""
-    m = _minimum(L, (nb + 1) * C)
-    return causal(m) + nb * C * (L - m) + chunked(L - m, C)
-
-
-def new_token_lookback(kv, C, nb):
-    """Keys the token at position ``kv`` attends in a chunked local layer looking ``nb`` chunks back."""
-    return _minimum(kv + 1, nb * C + kv % C + 1)
-
-
-def chunk_slots(L, C):
-    """Query slots of a sequence run in whole chunks of C (a partial last chunk padded): ceil(L / C) C."""
-    return -(-L // C) * C
-
-
-def where(cond, a, b):
-    """``a`` where ``cond`` holds, else ``b``: a Python branch for one length, numpy's for an array of them."""
-    if isinstance(cond, bool):
-        return a if cond else b
-    import numpy as np
-
-    return np.where(cond, a, b)
-
-
-def compressed_blocks(L, m):
-    """Blocks a length-L sequence forms (the partial last one is not formed)."""
-    return L // m
-
-
 def new_token_blocks(kv, m, K=0):
     """Compressed blocks the token at position ``kv`` attends (K=0: every visible one)."""
     visible = (kv + 1) // m
     return _minimum(visible, K) if K else visible
-
-
-def block_topk(L, B, K):
-    """Attended pairs of a block-sparse layer (blocks of B keys, top K blocks, the query's own block forced)."""
-    m = _minimum(L, K * B)
-    return causal(m) + chunked(L - m, B) + (K - 1) * B * (L - m)
-
-
-def block_topk_gathered(L, B, K):
-    """Keys a gather kernel reads for a block-sparse layer: every query min(K, ceil(L / B)) whole blocks (the
-    indexer's top-k is taken over the sequence's blocks; the unselected slots and the masked keys computed)."""
-    return L * _minimum(-(-L // B), K) * B
-
-
-def new_token_block_keys(kv, B, K, gathered: bool = False):
-    """Keys the token at position ``kv`` attends in a block-sparse layer (``gathered``: the whole blocks a gather
-    kernel reads, min(K, ceil((kv + 1) / B)) of them)."""
-    if gathered:
-        return _minimum((kv + B) // B, K) * B
-    if isinstance(kv, int):
-        return kv + 1 if kv < K * B else kv % B + 1 + (K - 1) * B
-    import numpy as np
-
-    return np.where(kv < K * B, kv + 1, kv % B + 1 + (K - 1) * B)
 
 
 def new_token_keys(mixer: str, span: int, kv):
@@ -209,128 +132,10 @@ def half_square(seqs):
     return _ratio(seqs.sum(lambda L: L * L), 2)
 
 
-def full_square(seqs):
-    """'The whole square': sum L^2, the causal mask ignored (MaxText before its PR #1988; PaLM's 12 L H Q T)."""
-    return seqs.sum(lambda L: L * L)
-
-
 def band_maxtext(seqs, span):
     """MaxText's sliding window and DSA top-k: L*m - m^2/2 with m = min(L, span) (the dense L^2/2 when
     L <= span): a right triangle of side m, then m keys per query; the diagonal's m/2 is dropped."""
     return _ratio(seqs.sum(lambda L: 2 * L * _minimum(L, span) - _minimum(L, span) ** 2), 2)
-
-
-def chunk_maxtext(seqs, span):
-    """MaxText's chunked attention: half the sum of squared chunk lengths."""
-    return _ratio(seqs.sum(lambda L: (L // span) * span * span + (L % span) ** 2), 2)
-
-
-def window_megatron(seqs, span):
-    """Megatron's sliding window (seed 3: effective length min(L, W), halved): L*min(L, W)/2."""
-    return _ratio(seqs.sum(lambda L: L * _minimum(L, span)), 2)
-
-
-def chunk_megatron(seqs, span):
-    """Megatron's chunked attention (seed 3: effective length C, halved, even when L < C): L*C/2."""
-    return _ratio(seqs.sum(lambda L: L * span), 2)
-
-
-def window_bridge(seqs, span, tokens, rows):
-    """Megatron-Bridge's sliding window over ``tokens`` priced in ``rows``: each token sees the mean causal context of
-    a window in a row of the mean length s = tokens/rows, W - W(W-1)/(2s), so tokens*W - rows*W(W-1)/2 pairs; when
-    W >= s, half the square (sum L^2 / 2) as a global layer."""
-    return seqs.whole(_window_bridge, span, tokens, rows)
-
-
-def _window_bridge(seqs, span, tokens, rows):
-    if span * rows < tokens:
-        return tokens * span - _ratio(rows * span * (span - 1), 2)
-    return half_square(seqs)
-
-
-def window_unclamped(seqs, span):
-    """MaxText's DeepSeek-V4 window: L*W - W^2/2 for every sequence, also when L < W."""
-    return seqs.sum(lambda L: L * span) - _ratio(span * span * seqs.count, 2)
-
-
-def compressed_maxtext(seqs, m):
-    """MaxText's DeepSeek-V4 visible blocks: half the L x L/m rectangle, L^2/(2m)."""
-    return _ratio(seqs.sum(lambda L: L * L), 2 * m)
-
-
-def compressed_topk_maxtext(seqs, m, K):
-    """MaxText's DeepSeek-V4 top-k blocks: L^2/m * (k/N - (k/N)^2/2) with N = L // m and k = min(K, N) (0 for a
-    sequence shorter than m, where MaxText would divide by zero)."""
-    def one(L):
-        N = L // m
-        k = min(K, N)
-        return Fraction(L * L * k * (2 * N - k), 2 * m * N * N) if N else Fraction(0)
-
-    return seqs.sum_scalar(one)
-
-
-def csa_topk_bridge(seqs, m, K, tokens, length):
-    """Megatron-Bridge's DeepSeek-V4 top-k blocks over ``tokens`` priced: every token attends k - m k^2/(2S) blocks at
-    the configured row length S = ``length`` (k = min(K, S // m)), the mean of a causal ramp of S/m blocks capped at
-    k, whatever the documents."""
-    return seqs.whole(_csa_topk_bridge, m, K, tokens, length)
-
-
-def _csa_topk_bridge(seqs, m, K, tokens, length):
-    k = min(K, length // m)
-    return tokens * k - _ratio(m * k * k * tokens, 2 * length)
-
-
-def compressed_indexer_bridge(seqs, m):
-    """Megatron-Bridge's DeepSeek-V4 indexer: the full L x L/m rectangle of (query, block) scores, sum L^2 / m."""
-    return _ratio(seqs.sum(lambda L: L * L), m)
-
-
-def dsa_megatron(seqs, K):
-    """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
-    the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""
-    return seqs.whole(_dsa_megatron, K)
-
-
-def _dsa_megatron(seqs, K):
-    # s^2/2 * rho = (Q/2) (K s - K^2/2) / (s^2/2) with s = Q/T is K T (2Q - K T) / (2Q): one Fraction, not five
-    Q = seqs.sum(lambda L: L * L)
-    T = seqs.sum(lambda L: L)
-    return _ratio(Q, 2) if Q <= K * T else _ratio(K * T * (2 * Q - K * T), 2 * Q)
-
-
-def dsa_bridge(seqs, K, tokens):
-    """Megatron-Bridge's DSA over ``tokens`` priced (a packed batch's padded slots with packed_tokens='padded'): each
-    token sees the mean sparse context at c = Q/tokens (Q = sum L^2), K - K(K-1)/(2c) keys when c > K, else the
-    causal (c + 1)/2; times the tokens. For full rows, exactly sum_i min(i+1, K)."""
-    return seqs.whole(_dsa_bridge, K, tokens)
-
-
-def _dsa_bridge(seqs, K, tokens):
-    Q = seqs.sum(lambda L: L * L)
-    if Q <= K * tokens:  # c <= K
-        return _ratio(Q + tokens, 2)
-    return tokens * K - _ratio(K * (K - 1) * tokens * tokens, 2 * Q)
-
-
-def causal_bridge(seqs, tokens):
-    """Megatron-Bridge's causal context over ``tokens`` priced: (c + 1)/2 keys per token at c = Q/tokens, i.e.
-    (Q + tokens)/2 (the exact L(L+1)/2 for full rows and unpadded documents)."""
-    return _ratio(seqs.sum(lambda L: L * L) + tokens, 2)
-
-
-def dsa_megatron_floor(seqs, K):
-    """Megatron-LM #6148's head and #6753: the dense s^2/2 pairs scaled by rho = a / (s/2), a = e*(1 - e/(2s)),
-    e = min(K, floor(s)), s = Q/T the token-weighted mean length (one rho for the batch)."""
-    return seqs.whole(_dsa_megatron_floor, K)
-
-
-def _dsa_megatron_floor(seqs, K):
-    # (Q/2) e (1 - e/(2s)) / (s/2) with s = Q/T is e T (2Q - e T) / (2Q)
-    Q = seqs.sum(lambda L: L * L)
-    T = seqs.sum(lambda L: L)
-    e = min(K, Q // T)
-    return _ratio(e * T * (2 * Q - e * T), 2 * Q)
 
 
 # --- hardware: what kernels execute ------------------------------------------------------------------------
@@ -377,19 +182,6 @@ def blocked(mixer: str, span: int, L, block_q: int, block_kv: int):
         return left, right
 
     return _tiled(L, block_q, block_kv * (span if mixer == "chunk" else 1), 1, cols, moves)
-
-
-def blocked_compressed(L, m, block_q: int, block_kv: int):
-    """Compressed keys a tiled kernel computes for a sequence of length L (an int or an int64 array): the L // m
-    blocks form their own key axis, tiled by block_kv; row block [a0, a1) touches the tiles up to its last
-    visible block, (a1 // m) - 1 (a top-k kernel with a dynamic mask is assumed to touch them all)."""
-    def cols(a0, a1, Lr):
-        return _minimum(-(-(a1 // m) // block_kv) * block_kv, Lr // m)
-
-    def moves(a0, a1, L):
-        return False, -(-(a1 // m) // block_kv) * block_kv < L // m
-
-    return _tiled(L, block_q, m * block_kv, m, cols, moves)
 
 
 def _tiled(L, block_q, period, scale, cols, moves):

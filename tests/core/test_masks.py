@@ -1,4 +1,5 @@
-"""Every closed-form pair count against brute-force enumeration of the mask."""
+"""Every closed-form pair count of maxflops.masks (the counts two or more families share) against brute-force
+enumeration of the mask; a family's own closed forms are proved in its test file (tests/families/)."""
 
 import numpy as np
 import pytest
@@ -79,8 +80,6 @@ def test_conventions_are_other_projects_rules():
     # MaxText DSA at T=4096, K=2048: T*K - K^2/2 = 8,388,608 - 2,097,152.
     assert masks.band_maxtext(One(4096), 2048) == 6_291_456
     assert masks.band_maxtext(One(1000), 2048) == 500_000  # T <= K: the dense T^2/2
-    # MaxText chunked: (2 * 8^2 + 3^2) / 2 for T=19, C=8.
-    assert masks.chunk_maxtext(One(19), 8) == masks.Fraction(137, 2)
     assert masks.half_square(One(7)) == masks.Fraction(49, 2)
 
 
@@ -118,53 +117,3 @@ def test_packed_documents_never_exceed_the_padded_sequence(docs, span):
     arr = np.array(docs, dtype=np.int64)
     for kind in KINDS:
         assert int(masks.pairs(kind, span, arr).sum()) <= masks.pairs(kind, span, total)
-
-
-def brute_block_topk(L, B, K, local=1, seed=0):
-    """MiniMax-M3's Lightning-Indexer selection as transformers runs it: each visible key scored at random, keys
-    max-pooled per block of B (a block with no visible key at -inf), the query's block and the local - 1 before it
-    at +inf, the top min(K, blocks) kept (-inf slots dropped); (attended pairs, keys of the gathered blocks)."""
-    rng = np.random.default_rng(seed)
-    nb = -(-L // B)
-    pairs = 0
-    for i in range(L):
-        key = np.where(np.arange(nb * B) <= i, rng.random(nb * B), -np.inf)
-        block = key.reshape(nb, B).max(-1)
-        block[[max(i // B - j, 0) for j in range(local)]] = np.inf
-        chosen = np.argsort(-block, kind="stable")[:min(K, nb)]
-        chosen = chosen[np.isfinite(block[chosen]) | (block[chosen] > 0)]
-        pairs += sum(int(min(i + 1, (b + 1) * B) - b * B) for b in chosen if b * B <= i)
-    return pairs
-
-
-@pytest.mark.parametrize("B,K,local", [(1, 1, 1), (2, 1, 1), (3, 2, 1), (4, 3, 2), (2, 4, 4), (5, 2, 2)])
-def test_block_sparse_closed_form_matches_the_indexers_selection(B, K, local):
-    """Whatever the scores and however many local blocks (at most K) are forced, the own block and K - 1 whole
-    earlier ones: the count is the closed form's."""
-    for L in range(1, 30):
-        assert masks.block_topk(L, B, K) == brute_block_topk(L, B, K, local, seed=L), (B, K, local, L)
-    docs = np.array([1, 7, 12, 29, 30], dtype=np.int64)
-    assert int(masks.block_topk(docs, B, K).sum()) == sum(masks.block_topk(int(L), B, K) for L in docs)
-    for kv in range(40):  # decode: the last row of a sequence of kv + 1 tokens
-        assert masks.new_token_block_keys(kv, B, K) == masks.block_topk(kv + 1, B, K) - masks.block_topk(kv, B, K)
-    assert list(masks.new_token_block_keys(np.arange(40), B, K)) == [masks.new_token_block_keys(kv, B, K)
-                                                                      for kv in range(40)]
-
-
-def test_block_sparse_gather_reads_whole_blocks():
-    # 10 tokens in blocks of 4 (3 blocks), top 2: every query gathers 2 blocks of 4 keys
-    assert masks.block_topk_gathered(10, 4, 2) == 10 * 2 * 4
-    assert masks.block_topk_gathered(3, 4, 2) == 3 * 1 * 4  # one block formed: one gathered
-    assert masks.block_topk(10, 4, 2) == 36 + (1 + 2) + 4 * 2
-
-
-@pytest.mark.parametrize("W,rows", [(128, 1), (128, 3), (7, 2)])
-def test_the_bridge_window_at_a_row_exactly_one_window_long_is_the_half_square(W, rows):
-    """Megatron-Bridge prices a window as a global layer unless it is shorter than the mean row (W < s): at s == W
-    exactly the half square L^2 / 2 per row, one token more and W x tokens - rows x W(W-1)/2."""
-    from maxflops.sequences import Uniform
-
-    at = Uniform(W, rows)
-    assert masks.window_bridge(at, W, W * rows, rows) == rows * W * W / 2
-    past = Uniform(W + 1, rows)
-    assert masks.window_bridge(past, W, (W + 1) * rows, rows) == (W + 1) * rows * W - rows * W * (W - 1) // 2

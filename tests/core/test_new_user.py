@@ -252,7 +252,8 @@ def test_an_all_padding_batch_names_segment_ids():
 # --- 8. huge lengths: tiles priced in closed form, per-token figures in range ---------------------------------------
 
 # the brute-force tile counts that prove the enumeration (every tile checked pair by pair) prove the folding too
-from brute import brute_compressed_tiles as brute_compressed, brute_tiles  # noqa: E402
+# (the compressed family's tiles: tests/families/test_compressed.py)
+from brute import brute_tiles  # noqa: E402
 
 
 def test_folded_tiles_equal_brute_force(monkeypatch):
@@ -262,8 +263,6 @@ def test_folded_tiles_equal_brute_force(monkeypatch):
         kind = rng.choice(["global", "window", "chunk", "bidirectional"])
         L, bq, bkv, span = rng.randint(1, 90), rng.randint(1, 12), rng.randint(1, 12), rng.randint(1, 30)
         assert masks.blocked(kind, span, L, bq, bkv) == brute_tiles(kind, L, span, bq, bkv), (kind, L, span, bq, bkv)
-        m = rng.randint(1, 7)
-        assert masks.blocked_compressed(L, m, bq, bkv) == brute_compressed(L, m, bq, bkv), (L, m, bq, bkv)
 
 
 def test_blocked_attention_at_a_trillion_tokens_in_closed_form():

@@ -286,10 +286,10 @@ def test_monotone_consecutive_lengths_compressed(kw, T):
 def test_maxtext_compressed_topk_is_not_monotone():
     """The exception above, pinned: MaxText's formula gives 8 top-k block pairs at L=8 and 7.5 at L=9 (m=3, K=1),
     and with narrow weights the whole count falls (a faithful reproduction of MaxText, not a maxflops bug)."""
-    from maxflops import masks
+    from maxflops.families.compressed import compressed_topk_maxtext
     from maxflops.sequences import Uniform
-    assert masks.compressed_topk_maxtext(Uniform(8, 1), 3, 1) == 8
-    assert masks.compressed_topk_maxtext(Uniform(9, 1), 3, 1) == 7.5
+    assert compressed_topk_maxtext(Uniform(8, 1), 3, 1) == 8
+    assert compressed_topk_maxtext(Uniform(9, 1), 3, 1) == 7.5
     cfg = maxflops.model_config(attention_type="compressed", attention_layer_pattern="S", use_sparse_indexer=True,
                                 sliding_window_size=1, csa_compress_ratio=8, index_topk=4, emb_dim=2, head_dim=60,
                                 num_query_heads=6, num_kv_heads=1, mlp_dim=2, vocab_size=61, index_n_heads=1,

@@ -2,12 +2,16 @@
 from its weight shapes, decode and packed documents, the hardware forms, and bad input."""
 
 import itertools
+import random
 
 import numpy as np
 import pytest
 
 import maxflops
 from maxflops import masks
+from maxflops.families.attention import window_unclamped
+from maxflops.families.compressed import (blocked_compressed, compressed_blocks, compressed_maxtext,
+                                          compressed_topk_maxtext)
 from brute import brute_compressed_tiles
 from repo import FIXTURES, quietly_inert
 
@@ -44,7 +48,7 @@ def test_compressed_pairs_match_enumeration():
         chosen = sum(len(c) for _, _, c in rows)
         assert masks.compressed_visible(L, m) == visible, (L, m)
         assert (masks.compressed_topk(L, m, K) if K else masks.compressed_visible(L, m)) == chosen, (L, m, K)
-        assert masks.compressed_blocks(L, m) == L // m
+        assert compressed_blocks(L, m) == L // m
 
 
 def test_window_part_matches_enumeration_window_larger_than_sequence():
@@ -69,10 +73,20 @@ def test_new_token_blocks_is_the_last_query_of_a_longer_sequence():
 
 def test_blocked_compressed_matches_tile_enumeration():
     for L, m, bq, bkv in itertools.product((1, 5, 17, 40, 64), (1, 3, 4), (1, 4, 8), (1, 2, 5)):
-        assert masks.blocked_compressed(L, m, bq, bkv) == brute_compressed_tiles(L, m, bq, bkv), (L, m, bq, bkv)
+        assert blocked_compressed(L, m, bq, bkv) == brute_compressed_tiles(L, m, bq, bkv), (L, m, bq, bkv)
     lengths = np.array([17, 40, 3], dtype=np.int64)
-    np.testing.assert_array_equal(masks.blocked_compressed(lengths, 4, 8, 2), [brute_compressed_tiles(int(L), 4, 8, 2)
+    np.testing.assert_array_equal(blocked_compressed(lengths, 4, 8, 2), [brute_compressed_tiles(int(L), 4, 8, 2)
                                                                                for L in lengths])
+
+
+def test_folded_compressed_tiles_equal_brute_force(monkeypatch):
+    """Above ``masks.ENUMERATE_ROWS`` row blocks a length's tiles are folded by their period (``masks._fold``): forced
+    for every length here, the fold equals the brute-force tile count."""
+    monkeypatch.setattr(masks, "ENUMERATE_ROWS", -1)  # every length folded by its period
+    rng = random.Random(17)
+    for _ in range(300):
+        L, bq, bkv, m = rng.randint(1, 90), rng.randint(1, 12), rng.randint(1, 12), rng.randint(1, 7)
+        assert blocked_compressed(L, m, bq, bkv) == brute_compressed_tiles(L, m, bq, bkv), (L, m, bq, bkv)
 
 
 # --- a whole model, rebuilt from its weight shapes ----------------------------------------------------------------
@@ -197,12 +211,12 @@ def test_convention_maxtext_formulas():
 
     for T, W, K in ((4096, 128, 512), (1000, 128, 512), (2048, 32, 16), (30, 64, 5), (3, 8, 2)):
         seqs = Uniform(T, 2)
-        assert masks.window_unclamped(seqs, W) == 2 * (Fraction(T * W) - Fraction(W * W, 2))
-        assert masks.compressed_maxtext(seqs, 128) == 2 * Fraction(T * T, 256)
+        assert window_unclamped(seqs, W) == 2 * (Fraction(T * W) - Fraction(W * W, 2))
+        assert compressed_maxtext(seqs, 128) == 2 * Fraction(T * T, 256)
         N = T // 4
         k = min(K, N)
         ratio = Fraction(k, N) - Fraction(k * k, 2 * N * N) if N else 0
-        assert masks.compressed_topk_maxtext(seqs, 4, K) == 2 * Fraction(T * T, 4) * ratio
+        assert compressed_topk_maxtext(seqs, 4, K) == 2 * Fraction(T * T, 4) * ratio
 
 
 @pytest.mark.parametrize("bad, match", [

@@ -1,7 +1,8 @@
-"""MiniMax sparse attention (letter 'B', ``msa_*``: MiniMax-M3's sparse layers): the engine against a naive layer that
-runs transformers' selection token by token and counts its own multiply-adds (packed documents and decode against a
-cache included); the indexer forward only in training; decode bytes; the refusals; the reference kernels and a Flax
-model equal to XLA. transformers' eager MiniMax-M3 is held in the zoo."""
+"""MiniMax sparse attention (letter 'B', ``msa_*``: MiniMax-M3's sparse layers): the closed forms of its mask against
+transformers' selection enumerated; the engine against a naive layer that runs transformers' selection token by token
+and counts its own multiply-adds (packed documents and decode against a cache included); the indexer forward only in
+training; decode bytes; the refusals; the reference kernels and a Flax model equal to XLA. transformers' eager
+MiniMax-M3 is held in the zoo."""
 
 from __future__ import annotations
 
@@ -10,10 +11,52 @@ import pytest
 
 import maxflops
 from flaxcheck import engine_and_xla
-from maxflops import masks
+from maxflops.families.msa import block_topk, block_topk_gathered, new_token_block_keys
 
 RNG = np.random.default_rng(0)
 
+
+# --- the mask, enumerated ----------------------------------------------------------------------------------------
+
+def brute_block_topk(L, B, K, local=1, seed=0):
+    """MiniMax-M3's Lightning-Indexer selection as transformers runs it: each visible key scored at random, keys
+    max-pooled per block of B (a block with no visible key at -inf), the query's block and the local - 1 before it
+    at +inf, the top min(K, blocks) kept (-inf slots dropped); (attended pairs, keys of the gathered blocks)."""
+    rng = np.random.default_rng(seed)
+    nb = -(-L // B)
+    pairs = 0
+    for i in range(L):
+        key = np.where(np.arange(nb * B) <= i, rng.random(nb * B), -np.inf)
+        block = key.reshape(nb, B).max(-1)
+        block[[max(i // B - j, 0) for j in range(local)]] = np.inf
+        chosen = np.argsort(-block, kind="stable")[:min(K, nb)]
+        chosen = chosen[np.isfinite(block[chosen]) | (block[chosen] > 0)]
+        pairs += sum(int(min(i + 1, (b + 1) * B) - b * B) for b in chosen if b * B <= i)
+    return pairs
+
+
+@pytest.mark.parametrize("B,K,local", [(1, 1, 1), (2, 1, 1), (3, 2, 1), (4, 3, 2), (2, 4, 4), (5, 2, 2)])
+def test_block_sparse_closed_form_matches_the_indexers_selection(B, K, local):
+    """Whatever the scores and however many local blocks (at most K) are forced, the own block and K - 1 whole
+    earlier ones: the count is the closed form's."""
+    for L in range(1, 30):
+        assert block_topk(L, B, K) == brute_block_topk(L, B, K, local, seed=L), (B, K, local, L)
+    docs = np.array([1, 7, 12, 29, 30], dtype=np.int64)
+    assert int(block_topk(docs, B, K).sum()) == sum(block_topk(int(L), B, K) for L in docs)
+    for kv in range(40):  # decode: the last row of a sequence of kv + 1 tokens
+        assert new_token_block_keys(kv, B, K) == block_topk(kv + 1, B, K) - block_topk(kv, B, K)
+    assert list(new_token_block_keys(np.arange(40), B, K)) == [new_token_block_keys(kv, B, K)
+                                                                      for kv in range(40)]
+
+
+def test_block_sparse_gather_reads_whole_blocks():
+    # 10 tokens in blocks of 4 (3 blocks), top 2: every query gathers 2 blocks of 4 keys
+    assert block_topk_gathered(10, 4, 2) == 10 * 2 * 4
+    assert block_topk_gathered(3, 4, 2) == 3 * 1 * 4  # one block formed: one gathered
+    assert block_topk(10, 4, 2) == 36 + (1 + 2) + 4 * 2
+
+
+# --- the engine against a naive layer -----------------------------------------------------------------------------
 
 class NaiveMSA:
     """MiniMaxM3VLAttention with its indexer, one token at a time, then a gated MLP: the token's q, k, v and the
@@ -86,7 +129,7 @@ def test_model_flops_are_the_naive_layers_multiply_adds(shape, docs):
     layer = NaiveMSA(**s)
     for L in docs:  # each packed document its own sequence: its own blocks and indexer keys
         layer.forward(RNG.normal(size=(L, s["D"])))
-    assert layer.pairs == sum(masks.block_topk(L, s["B"], s["K"]) for L in docs)
+    assert layer.pairs == sum(block_topk(L, s["B"], s["K"]) for L in docs)
     tokens = sum(docs)
     b = maxflops.count(_config(s, mode="prefill", max_target_length=tokens), segment_lengths=docs)
     assert b.total - b.components["logits"] == 2 * (layer.macs + layer.index_macs)
@@ -110,7 +153,7 @@ def test_decode_is_the_naive_layers_next_token(kvs):
     b = maxflops.count(cfg, segment_lengths=kvs)
     assert b.total - b.components["logits"] == 2 * macs
     t = maxflops.decode_traffic(cfg, segment_lengths=kvs).components
-    attended = sum(masks.new_token_block_keys(kv, s["B"], s["K"]) for kv in kvs)
+    attended = sum(new_token_block_keys(kv, s["B"], s["K"]) for kv in kvs)
     assert t["kv_read"] == attended * 2 * s["Hkv"] * s["hd"] * 2
     assert t["index_read"] == sum(kv + 1 for kv in kvs) * s["d"] and t["index_write"] == len(kvs) * s["d"]
 
@@ -124,7 +167,7 @@ def test_hardware_forms():
     def hw(**kw):
         return maxflops.count(_config(s, mode="prefill", max_target_length=L, **kw)).hardware_components
 
-    assert hw()["core_attention"] == 4 * H * hd * masks.block_topk(L, s["B"], s["K"])
+    assert hw()["core_attention"] == 4 * H * hd * block_topk(L, s["B"], s["K"])
     assert hw(msa_impl="gather")["core_attention"] == 4 * H * hd * L * 2 * 3
     assert hw(msa_impl="dense")["core_attention"] == 4 * H * hd * L * L
     assert hw()["indexer_score"] == 2 * n * d * L * (L + 1) // 2

@@ -11,6 +11,7 @@ import pytest
 import maxflops
 from flaxcheck import engine_and_xla
 from maxflops import masks
+from maxflops.families.qsa import qsa_pairs, new_token_qsa_keys
 
 RNG = np.random.default_rng(3)
 
@@ -83,9 +84,9 @@ def test_the_pairs_and_scores_are_their_enumeration():
     for r in range(1, 6):
         for K in range(1, 5):
             for L in range(40):
-                assert masks.qsa_pairs(L, r, K) == sum(min((i + 1) // r, K) * r + (i + 1) % r for i in range(L))
+                assert qsa_pairs(L, r, K) == sum(min((i + 1) // r, K) * r + (i + 1) % r for i in range(L))
                 if L:
-                    assert masks.new_token_qsa_keys(L - 1, r, K) == min(L // r, K) * r + L % r
+                    assert new_token_qsa_keys(L - 1, r, K) == min(L // r, K) * r + L % r
             assert masks.compressed_visible(17, r) == sum((i + 1) // r for i in range(17))
 
 
@@ -98,7 +99,7 @@ def test_model_flops_are_the_naive_layers_multiply_adds(shape, docs):
     layer = NaiveQSA(**s)
     for L in docs:  # each packed document its own sequence: its own blocks and indexer keys
         layer.forward(RNG.normal(size=(L, s["D"])))
-    assert layer.pairs == sum(masks.qsa_pairs(L, s["r"], s["K"]) for L in docs)
+    assert layer.pairs == sum(qsa_pairs(L, s["r"], s["K"]) for L in docs)
     tokens = sum(docs)
     b = maxflops.count(_config(s, mode="prefill", max_target_length=tokens), segment_lengths=docs)
     assert b.total - b.components["logits"] == 2 * (layer.macs + layer.index_macs)
@@ -122,7 +123,7 @@ def test_decode_is_the_naive_layers_next_token(kvs):
     b = maxflops.count(cfg, segment_lengths=kvs)
     assert b.total - b.components["logits"] == 2 * macs
     t = maxflops.decode_traffic(cfg, segment_lengths=kvs).components
-    attended = sum(masks.new_token_qsa_keys(kv, s["r"], s["K"]) for kv in kvs)
+    attended = sum(new_token_qsa_keys(kv, s["r"], s["K"]) for kv in kvs)
     assert t["kv_read"] == attended * 2 * s["Hkv"] * s["hd"] * 2
     # the blocks are pooled from every cached raw index key
     assert t["index_read"] == sum(kv + 1 for kv in kvs) * s["d"] and t["index_write"] == len(kvs) * s["d"]
@@ -137,7 +138,7 @@ def test_hardware_forms():
     def hw(**kw):
         return maxflops.count(_config(s, mode="prefill", max_target_length=L, **kw)).hardware_components
 
-    assert hw()["core_attention"] == 4 * H * hd * masks.qsa_pairs(L, r, s["K"])
+    assert hw()["core_attention"] == 4 * H * hd * qsa_pairs(L, r, s["K"])
     assert hw(qsa_impl="dense")["core_attention"] == 4 * H * hd * L * L
     assert hw()["indexer_score"] == 2 * n * d * sum((i + 1) // r for i in range(L))
     assert hw(indexer_impl="dense")["indexer_score"] == 2 * n * d * L * (L // r)

@@ -12,7 +12,7 @@ import pytest
 import maxflops
 from repo import quietly_inert
 from flaxcheck import engine_and_xla
-from maxflops import masks
+from maxflops.families.reformer import lookback, new_token_lookback, chunk_slots
 
 RNG = np.random.default_rng(5)
 
@@ -121,11 +121,11 @@ def test_the_masks_are_their_enumeration():
         for nb in range(0, 3):
             for L in range(30):
                 want = sum(i - max(0, (i // C - nb) * C) + 1 for i in range(L))
-                assert masks.lookback(L, C, nb) == want
-                assert masks.lookback(np.array([L, L]), C, nb).tolist() == [want, want]
+                assert lookback(L, C, nb) == want
+                assert lookback(np.array([L, L]), C, nb).tolist() == [want, want]
                 if L:
-                    assert masks.new_token_lookback(L - 1, C, nb) == L - 1 - max(0, ((L - 1) // C - nb) * C) + 1
-                assert masks.chunk_slots(L, C) == C * len(range(0, L, C))
+                    assert new_token_lookback(L - 1, C, nb) == L - 1 - max(0, ((L - 1) // C - nb) * C) + 1
+                assert chunk_slots(L, C) == C * len(range(0, L, C))
 
 
 @pytest.mark.parametrize("shape,pattern,docs", [
@@ -164,7 +164,7 @@ def test_decode_is_the_naive_layers_next_token(pattern, kvs):
     attended = 0
     for letter in pattern:
         for kv in kvs:
-            attended += masks.new_token_lookback(kv, s["Cl"], s["nbl"]) if letter == "O" else \
+            attended += new_token_lookback(kv, s["Cl"], s["nbl"]) if letter == "O" else \
                 (kv + 1 if kv + 1 <= s["C"] else s["n"] * s["C"] * (1 + s["nb"]))
     assert t["kv_read"] == attended * 2 * s["H"] * s["hd"] * 2
     if "E" in pattern:  # every cached token's buckets (one per head and round) read to sort, the new ones written
@@ -181,7 +181,7 @@ def test_hardware_forms_and_reversible_layers():
     def hw(pattern, length=L, **kw):
         return maxflops.count(_config(s, pattern, mode="prefill", max_target_length=length, **kw)).hardware_components
 
-    assert hw("O")["core_attention"] == 4 * H * hd * masks.lookback(L, Cl, nbl)
+    assert hw("O")["core_attention"] == 4 * H * hd * lookback(L, Cl, nbl)
     assert hw("O", 13, attention_impl="dense")["core_attention"] == 4 * H * hd * 15 * Cl * (1 + nbl)
     assert hw("O", 3, attention_impl="dense")["core_attention"] == 4 * H * hd * 9
     assert hw("E")["core_attention"] == hw("E", attention_impl="dense")["core_attention"] == \

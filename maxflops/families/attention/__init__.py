@@ -5,6 +5,8 @@ Model FLOPs: the projections, and 2 * heads * (d_qk + d_v) per attended pair, th
 rules (``pairs``). Hardware FLOPs: the pairs ``attention_impl`` computes (``impl_pairs``: every pair, the dense
 square or the touched tiles), MLA in the latent under ``mla_absorbed``, and the parts no remat name saves.
 The DSA family (``maxflops.families.dsa``) reuses the projections and the core.
+Its closed forms are here: the GQA and MLA projections (absorbed and not), and the peers' pair rules for windows,
+chunks and the whole square; the exact counts and the tiles it shares are ``maxflops.masks``'.
 """
 
 from __future__ import annotations
@@ -29,6 +31,89 @@ def check_letters(c, key: str, err) -> None:
     bad = sorted(set(c[key]) - set("GLC"))
     if bad:
         err(key, f"{c[key]!r}: {bad[0]!r} is not an attention layer letter ('G', 'L', 'C')")
+
+
+# --- closed forms: the GQA and MLA projections, the peers' pair rules for windows, chunks and the square ------
+
+def gqa_qkv(d: int, n_q: int, n_kv: int, head_dim: int, output_gate: bool = False, shared_kv: bool = False,
+            v_head_dim: int = 0) -> int:
+    """q: D -> H*hd (x2 with a per-head output gate, Qwen3-Next); k: D -> Hkv*hd and v: D -> Hkv*dv (``v_head_dim``,
+    0: hd; MiMo-V2-Flash's values are narrower than its keys), or one projection used as both with ``shared_kv``
+    (Gemma 4's global layers). MHA is Hkv = H, MQA is Hkv = 1."""
+    q_width = n_q * head_dim * (2 if output_gate else 1)
+    v_width = 0 if shared_kv else n_kv * (v_head_dim or head_dim)
+    return 2 * d * (q_width + n_kv * head_dim + v_width)
+
+
+def mla_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int, v: int,
+            norm_flops: bool = False) -> int:
+    """Multi-head latent attention, non-absorbed (the model-FLOPs form).
+
+    q: with q_lora > 0, D -> q_lora then q_lora -> H*(nope+rope); else D -> H*(nope+rope).
+    kv: D -> kv_lora + rope (the latent plus the shared RoPE key), then kv_lora -> H*(nope + v).
+    ``norm_flops`` adds Megatron's '+1' terms: rank*(h + n*d + 1) in its q and kv terms, i.e. one multiply-add
+    per element of each normalized low-rank latent (2*q_lora + 2*kv_lora per token) -- not a matmul; a
+    convention only.
+    """
+    qk = nope + rope
+    if q_lora:
+        q = 2 * d * q_lora + 2 * q_lora * n_q * qk + (2 * q_lora if norm_flops else 0)
+    else:
+        q = 2 * d * n_q * qk
+    kv = 2 * d * (kv_lora + rope) + 2 * kv_lora * n_q * (nope + v) + (2 * kv_lora if norm_flops else 0)
+    return q + kv
+
+
+def mla_absorbed_qkv(d: int, n_q: int, q_lora: int, kv_lora: int, nope: int, rope: int) -> int:
+    """Absorbed MLA (what DSA kernels and decode execute): q as non-absorbed, then q_nope absorbed into the
+    latent per head (H*nope -> H*kv_lora); kv only down-projected (D -> kv_lora + rope), never expanded.
+    Attention then runs in the latent: d_qk = kv_lora + rope, d_v = kv_lora per pair."""
+    qk = nope + rope
+    q = 2 * d * q_lora + 2 * q_lora * n_q * qk if q_lora else 2 * d * n_q * qk
+    return q + 2 * n_q * nope * kv_lora + 2 * d * (kv_lora + rope)
+
+
+def mla_absorbed_out(n_q: int, kv_lora: int, v: int, d: int) -> int:
+    """Absorbed MLA output: the latent output per head expanded to v (H*kv_lora -> H*v), then H*v -> D."""
+    return 2 * n_q * kv_lora * v + 2 * n_q * v * d
+
+
+def full_square(seqs):
+    """'The whole square': sum L^2, the causal mask ignored (MaxText before its PR #1988; PaLM's 12 L H Q T)."""
+    return seqs.sum(lambda L: L * L)
+
+
+def chunk_maxtext(seqs, span):
+    """MaxText's chunked attention: half the sum of squared chunk lengths."""
+    return masks._ratio(seqs.sum(lambda L: (L // span) * span * span + (L % span) ** 2), 2)
+
+
+def window_megatron(seqs, span):
+    """Megatron's sliding window (seed 3: effective length min(L, W), halved): L*min(L, W)/2."""
+    return masks._ratio(seqs.sum(lambda L: L * masks._minimum(L, span)), 2)
+
+
+def chunk_megatron(seqs, span):
+    """Megatron's chunked attention (seed 3: effective length C, halved, even when L < C): L*C/2."""
+    return masks._ratio(seqs.sum(lambda L: L * span), 2)
+
+
+def window_bridge(seqs, span, tokens, rows):
+    """Megatron-Bridge's sliding window over ``tokens`` priced in ``rows``: each token sees the mean causal context of
+    a window in a row of the mean length s = tokens/rows, W - W(W-1)/(2s), so tokens*W - rows*W(W-1)/2 pairs; when
+    W >= s, half the square (sum L^2 / 2) as a global layer."""
+    return seqs.whole(_window_bridge, span, tokens, rows)
+
+
+def _window_bridge(seqs, span, tokens, rows):
+    if span * rows < tokens:
+        return tokens * span - masks._ratio(rows * span * (span - 1), 2)
+    return masks.half_square(seqs)
+
+
+def window_unclamped(seqs, span):
+    """MaxText's DeepSeek-V4 window: L*W - W^2/2 for every sequence, also when L < W."""
+    return seqs.sum(lambda L: L * span) - masks._ratio(span * span * seqs.count, 2)
 
 
 # --- pairs ----------------------------------------------------------------------------------------------------
@@ -61,20 +146,20 @@ def pairs(mixer: str, span: int, seqs, c, decode: bool):
     if mixer == GLOBAL and c["causal_pairs"] == "half_square":
         return masks.half_square(seqs)
     if mixer == GLOBAL and c["causal_pairs"] == "full_square":
-        return masks.full_square(seqs)
+        return full_square(seqs)
     if mixer == WINDOW and c["window_pairs"] == "megatron":
-        return masks.window_megatron(seqs, span)
+        return window_megatron(seqs, span)
     if mixer == CHUNK and c["window_pairs"] == "megatron":
-        return masks.chunk_megatron(seqs, span)
+        return chunk_megatron(seqs, span)
     if mixer == WINDOW and c["window_pairs"] == "maxtext":
         return masks.band_maxtext(seqs, span)
     if mixer == WINDOW and c["window_pairs"] == "unclamped":
-        return masks.window_unclamped(seqs, span)
+        return window_unclamped(seqs, span)
     if mixer == WINDOW and c["window_pairs"] == "bridge":
         tokens, rows = priced_tokens(seqs, c)
-        return masks.window_bridge(seqs, span, tokens, rows)
+        return window_bridge(seqs, span, tokens, rows)
     if mixer == CHUNK and c["window_pairs"] == "maxtext":
-        return masks.chunk_maxtext(seqs, span)
+        return chunk_maxtext(seqs, span)
     return seqs.exact_pairs(mixer, span)
 
 
@@ -116,13 +201,13 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
         if concat:  # the raw latent's half of the q up-projection
             head_gate += 2 * q_lora * h * (nope + rope)
         if hardware and c["mla_absorbed"]:  # attention in the kv latent, with absorb and expand matmuls
-            p.out["qkv_proj"] = (terms.mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) + head_gate) * tokens
+            p.out["qkv_proj"] = (mla_absorbed_qkv(d, h, q_lora, kv_lora, nope, rope) + head_gate) * tokens
             if head_gate:  # (their outputs are not saved)
                 p.unnamed["qkv_proj"] = head_gate * tokens
-            p.out["out_proj"] = terms.mla_absorbed_out(h, kv_lora, v, d_out) * tokens
+            p.out["out_proj"] = mla_absorbed_out(h, kv_lora, v, d_out) * tokens
             p.closing["out_proj"] = terms.attention_out(h, v, d_out) * tokens  # wo (after the W_uv expand)
             return h, kv_lora + rope, kv_lora
-        p.out["qkv_proj"] = (terms.mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"])
+        p.out["qkv_proj"] = (mla_qkv(d, h, q_lora, kv_lora, nope, rope, v, c["mla_norm_flops"])
                              + head_gate) * tokens
         if hardware:  # the latents (q and kv down projections) carry no saved name in MaxText's MLA
             p.unnamed["qkv_proj"] = (2 * d * (q_lora + kv_lora + rope) + head_gate) * tokens
@@ -143,7 +228,7 @@ def project(p: Priced, kind, c, tokens, hardware: bool) -> tuple:
     head_gate += 2 * d * c["attention_router_experts"]  # a mixture of attention heads' router D -> its experts
     if c["dynamic_mask_keys"]:  # Doge's dynamic mask: each token's values scored per KV head (dt_proj)
         head_gate += 2 * n_kv * (c["value_head_dim"] or hd) * n_kv
-    p.out["qkv_proj"] = (terms.gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) + head_gate) * tokens
+    p.out["qkv_proj"] = (gqa_qkv(d, h, n_kv, hd, gate, shared_kv, hv) + head_gate) * tokens
     norms = c["qkv_norms"]
     if norms == "qk_rope":  # Llama 4: the norm runs with RoPE only; its NoPE (global) layers skip both
         norms = "none" if kind.mixer == GLOBAL else "qk"
@@ -158,7 +243,7 @@ def renamed_projections(norms: str, d: int, h: int, n_kv: int, hd: int, gate: bo
     """Per token, the q/k/v projections a remat policy that saves q, k and v still recomputes: those normed after
     the projection (the norm's backward needs its input), and a q projection fused with the output gate (the gate
     is not saved)."""
-    q = terms.gqa_qkv(d, h, 0, hd, gate) if gate or norms != "none" else 0
+    q = gqa_qkv(d, h, 0, hd, gate) if gate or norms != "none" else 0
     k = 2 * d * n_kv * hd if norms != "none" else 0
     v = 2 * d * n_kv * hv if norms == "qkv" and not shared_kv else 0
     return q + k + v

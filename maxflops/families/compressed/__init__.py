@@ -9,9 +9,15 @@ blocks under the conventions: ``compressed_pairs``), and a CSA layer's indexer (
 projections, the scoring over every visible block). Hardware FLOPs: the window under ``attention_impl``, the blocks
 under ``dsa_impl`` (top-k) or ``attention_impl`` (every block), the indexer's skip of short sequences
 (``indexer_skip_short``) and its KL loss's detached target.
+
+Its closed forms are here: the projections, the compressor, the indexer's projections, the blocks a sequence forms and
+the tiles a kernel computes over them, and MaxText's and Megatron-Bridge's block rules; the exact (query, block)
+counts it shares with QSA are ``maxflops.masks``' ``compressed_visible`` and ``compressed_topk``.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 from ... import masks, terms
 from ...components import WEIGHT, Component
@@ -27,6 +33,86 @@ COMPRESSED = frozenset({CSA, HCA})
 COMPONENTS = (Component("compressor", WEIGHT, 80, "compressed attention: each block's compressor"),)
 
 
+# --- closed forms: the projections, the compressor, the indexer's terms, blocks and tiles, the peers' rules ---
+
+def compressed_qkv(d: int, n_q: int, head_dim: int, q_lora: int, n_kv: int) -> int:
+    """DeepSeek-V4 attention projections: q D -> q_lora -> H*hd (D -> H*hd without q LoRA), and one projection
+    D -> n_kv*hd whose output is both the keys and the values."""
+    q = 2 * d * q_lora + 2 * q_lora * n_q * head_dim if q_lora else 2 * d * n_q * head_dim
+    return q + 2 * d * n_kv * head_dim
+
+
+def grouped_low_rank_out(n_q: int, head_dim: int, groups: int, rank: int, d: int) -> int:
+    """Grouped low-rank output: the H*hd attention output in G groups of H*hd/G, each projected to ``rank``
+    (G * (H*hd/G) * rank = H*hd*rank multiply-adds), then G*rank -> D."""
+    return 2 * n_q * head_dim * rank + 2 * groups * rank * d
+
+
+def compressor(d: int, width: int, overlap: bool) -> int:
+    """A compressor's kv and gate projections per token, D -> width each (2*width with overlapping blocks, whose
+    two halves feed the block and the next one); the gated pooling inside a block is elementwise."""
+    w = 2 * width if overlap else width
+    return 2 * (2 * d * w)
+
+
+def compressed_indexer_proj(d: int, q_lora: int, n_heads: int, head_dim: int) -> int:
+    """A compressed layer's indexer per token: q from the q latent (D without q LoRA) to n_heads*head_dim, head
+    weights D -> n_heads, and its own overlapping compressor of width head_dim for the block keys."""
+    q_in = q_lora if q_lora else d
+    return 2 * q_in * n_heads * head_dim + 2 * d * n_heads + compressor(d, head_dim, True)
+
+
+def compressed_blocks(L, m):
+    """Blocks a length-L sequence forms (the partial last one is not formed)."""
+    return L // m
+
+
+def blocked_compressed(L, m, block_q: int, block_kv: int):
+    """Compressed keys a tiled kernel computes for a sequence of length L (an int or an int64 array): the L // m
+    blocks form their own key axis, tiled by block_kv; row block [a0, a1) touches the tiles up to its last
+    visible block, (a1 // m) - 1 (a top-k kernel with a dynamic mask is assumed to touch them all)."""
+    def cols(a0, a1, Lr):
+        return masks._minimum(-(-(a1 // m) // block_kv) * block_kv, Lr // m)
+
+    def moves(a0, a1, L):
+        return False, -(-(a1 // m) // block_kv) * block_kv < L // m
+
+    return masks._tiled(L, block_q, m * block_kv, m, cols, moves)
+
+
+def compressed_maxtext(seqs, m):
+    """MaxText's DeepSeek-V4 visible blocks: half the L x L/m rectangle, L^2/(2m)."""
+    return masks._ratio(seqs.sum(lambda L: L * L), 2 * m)
+
+
+def compressed_topk_maxtext(seqs, m, K):
+    """MaxText's DeepSeek-V4 top-k blocks: L^2/m * (k/N - (k/N)^2/2) with N = L // m and k = min(K, N) (0 for a
+    sequence shorter than m, where MaxText would divide by zero)."""
+    def one(L):
+        N = L // m
+        k = min(K, N)
+        return Fraction(L * L * k * (2 * N - k), 2 * m * N * N) if N else Fraction(0)
+
+    return seqs.sum_scalar(one)
+
+
+def csa_topk_bridge(seqs, m, K, tokens, length):
+    """Megatron-Bridge's DeepSeek-V4 top-k blocks over ``tokens`` priced: every token attends k - m k^2/(2S) blocks at
+    the configured row length S = ``length`` (k = min(K, S // m)), the mean of a causal ramp of S/m blocks capped at
+    k, whatever the documents."""
+    return seqs.whole(_csa_topk_bridge, m, K, tokens, length)
+
+
+def _csa_topk_bridge(seqs, m, K, tokens, length):
+    k = min(K, length // m)
+    return tokens * k - masks._ratio(m * k * k * tokens, 2 * length)
+
+
+def compressed_indexer_bridge(seqs, m):
+    """Megatron-Bridge's DeepSeek-V4 indexer: the full L x L/m rectangle of (query, block) scores, sum L^2 / m."""
+    return masks._ratio(seqs.sum(lambda L: L * L), m)
+
+
 # --- (query, block) pairs -------------------------------------------------------------------------------------
 
 def blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
@@ -35,13 +121,13 @@ def blocks(seqs, m: int, K: int, c, decode: bool, indexer: bool = False):
     if decode:
         return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, K))
     if indexer and c["indexer_pairs"] == "bridge":
-        return masks.compressed_indexer_bridge(seqs, m)
+        return compressed_indexer_bridge(seqs, m)
     if not indexer and c["compressed_pairs"] == "bridge":
         if K:
-            return masks.csa_topk_bridge(seqs, m, K, priced_tokens(seqs, c)[0], row_length(seqs, c))
-        return masks.compressed_maxtext(seqs, m)
+            return csa_topk_bridge(seqs, m, K, priced_tokens(seqs, c)[0], row_length(seqs, c))
+        return compressed_maxtext(seqs, m)
     if indexer and c["indexer_pairs"] == "half_square" or not indexer and c["compressed_pairs"] == "maxtext":
-        return masks.compressed_topk_maxtext(seqs, m, K) if K else masks.compressed_maxtext(seqs, m)
+        return compressed_topk_maxtext(seqs, m, K) if K else compressed_maxtext(seqs, m)
     return exact_blocks(seqs, m, K)
 
 
@@ -54,11 +140,11 @@ def hardware_blocks(seqs, m: int, K: int, c, decode: bool):
     if decode:  # every cached block is visible; dense and blocked read them all (tiles stop at the last one)
         return seqs.sum(lambda kv: masks.new_token_blocks(kv, m, 0 if impl in ("dense", "blocked") else K))
     if impl == "dense":
-        return seqs.sum(lambda L: L * masks.compressed_blocks(L, m))
+        return seqs.sum(lambda L: L * compressed_blocks(L, m))
     if impl == "gather_k":
-        return seqs.sum(lambda L: L * masks._minimum(masks.compressed_blocks(L, m), K))
+        return seqs.sum(lambda L: L * masks._minimum(compressed_blocks(L, m), K))
     if impl == "blocked":
-        return seqs.sum(lambda L: masks.blocked_compressed(L, m, c["attention_block_q"], c["attention_block_kv"]))
+        return seqs.sum(lambda L: blocked_compressed(L, m, c["attention_block_q"], c["attention_block_kv"]))
     return exact_blocks(seqs, m, K)
 
 
@@ -77,10 +163,10 @@ def project(p: Priced, kind, c, tokens, norms: bool = False) -> tuple:
     d, h, d_out = c["emb_dim"], c["num_query_heads"], ffn_width(c)
     hd = c["head_dim"]
     n_kv = 0 if kind.kv_shared else c["num_kv_heads"]
-    p.out["qkv_proj"] = (terms.compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv)
+    p.out["qkv_proj"] = (compressed_qkv(d, h, hd, c["q_lora_rank"], n_kv)
                          + (2 * (c["q_lora_rank"] + n_kv * hd) if norms else 0)) * tokens
     if c["o_groups"]:
-        p.out["out_proj"] = terms.grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
+        p.out["out_proj"] = grouped_low_rank_out(h, hd, c["o_groups"], c["o_lora_rank"], d_out) * tokens
         p.closing["out_proj"] = 2 * c["o_groups"] * c["o_lora_rank"] * d_out * tokens  # wo_b, after the groups
     else:
         p.out["out_proj"] = p.closing["out_proj"] = terms.attention_out(h, hd, d_out) * tokens
@@ -100,7 +186,7 @@ def _indexer_run(kind, c, seqs, decode, skip: bool):
 def _indexer_proj(p: Priced, c, idx_tokens) -> None:
     n, hd_i = c["index_n_heads"], c["index_head_dim"]
     name = "indexer_proj_attn" if c["indexer_proj_split"] == "attention" else "indexer_proj"
-    p.out[name] = terms.compressed_indexer_proj(c["emb_dim"], c["q_lora_rank"], n, hd_i) * idx_tokens
+    p.out[name] = compressed_indexer_proj(c["emb_dim"], c["q_lora_rank"], n, hd_i) * idx_tokens
 
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -112,7 +198,7 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
         attention.core(p, h, d_qk, d_v, window_pairs(kind.mixer, kind.span, seqs, c, decode, tokens))
         return
     m, K = kind.ratio, kind.span
-    p.out["compressor"] = terms.compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
+    p.out["compressor"] = compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
     if kind.computes_index and c["indexer_flops"]:
         run, idx_tokens = _indexer_run(kind, c, seqs, decode, c["indexer_skip_within_topk"])
         _indexer_proj(p, c, tokens if run is seqs else idx_tokens)  # (every sequence runs it: the priced tokens)
@@ -147,7 +233,7 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
             attention.core(p, h, d_qk, d_v, window)
             return
         p.forward_only.update(("compressor", "indexer_proj", "indexer_proj_attn", "indexer_score", "indexer_kl"))
-    p.out["compressor"] = terms.compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
+    p.out["compressor"] = compressor(c["emb_dim"], c["head_dim"], kind.mixer == CSA) * tokens
     if kind.computes_index:
         run, idx_tokens = _indexer_run(kind, c, seqs, decode, c["indexer_skip_short"])
         scored = 0 if run is None else hardware_blocks(run, m, 0, c, decode)

@@ -9,6 +9,8 @@ pair (``indexer_score``, ``indexer_head_reduction``). Hardware FLOPs: the pairs 
 pairs under ``indexer_impl`` and ``indexer_skip_short``, and the KL loss's detached target (``indexer_kl``).
 
 The indexer is shared with the compressed family's CSA layers (``indexer_score``).
+Its closed forms are here: the indexer's projections and its cost per scored pair, the keys a gather kernel
+reads, and the peers' DSA pair rules (Megatron's, Megatron-LM #6148's, Megatron-Bridge's).
 """
 
 from __future__ import annotations
@@ -33,6 +35,75 @@ COMPONENTS = (
 )
 
 
+# --- closed forms: the indexer's terms, the keys a gather kernel reads, the peers' DSA pair rules -------------
+
+def indexer_proj(d: int, q_lora: int, n_heads: int, head_dim: int) -> int:
+    """DSA indexer projections per token: q from the q latent (or from D without q LoRA) to
+    n_heads*head_dim, k D -> head_dim (one shared key head), head weights D -> n_heads."""
+    q_in = q_lora if q_lora else d
+    return 2 * q_in * n_heads * head_dim + 2 * d * head_dim + 2 * d * n_heads
+
+
+def indexer_per_pair(n_heads: int, head_dim: int, head_reduction: bool = True) -> int:
+    """DSA indexer scoring per scored pair: q.k over every head (2*n*hd) and the weighted head
+    reduction sum_h w_h * relu(q_h.k) (2*n; Megatron leaves it out)."""
+    return 2 * n_heads * head_dim + (2 * n_heads if head_reduction else 0)
+
+
+def gathered(L, K):
+    """Keys a gather-K sparse kernel reads for a sequence of length L: min(L, K) for every query."""
+    return L * masks._minimum(L, K)
+
+
+def dsa_megatron(seqs, K):
+    """Megatron's DSA: the dense s^2/2 pairs scaled by rho = (K*s - K^2/2) / (s^2/2), clamped to 1, where s is
+    the token-weighted mean length Q/T (Q = sum L^2, T = sum L) -- one rho for the whole batch."""
+    return seqs.whole(_dsa_megatron, K)
+
+
+def _dsa_megatron(seqs, K):
+    # s^2/2 * rho = (Q/2) (K s - K^2/2) / (s^2/2) with s = Q/T is K T (2Q - K T) / (2Q): one Fraction, not five
+    Q = seqs.sum(lambda L: L * L)
+    T = seqs.sum(lambda L: L)
+    return masks._ratio(Q, 2) if Q <= K * T else masks._ratio(K * T * (2 * Q - K * T), 2 * Q)
+
+
+def dsa_megatron_floor(seqs, K):
+    """Megatron-LM #6148's head and #6753: the dense s^2/2 pairs scaled by rho = a / (s/2), a = e*(1 - e/(2s)),
+    e = min(K, floor(s)), s = Q/T the token-weighted mean length (one rho for the batch)."""
+    return seqs.whole(_dsa_megatron_floor, K)
+
+
+def _dsa_megatron_floor(seqs, K):
+    # (Q/2) e (1 - e/(2s)) / (s/2) with s = Q/T is e T (2Q - e T) / (2Q)
+    Q = seqs.sum(lambda L: L * L)
+    T = seqs.sum(lambda L: L)
+    e = min(K, Q // T)
+    return masks._ratio(e * T * (2 * Q - e * T), 2 * Q)
+
+
+def dsa_bridge(seqs, K, tokens):
+    """Megatron-Bridge's DSA over ``tokens`` priced (a packed batch's padded slots with packed_tokens='padded'): each
+    token sees the mean sparse context at c = Q/tokens (Q = sum L^2), K - K(K-1)/(2c) keys when c > K, else the
+    causal (c + 1)/2; times the tokens. For full rows, exactly sum_i min(i+1, K)."""
+    return seqs.whole(_dsa_bridge, K, tokens)
+
+
+def _dsa_bridge(seqs, K, tokens):
+    Q = seqs.sum(lambda L: L * L)
+    if Q <= K * tokens:  # c <= K
+        return masks._ratio(Q + tokens, 2)
+    return tokens * K - masks._ratio(K * (K - 1) * tokens * tokens, 2 * Q)
+
+
+def causal_bridge(seqs, tokens):
+    """Megatron-Bridge's causal context over ``tokens`` priced: (c + 1)/2 keys per token at c = Q/tokens, i.e.
+    (Q + tokens)/2 (the exact L(L+1)/2 for full rows and unpadded documents)."""
+    return masks._ratio(seqs.sum(lambda L: L * L) + tokens, 2)
+
+
+# --- pairs, the indexer, pricing ------------------------------------------------------------------------------
+
 def computes_index(layer_number: int, freq: int, offset: int) -> bool:
     """GLM-5 index reuse: layer ``layer_number`` (1-based) computes its own top-k iff
     max(layer_number - max(offset, 1), 0) % freq == 0. With freq 1 every layer does."""
@@ -50,11 +121,11 @@ def pairs(span: int, seqs, c, decode: bool):
     if c["dsa_pairs"] == "maxtext":
         return masks.band_maxtext(seqs, span)
     if c["dsa_pairs"] == "megatron":
-        return masks.dsa_megatron(seqs, span)
+        return dsa_megatron(seqs, span)
     if c["dsa_pairs"] == "megatron_floor":
-        return masks.dsa_megatron_floor(seqs, span)
+        return dsa_megatron_floor(seqs, span)
     if c["dsa_pairs"] == "bridge":
-        return masks.dsa_bridge(seqs, span, priced_tokens(seqs, c)[0])
+        return dsa_bridge(seqs, span, priced_tokens(seqs, c)[0])
     return seqs.exact_pairs(DSA, span)
 
 
@@ -70,7 +141,7 @@ def hardware_pairs(span: int, seqs, c, decode: bool):
     if c["dsa_impl"] == "gather_k":  # exactly K keys gathered per query (all visible ones when fewer)
         if decode:
             return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv))
-        return seqs.sum(lambda L: masks.gathered(L, span))
+        return seqs.sum(lambda L: gathered(L, span))
     return seqs.sum(lambda kv: masks.new_token_keys(DSA, span, kv)) if decode else seqs.exact_pairs(DSA, span)
 
 
@@ -88,7 +159,7 @@ def indexer_run(kind, seqs, c, decode: bool):
         return seqs.tokens, masks.half_square(seqs)
     if c["indexer_pairs"] == "bridge":
         tokens = priced_tokens(seqs, c)[0]
-        return tokens, masks.causal_bridge(seqs, tokens)
+        return tokens, causal_bridge(seqs, tokens)
     return seqs.tokens, seqs.exact_pairs(GLOBAL, 0)
 
 
@@ -117,7 +188,7 @@ def indexer_score(p: Priced, c, n: int, hd: int, scored, hardware: bool) -> int:
     (model FLOPs: indexer_head_reduction; hardware: weighted_sum_impl='einsum'). The head weighting's gradient
     with respect to the scores is an outer product (the 'single' part). Returns the FLOPs per scored pair."""
     reduction = c["indexer_head_reduction"] and not (hardware and c["weighted_sum_impl"] == "elementwise")
-    per_pair = terms.indexer_per_pair(n, hd, reduction)
+    per_pair = indexer_per_pair(n, hd, reduction)
     p.out["indexer_score"] = per_pair * scored
     if reduction:
         p.single["indexer_score"] = 2 * n * scored
@@ -127,7 +198,7 @@ def indexer_score(p: Priced, c, n: int, hd: int, scored, hardware: bool) -> int:
 def _indexer(p: Priced, c, idx_tokens, scored, hardware: bool) -> int:
     """The indexer's projections and scoring; returns the scoring's FLOPs per pair."""
     n, hd_i = c["index_n_heads"], c["index_head_dim"]
-    p.out["indexer_proj"] = terms.indexer_proj(c["emb_dim"], c["q_lora_rank"], n, hd_i) * idx_tokens
+    p.out["indexer_proj"] = indexer_proj(c["emb_dim"], c["q_lora_rank"], n, hd_i) * idx_tokens
     return indexer_score(p, c, n, hd_i, scored, hardware)
 
 

@@ -23,6 +23,32 @@ GDN = "gdn"
 COMPONENTS = (Component("gdn_conv", WEIGHT, 90, "the gated delta net's causal depthwise conv"),)
 
 
+def gdn_proj(d: int, n_k: int, n_v: int, dk: int, dv: int) -> tuple[int, int]:
+    """Gated delta net projections per token: (input, output).
+
+    input: q and k D -> n_k*dk each, v and the output gate z D -> n_v*dv each, beta and the decay a D -> n_v each.
+    output: n_v*dv -> D.
+    """
+    return 2 * d * (2 * n_k * dk + 2 * n_v * dv + 2 * n_v), 2 * n_v * dv * d
+
+
+def gdn_conv_channels(n_k: int, n_v: int, dk: int, dv: int) -> int:
+    """Channels of the causal depthwise conv (q, k and v): each costs 2 FLOPs per non-padding tap."""
+    return 2 * n_k * dk + n_v * dv
+
+
+def gdn_chunk(n_v: int, dk: int, dv: int, chunk: int, solve: bool = False) -> int:
+    """The chunked gated delta net, one chunk of C tokens, all value heads: per head the intra-chunk K K^T,
+    the WY factors A V and A K, Q K^T (2C^2 dk or dv each: 3 with dk, 2 with dv counting A V and the masked
+    scores times the new values), and against the state Q S, W S and the update K^T V (2C dk dv each). The
+    triangular solve for A is not a matmul. With ``solve`` (transformers) the new values and decayed keys come from
+    triangular solves against the UT system, so A V and A K are not matmuls: 2 with dk, 1 with dv."""
+    c = chunk
+    if solve:
+        return n_v * (2 * 2 * c * c * dk + 1 * 2 * c * c * dv + 3 * 2 * c * dk * dv)
+    return n_v * (3 * 2 * c * c * dk + 2 * 2 * c * c * dv + 3 * 2 * c * dk * dv)
+
+
 def _widths(c):
     return (c["emb_dim"], c["gdn_num_key_heads"], c["gdn_num_value_heads"], c["gdn_key_head_dim"],
             c["gdn_value_head_dim"], c["gdn_conv_kernel_dim"])
@@ -30,9 +56,9 @@ def _widths(c):
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     d, nk, nv, dk, dv, K = _widths(c)
-    proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
+    proj_in, proj_out = gdn_proj(d, nk, nv, dk, dv)
     p.out["qkv_proj"] = proj_in * tokens
-    conv.price(p, "gdn_conv", terms.gdn_conv_channels(nk, nv, dk, dv), K, c, seqs, decode, tokens)
+    conv.price(p, "gdn_conv", gdn_conv_channels(nk, nv, dk, dv), K, c, seqs, decode, tokens)
     p.out["core_attention"] = terms.gdn_core(nv, dk, dv, c["gdn_core_state_ops"]) * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state's gradient of S^T k, S^T q: outer products
     p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
@@ -40,14 +66,14 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
 
 def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     d, nk, nv, dk, dv, K = _widths(c)
-    proj_in, proj_out = terms.gdn_proj(d, nk, nv, dk, dv)
+    proj_in, proj_out = gdn_proj(d, nk, nv, dk, dv)
     p.out["qkv_proj"] = proj_in * tokens
-    conv.price_hardware(p, "gdn_conv", c["gdn_conv_impl"], terms.gdn_conv_channels(nk, nv, dk, dv), K, c, seqs,
+    conv.price_hardware(p, "gdn_conv", c["gdn_conv_impl"], gdn_conv_channels(nk, nv, dk, dv), K, c, seqs,
                         decode, tokens)
     if c["gdn_impl"] != "recurrent" and not decode:
         C = c["gdn_chunk_size"]  # every sequence padded to whole chunks
         chunks = seqs.sum(lambda L: -(-L // C))
-        p.out["core_attention"] = terms.gdn_chunk(nv, dk, dv, C, c["gdn_impl"] == "chunked_solve") * chunks
+        p.out["core_attention"] = gdn_chunk(nv, dk, dv, C, c["gdn_impl"] == "chunked_solve") * chunks
         if c["gdn_impl"] == "chunked":  # the triangular solve's gradient holds one C x C by C x C matmul
             p.grad_extra["core_attention"] = nv * 2 * C ** 3 * chunks
     else:
@@ -62,7 +88,7 @@ def decode_cache(kind, c, seqs) -> dict:
     """The conv's weights streamed (they are no matmul), and the state S [dk, dv] per value head with the conv's last
     K - 1 inputs, read and written."""
     _, nk, nv, dk, dv, K = _widths(c)
-    channels = terms.gdn_conv_channels(nk, nv, dk, dv)
+    channels = gdn_conv_channels(nk, nv, dk, dv)
     return {"weights": channels * K * c["weight_bytes"],
             "state": 2 * (nv * dk * dv + (K - 1) * channels) * c["state_bytes"] * seqs.count}
 
@@ -86,7 +112,8 @@ SCHEMA = {
     "gdn_conv_kernel_dim": field_of(4, int, "Causal depthwise conv width over q, k, v channels.", minimum=1),
     "gdn_impl": field_of("recurrent", str, "Hardware gated delta net: 'recurrent' (two state matmuls per token and "
                                       "value head), 'chunked' (MaxText, FLA: chunks of gdn_chunk_size, every "
-                                      "sequence padded to whole chunks; see terms.gdn_chunk) or 'chunked_solve' "
+                                      "sequence padded to whole chunks; see maxflops.families.gdn.gdn_chunk) or "
+                                      "'chunked_solve' "
                                       "(transformers' torch_chunk_gated_delta_rule: the same chunks, its UT "
                                       "transform by triangular solves instead of the A V and A K matmuls).",
                    choices=("recurrent", "chunked", "chunked_solve")),

@@ -5,15 +5,15 @@ its state transition is a product of M generalized Householder reflections.
 Per token, with H heads of value width P (d_in = H P), G key groups of width N (the state is N x P per head), M
 Householder steps, K the conv width:
 - in_proj D -> the output gate z (d_in), M values (d_in each), M keys and one query (G N each), M betas and one
-  decay (H each): ``terms.gdp_proj``;
+  decay (H each): ``gdp_proj``;
 - the causal depthwise conv over the values, keys and query (M d_in + (M + 1) G N channels; ``families.conv``);
 - the recurrence per head: S <- exp(g) S (elementwise), then for j = 1..M the delta-rule step
   S <- S + k_j (x) beta_j (v_j - S^T k_j) (the read S^T k_j is a contraction, the rank-one update is not), then
-  o = S^T q: M + 1 reads of the N x P state, 2 N P FLOPs each (``terms.gdp_core``);
+  o = S^T q: M + 1 reads of the N x P state, 2 N P FLOPs each (``gdp_core``);
 - the gated norm (elementwise) and out_proj d_in -> D.
 Hardware: the recurrence as above (``gdp_impl='recurrent'``) or the chunked kernel of FLA and Megatron-LM
 (``'chunked'``: the keys and values on the Householder-expanded stream in chunks of their own, the queries on the
-token stream; ``terms.gdp_chunked``): its forward as FLA runs it, its training step as XLA differentiates the
+token stream; ``gdp_chunked``): its forward as FLA runs it, its training step as XLA differentiates the
 reference kernel (the triangular solve's gradient holds one C x C by C x C matmul per expanded chunk and head; FLA's
 own backward kernels are not priced); the conv by ``gdp_conv_impl``. Decode: the recurrence for the new token; the state (H N P) and the
 conv's last K - 1 inputs read and written.
@@ -39,6 +39,42 @@ COMPONENTS = (Component("gdp_conv", WEIGHT, 93, "the gated delta product's causa
                                                 "and query"),)
 
 
+def gdp_proj(d: int, heads: int, head_dim: int, state: int, groups: int, householder: int) -> tuple[int, int]:
+    """Gated delta product projections per token: (input, output). input: D -> the output gate z (d_in = heads x
+    head_dim), M values (d_in each), M keys and one query (groups x state each), M betas and one decay (heads each),
+    M = ``householder``. output: d_in -> D."""
+    d_in, m = heads * head_dim, householder
+    return 2 * d * (d_in * (1 + m) + groups * state * (1 + m) + heads * (1 + m)), 2 * d_in * d
+
+
+def gdp_conv_channels(heads: int, head_dim: int, state: int, groups: int, householder: int) -> int:
+    """Channels of the gated delta product's causal depthwise conv: the M values, the M keys and the query."""
+    return householder * heads * head_dim + (householder + 1) * groups * state
+
+
+def gdp_core(heads: int, head_dim: int, state: int, householder: int) -> int:
+    """The gated delta product's recurrence per token, all heads, state S [state x head_dim] per head: the decay once,
+    then M delta-rule steps S <- S + k_j (x) beta_j (v_j - S^T k_j), then o = S^T q. The matmuls are the M key reads and
+    the one query read (2 state head_dim each); the decay and the rank-one updates are elementwise: the gated delta
+    net's core with M + 1 state-sized ops."""
+    return terms.gdn_core(heads, state, head_dim, householder + 1)
+
+
+def gdp_chunked(heads: int, head_dim: int, state: int, householder: int, chunk: int, length: int) -> int:
+    """The chunked gated delta product over one sequence of ``length`` tokens, all heads, as FLA's
+    chunk_gated_delta_product and Megatron-LM's kernels run it. The keys, values and betas live on the Householder-
+    expanded stream (M x length positions), cut into its own ceil(M L / C) chunks of C: per expanded chunk and head
+    the key-key scores K K^T and the WY factors W = T (beta K) and U = T (beta V) (2 C^2 state, 2 C^2 state, 2 C^2
+    head_dim), the state read W S and the state update K^T V_new (2 C state head_dim each); the inverse T is a
+    triangular solve, not a matmul. The queries live on the token stream, in ceil(L / C) chunks: per token chunk and
+    head the read of the chunk's incoming state Q S (2 C state head_dim) and for each of the M copies the masked
+    scores Q K^T and their product with the new values (2 C^2 state + 2 C^2 head_dim)."""
+    c, p, n, m = chunk, head_dim, state, householder
+    expanded, token = -(-m * length // c), -(-length // c)
+    return heads * (expanded * (4 * c * c * n + 2 * c * c * p + 4 * c * n * p)
+                    + token * (2 * c * n * p + m * (2 * c * c * n + 2 * c * c * p)))
+
+
 def widths(c):
     """(D, heads, value head width P, key/state width N, key groups, Householder steps M, conv kernel)."""
     return (c["emb_dim"], c["gdp_num_heads"], c["gdp_head_dim"], c["gdp_state_dim"], c["gdp_num_groups"],
@@ -47,10 +83,10 @@ def widths(c):
 
 def _project(p: Priced, c, tokens) -> int:
     D, H, P, N, G, M, _ = widths(c)
-    proj_in, proj_out = terms.gdp_proj(D, H, P, N, G, M)
+    proj_in, proj_out = gdp_proj(D, H, P, N, G, M)
     p.out["qkv_proj"] = proj_in * tokens
     p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
-    return terms.gdp_conv_channels(H, P, N, G, M)
+    return gdp_conv_channels(H, P, N, G, M)
 
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -60,7 +96,7 @@ def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     if c["gdp_core_flops"] == "megatron":  # Megatron-LM: (4 M + 3) per state element, token and head
         p.out["core_attention"] = (4 * M + 3) * H * N * P * tokens
     else:
-        p.out["core_attention"] = terms.gdp_core(H, P, N, M) * tokens
+        p.out["core_attention"] = gdp_core(H, P, N, M) * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state's gradients of its reads: outer products
 
 
@@ -70,11 +106,11 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     conv.price_hardware(p, "gdp_conv", c["gdp_conv_impl"], channels, K, c, seqs, decode, tokens)
     if c["gdp_impl"] == "chunked" and not decode:
         C = c["gdp_chunk_size"]
-        p.out["core_attention"] = seqs.sum(lambda L: terms.gdp_chunked(H, P, N, M, C, L))
+        p.out["core_attention"] = seqs.sum(lambda L: gdp_chunked(H, P, N, M, C, L))
         if c["mode"] == "train":  # the triangular solve's gradient: one C x C by C x C matmul per expanded chunk
             p.grad_extra["core_attention"] = H * 2 * C ** 3 * seqs.sum(lambda L: -(-M * L // C))
     else:
-        p.out["core_attention"] = p.single["core_attention"] = terms.gdp_core(H, P, N, M) * tokens
+        p.out["core_attention"] = p.single["core_attention"] = gdp_core(H, P, N, M) * tokens
     # no remat policy name covers these projections or the core ('context' is attention's)
     p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
 
@@ -83,7 +119,7 @@ def decode_cache(kind, c, seqs) -> dict:
     """The conv's weights streamed (they are no matmul), and per sequence the state (H x N x P) with the conv's last
     K - 1 inputs, read and written."""
     _, H, P, N, G, M, K = widths(c)
-    channels = terms.gdp_conv_channels(H, P, N, G, M)
+    channels = gdp_conv_channels(H, P, N, G, M)
     return {"weights": channels * K * c["weight_bytes"],
             "state": 2 * (H * N * P + (K - 1) * channels) * c["state_bytes"] * seqs.count}
 
@@ -118,7 +154,7 @@ SCHEMA = {
     "gdp_impl": field_of("recurrent", str, "Hardware gated delta product: 'recurrent' (M + 1 state reads per token and "
                                      "head) or 'chunked' (FLA's and Megatron-LM's chunk_gated_delta_product: the "
                                      "expanded keys and values in ceil(M L / gdp_chunk_size) chunks, the queries in "
-                                     "ceil(L / gdp_chunk_size); see terms.gdp_chunked).",
+                                     "ceil(L / gdp_chunk_size); see maxflops.families.gdp.gdp_chunked).",
                    choices=("recurrent", "chunked")),
     "gdp_chunk_size": field_of(64, int, "Chunk length of gdp_impl='chunked' (FLA and Megatron-LM: 64).", minimum=1),
     "gdp_conv_impl": field_of("valid", str, "Hardware gated-delta-product causal conv: " + conv.IMPL_DOC,

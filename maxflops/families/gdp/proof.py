@@ -37,7 +37,7 @@ def core_recurrent(q, k, v, g, beta):
 
 
 def core_chunked(q, k, v, g, beta, chunk):
-    """The chunked form of FLA's and Megatron-LM's chunk_gated_delta_product (``terms.gdp_chunked``), shapes as
+    """The chunked form of FLA's and Megatron-LM's chunk_gated_delta_product (the family's ``gdp_chunked``), shapes as
     ``core_recurrent``. The keys, values and betas are interleaved into the Householder-expanded stream (token-major,
     M positions per token, the decay on each token's first), which is cut into ceil(M L / C) chunks: in each, the
     key-key scores (a matmul) under the decay (elementwise), the inverse T of the unit lower-triangular UT system (a

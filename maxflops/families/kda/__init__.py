@@ -14,7 +14,7 @@ Per token, with H heads of width d (keys and values alike), r the gates' rank, K
   (``kda_core_state_ops`` = 2);
 - the gated norm (elementwise) and o_proj H d -> D.
 Hardware: the recurrence as above (``kda_impl='recurrent'``), or the chunked form of transformers' torch path
-(``'chunked'``, chunks of ``kda_chunk_size``, every sequence padded to whole chunks: ``terms.kda_chunk``); the conv by
+(``'chunked'``, chunks of ``kda_chunk_size``, every sequence padded to whole chunks: ``kda_chunk``); the conv by
 ``kda_conv_impl``. Decode: the recurrence for the new token; the state (H d^2) and the conv's last K - 1 inputs read
 and written.
 
@@ -38,6 +38,30 @@ CONVENTIONS = ("exact", "megatron_bridge")
 COMPONENTS = (Component("kda_conv", WEIGHT, 92, "Kimi delta attention's causal depthwise conv over q, k and v"),)
 
 
+def kda_proj(d: int, heads: int, head_dim: int, rank: int, full_output_gate: bool = False,
+             full_forget_gate: bool = False) -> tuple[int, int]:
+    """Kimi delta attention projections per token: (input, output). input: q, k, v D -> heads x head_dim each; the
+    forget gate D -> rank -> heads x head_dim (one D -> heads x head_dim matmul with ``full_forget_gate``); beta
+    D -> heads; the output gate low rank (or one D -> heads x head_dim matmul with ``full_output_gate``). output:
+    heads x head_dim -> D."""
+    hd = heads * head_dim
+    low_rank = 2 * d * rank + 2 * rank * hd
+    gate = 2 * d * hd if full_output_gate else low_rank
+    forget = 2 * d * hd if full_forget_gate else low_rank
+    return 2 * d * 3 * hd + forget + 2 * d * heads + gate, 2 * hd * d
+
+
+def kda_chunk(heads: int, head_dim: int, chunk: int) -> int:
+    """Kimi delta attention's chunked form as transformers' torch path runs it, one chunk of C tokens, all heads: per
+    head the matmuls of the UT transform's products with the beta-scaled values and the decayed keys (2 C^2 d each),
+    the reads of the state by the decayed queries and by the transformed keys and the state update K^T V_new
+    (2 C d^2 each), and the masked query-key scores times the new values (2 C^2 d). The key-key and query-key scores
+    themselves carry the per-channel decay inside the sum, so they are elementwise products and sums, not matmuls;
+    the forward substitution that inverts the UT system is elementwise too."""
+    c, d = chunk, head_dim
+    return heads * (3 * 2 * c * c * d + 3 * 2 * c * d * d)
+
+
 def widths(c):
     """(D, heads, head width, gates' rank, conv kernel)."""
     d = c["kda_head_dim"]
@@ -46,7 +70,7 @@ def widths(c):
 
 def _project(p: Priced, c, tokens, full_gate: bool) -> None:
     D, H, d, r, _ = widths(c)
-    proj_in, proj_out = terms.kda_proj(D, H, d, r, full_gate, c["kda_full_rank_forget_gate"])
+    proj_in, proj_out = kda_proj(D, H, d, r, full_gate, c["kda_full_rank_forget_gate"])
     p.out["qkv_proj"] = proj_in * tokens
     p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
 
@@ -65,7 +89,7 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     conv.price_hardware(p, "kda_conv", c["kda_conv_impl"], 3 * H * d, K, c, seqs, decode, tokens)
     if c["kda_impl"] == "chunked" and not decode:
         C = c["kda_chunk_size"]
-        p.out["core_attention"] = terms.kda_chunk(H, d, C) * seqs.sum(lambda L: -(-L // C))
+        p.out["core_attention"] = kda_chunk(H, d, C) * seqs.sum(lambda L: -(-L // C))
     else:
         p.out["core_attention"] = p.single["core_attention"] = terms.gdn_core(H, d, d) * tokens
     # no remat policy name covers these projections or the core ('context' is attention's)
@@ -103,7 +127,7 @@ SCHEMA = {
                                      "head) or 'chunked' (transformers' torch chunk_kimi_delta_attention: chunks of "
                                      "kda_chunk_size, every sequence padded to whole chunks; its per-channel-decayed "
                                      "key-key and query-key products are elementwise, not matmuls: see "
-                                     "terms.kda_chunk).", choices=("recurrent", "chunked")),
+                                     "maxflops.families.kda.kda_chunk).", choices=("recurrent", "chunked")),
     "kda_chunk_size": field_of(64, int, "Chunk length of kda_impl='chunked'.", minimum=1),
     "kda_conv_impl": field_of("valid", str, "Hardware Kimi delta attention causal conv: " + conv.IMPL_DOC,
                         choices=conv.IMPLS),

@@ -11,17 +11,32 @@ Hardware: the recurrence (``lightning_impl='recurrent'``), or the blocked form o
 torch path (``'blocked'``, blocks of ``lightning_block_size``, the last block its own length: per block of b tokens
 and head the intra-block Q K^T and its decayed product with V over the whole b x b block (2 b^2 d each), the
 inter-block read of the state by the decayed queries and the state update K^T V (2 b d^2 each):
-``terms.lightning_blocks``). Decode: the recurrence for the new token; the state read and written.
+``lightning_blocks``). Decode: the recurrence for the new token; the state read and written.
 """
 
 from __future__ import annotations
 
-from ... import terms
 from ...fields import field_of
 from ..base import Family, Priced
 
 LIGHTNING = "lightning"
 LETTER = "N"
+
+
+def lightning_proj(d: int, heads: int, head_dim: int) -> tuple[int, int]:
+    """Lightning attention projections per token: (input, output). input: q, k, v in one D -> 3 heads x head_dim
+    projection and the output gate D -> heads x head_dim. output: heads x head_dim -> D."""
+    hd = heads * head_dim
+    return 2 * d * 4 * hd, 2 * hd * d
+
+
+def lightning_blocks(heads: int, head_dim: int, block: int, length: int) -> int:
+    """Lightning attention's blocked form over one sequence of ``length`` tokens, all heads: blocks of ``block``
+    tokens, the last one its own length b; per block and head Q K^T and its decayed product with V over the whole
+    b x b square (2 b^2 d each), the decayed queries' read of the state and the state update K^T V (2 b d^2 each)."""
+    full, last = divmod(length, block)
+    squares = full * block * block + last * last
+    return heads * (4 * head_dim * squares + 4 * head_dim * head_dim * length)
 
 
 def widths(c):
@@ -32,7 +47,7 @@ def widths(c):
 
 def _project(p: Priced, c, tokens) -> None:
     D, H, d = widths(c)
-    proj_in, proj_out = terms.lightning_proj(D, H, d)
+    proj_in, proj_out = lightning_proj(D, H, d)
     p.out["qkv_proj"] = proj_in * tokens
     p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
 
@@ -48,7 +63,7 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     _project(p, c, tokens)
     if c["lightning_impl"] == "blocked" and not decode:
         B = c["lightning_block_size"]
-        p.out["core_attention"] = seqs.sum(lambda L: terms.lightning_blocks(H, d, B, L))
+        p.out["core_attention"] = seqs.sum(lambda L: lightning_blocks(H, d, B, L))
     else:
         p.out["core_attention"] = p.single["core_attention"] = 2 * H * d * d * tokens
     # no remat policy name covers these projections or the core ('context' is attention's)
@@ -81,7 +96,8 @@ SCHEMA = {
                                            "head) or 'blocked' (MiniMax's kernel and transformers' torch path: "
                                            "blocks of lightning_block_size, the last one its own length; per block "
                                            "the full intra-block square and the inter-block state read and update; "
-                                           "see terms.lightning_blocks).", choices=("recurrent", "blocked")),
+                                           "see maxflops.families.lightning.lightning_blocks).",
+                                           choices=("recurrent", "blocked")),
     "lightning_block_size": field_of(256, int, "Block length of lightning_impl='blocked' (MiniMax's block_size).",
                                minimum=1),
 }

@@ -9,13 +9,12 @@ Per token, with d_in = heads x head_dim, G groups, N the state width, K the conv
 - the gated norm (elementwise) and out_proj d_in -> D.
 Hardware: the recurrence as above (``mamba_impl='recurrent'``; its state read's state gradient is an outer product)
 or the chunked SSD algorithm of transformers' torch path and mamba_ssm (``'chunked'``, chunks of
-``mamba_chunk_size``, every sequence padded to whole chunks: ``terms.ssd_chunked``); the conv by ``mamba_conv_impl``.
+``mamba_chunk_size``, every sequence padded to whole chunks: ``ssd_chunked``); the conv by ``mamba_conv_impl``.
 Decode: the recurrence for the new token; the state and the conv's last K - 1 inputs read and written.
 """
 
 from __future__ import annotations
 
-from ... import terms
 from ...components import WEIGHT, Component
 from ...fields import field_of
 from .. import conv
@@ -26,6 +25,34 @@ MAMBA2 = "mamba2"
 COMPONENTS = (Component("ssm_conv", WEIGHT, 95, "a state-space mixer's causal depthwise conv (Mamba's x, B, C)"),)
 
 
+def mamba2_proj(d: int, heads: int, head_dim: int, state: int, groups: int) -> tuple[int, int]:
+    """Mamba-2 projections per token: (input, output). input: D -> z and x (d_in = heads x head_dim each), B and C
+    (groups x state each), dt (heads). output: d_in -> D."""
+    d_in = heads * head_dim
+    return 2 * d * (2 * d_in + 2 * groups * state + heads), 2 * d_in * d
+
+
+def mamba2_conv_channels(heads: int, head_dim: int, state: int, groups: int) -> int:
+    """Channels of Mamba-2's causal depthwise conv: x, B and C."""
+    return heads * head_dim + 2 * groups * state
+
+
+def mamba2_scan(heads: int, head_dim: int, state: int, flops_per_state: int = 2) -> int:
+    """The Mamba-2 recurrence per token, all heads: ``flops_per_state`` per state element (2: the read h C; the decay
+    and the outer-product update are elementwise)."""
+    return flops_per_state * heads * head_dim * state
+
+
+def ssd_chunked(heads: int, head_dim: int, state: int, chunk: int, chunks: int) -> int:
+    """The chunked SSD algorithm over one sequence padded to ``chunks`` chunks of ``chunk`` tokens, all heads (B and
+    C repeated from their groups to the heads, as transformers' torch path and mamba_ssm run it): per chunk and head
+    C B^T (2 Q^2 N), its masked product with x (2 Q^2 P), the chunk's state B^T x (2 Q N P) and the read of the
+    incoming state by C (2 Q N P); between chunks the decay matrix over the chunks plus the initial state, applied
+    to every state (2 (chunks + 1)^2 P N per head)."""
+    q, p, n = chunk, head_dim, state
+    return heads * (chunks * (2 * q * q * n + 2 * q * q * p + 4 * q * n * p) + 2 * (chunks + 1) ** 2 * p * n)
+
+
 def widths(c):
     """(D, heads, head_dim, state_dim, groups, conv kernel)."""
     return (c["emb_dim"], c["mamba_num_heads"], c["mamba_head_dim"], c["mamba_state_dim"], c["mamba_n_groups"],
@@ -34,10 +61,10 @@ def widths(c):
 
 def _project(p: Priced, c, tokens) -> tuple:
     d, H, P, N, G, K = widths(c)
-    proj_in, proj_out = terms.mamba2_proj(d, H, P, N, G)
+    proj_in, proj_out = mamba2_proj(d, H, P, N, G)
     p.out["qkv_proj"] = proj_in * tokens
     p.out["out_proj"] = p.closing["out_proj"] = proj_out * tokens
-    return terms.mamba2_conv_channels(H, P, N, G), K
+    return mamba2_conv_channels(H, P, N, G), K
 
 
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
@@ -62,9 +89,9 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     conv.price_hardware(p, "ssm_conv", c["mamba_conv_impl"], channels, K, c, seqs, decode, tokens)
     if c["mamba_impl"] == "chunked" and not decode:
         Q = c["mamba_chunk_size"]
-        p.out["core_attention"] = seqs.sum(lambda L: terms.ssd_chunked(H, P, N, Q, -(-L // Q)))
+        p.out["core_attention"] = seqs.sum(lambda L: ssd_chunked(H, P, N, Q, -(-L // Q)))
     else:
-        p.out["core_attention"] = terms.mamba2_scan(H, P, N, 2) * tokens
+        p.out["core_attention"] = mamba2_scan(H, P, N, 2) * tokens
         p.single["core_attention"] = p.out["core_attention"]
     # no remat policy name covers a Mamba layer's projections or scan ('context' is attention's)
     p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
@@ -74,7 +101,7 @@ def decode_cache(kind, c, seqs) -> dict:
     """The conv's weights streamed (they are no matmul), and per sequence the state (heads x head_dim x state_dim)
     with the conv's last K - 1 inputs, read and written."""
     _, H, P, N, G, K = widths(c)
-    channels = terms.mamba2_conv_channels(H, P, N, G)
+    channels = mamba2_conv_channels(H, P, N, G)
     return {"weights": channels * K * c["weight_bytes"],
             "state": 2 * (H * P * N + (K - 1) * channels) * c["state_bytes"] * seqs.count}
 
@@ -104,7 +131,7 @@ SCHEMA = {
                                         "or 'chunked' (the SSD algorithm of transformers' torch path and "
                                         "mamba_ssm: per chunk of mamba_chunk_size C B^T, its product with x, the "
                                         "chunk states and their read, and the state passing between chunks; see "
-                                        "terms.ssd_chunked).", choices=("recurrent", "chunked")),
+                                        "maxflops.families.mamba2.ssd_chunked).", choices=("recurrent", "chunked")),
     "mamba_chunk_size": field_of(128, int, "Chunk length of mamba_impl='chunked' (every sequence padded to whole chunks).",
                            minimum=1),
     "mamba_conv_impl": field_of("valid", str, "Hardware Mamba causal conv (Mamba-2 and Mamba-1): " + conv.IMPL_DOC,

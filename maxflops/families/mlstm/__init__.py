@@ -10,20 +10,33 @@ Per token, with D the hidden width, H heads (``mlstm_num_heads``), the q and k w
 Hardware (``mlstm_impl``): 'recurrent' (the model's); 'chunked' (chunks of ``mlstm_chunk_size``, each sequence
 padded to whole chunks; per chunk of C tokens and head the state update K^T V and the state read Q C (2 C dqk dv
 each), the intra-chunk Q K^T and its gated product with V (2 C^2 dqk, 2 C^2 dv), the normalizer read Q n (2 C dqk):
-``terms.mlstm_chunk``); 'chunked_then_recurrent' (transformers' inference mode: the whole chunks chunkwise, the
+``mlstm_chunk``); 'chunked_then_recurrent' (transformers' inference mode: the whole chunks chunkwise, the
 L mod C tokens after them by the step kernel, whose outer product k (x) v runs as a matmul: 4 dqk dv + 2 dqk per
 token and head). Decode: one step (with the chunked forms, transformers' step kernel); the state read and written.
 """
 
 from __future__ import annotations
 
-from ... import terms
 from ...fields import field_of
 from ..base import Family, Priced
 
 MLSTM = "mlstm"
 LETTER = "T"
 IMPLS = ("recurrent", "chunked", "chunked_then_recurrent")
+
+
+def mlstm_read(dqk: int, dv: int) -> int:
+    """The mLSTM recurrence's matmuls, one token and head: the memory read q C (2 dqk dv) and the normalizer read
+    q . n (2 dqk). Its updates C <- f C + i k (x) v and n <- f n + i k are elementwise (an outer product)."""
+    return 2 * dqk * dv + 2 * dqk
+
+
+def mlstm_chunk(dqk: int, dv: int, chunk: int) -> int:
+    """The chunkwise mLSTM, one chunk of C tokens and one head: the state update K^T V and the state read Q C (2 C
+    dqk dv each), the intra-chunk Q K^T (2 C^2 dqk) and its gated product with V (2 C^2 dv), and the normalizer read
+    Q n (2 C dqk; the normalizer's update is a sum)."""
+    c = chunk
+    return 2 * 2 * c * dqk * dv + 2 * c * c * (dqk + dv) + 2 * c * dqk
 
 
 def widths(c):
@@ -42,7 +55,7 @@ def _project(p: Priced, c, tokens) -> None:
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     _, H, dqk, dv = widths(c)
     _project(p, c, tokens)
-    p.out["core_attention"] = H * terms.mlstm_read(dqk, dv) * tokens
+    p.out["core_attention"] = H * mlstm_read(dqk, dv) * tokens
     p.single["core_attention"] = p.out["core_attention"]  # the state's gradients of q C and q . n: outer products
 
 
@@ -50,15 +63,15 @@ def price_hardware(p: Priced, kind, c, seqs, decode, tokens) -> None:
     _, H, dqk, dv = widths(c)
     _project(p, c, tokens)
     impl, C = c["mlstm_impl"], c["mlstm_chunk_size"]
-    step = terms.mlstm_read(dqk, dv) + 2 * dqk * dv  # transformers' step kernel: the outer product as a matmul
+    step = mlstm_read(dqk, dv) + 2 * dqk * dv  # transformers' step kernel: the outer product as a matmul
     if impl == "recurrent":
-        p.out["core_attention"] = p.single["core_attention"] = H * terms.mlstm_read(dqk, dv) * tokens
+        p.out["core_attention"] = p.single["core_attention"] = H * mlstm_read(dqk, dv) * tokens
     elif decode:
         p.out["core_attention"] = H * step * tokens
     elif impl == "chunked":  # every sequence padded to whole chunks
-        p.out["core_attention"] = H * terms.mlstm_chunk(dqk, dv, C) * seqs.sum(lambda L: -(-L // C))
+        p.out["core_attention"] = H * mlstm_chunk(dqk, dv, C) * seqs.sum(lambda L: -(-L // C))
     else:  # the whole chunks chunkwise, the rest token by token
-        p.out["core_attention"] = H * (terms.mlstm_chunk(dqk, dv, C) * seqs.sum(lambda L: L // C)
+        p.out["core_attention"] = H * (mlstm_chunk(dqk, dv, C) * seqs.sum(lambda L: L // C)
                                        + step * seqs.sum(lambda L: L % C))
     # no remat policy name covers these projections or the core ('context' is attention's)
     p.unnamed.update(qkv_proj=p.out["qkv_proj"], core_attention=p.out["core_attention"], out_proj=p.out["out_proj"])
@@ -93,7 +106,8 @@ SCHEMA = {
     "mlstm_v_dim": field_of(0, int, "mLSTM's v (and output gate) width over all heads; 0: emb_dim.", minimum=0),
     "mlstm_impl": field_of("recurrent", str, "Hardware mLSTM: 'recurrent' (the state read per token and head), "
                                              "'chunked' (chunks of mlstm_chunk_size, each sequence padded to whole "
-                                             "chunks: terms.mlstm_chunk) or 'chunked_then_recurrent' "
+                                             "chunks: maxflops.families.mlstm.mlstm_chunk) or "
+                                             "'chunked_then_recurrent' "
                                              "(transformers' inference mode: whole chunks chunkwise, the rest token "
                                              "by token with the outer product as a matmul).", choices=IMPLS),
     "mlstm_chunk_size": field_of(64, int, "Chunk length of the chunked mLSTM forms (xLSTM's chunk_size).", minimum=1),

@@ -10,7 +10,8 @@ Per token, with D the hidden width, H query heads of width hd over Hkv KV heads,
   max-pool of the keys' scores into blocks and the top-K are comparisons;
 - QK^T and PV over the attended keys, 2 H hd each per pair (``core_attention``): a query i < KB sees every visible
   key (all its blocks are picked), a later one i % B + 1 keys of its own block and K - 1 whole blocks
-  (``maxflops.masks.block_topk``; the count whatever the indexer picks).
+  (``block_topk``: with m = min(L, KB), m(m+1)/2 + chunked(L - m, B) + (K - 1) B (L - m) pairs in a sequence
+  of L; the count whatever the indexer picks).
 
 Training: the indexer's output is a set of block indices, so no gradient reaches it (transformers' eager model and
 any program): it runs forward only (``maxflops.training``: an indexer with no loss). Hardware: the attention's
@@ -33,6 +34,30 @@ MSA = "msa"
 LETTER = "B"
 
 
+def block_topk(L, B, K):
+    """Attended pairs of a block-sparse layer (blocks of B keys, top K blocks, the query's own block forced)."""
+    m = masks._minimum(L, K * B)
+    return masks.causal(m) + masks.chunked(L - m, B) + (K - 1) * B * (L - m)
+
+
+def block_topk_gathered(L, B, K):
+    """Keys a gather kernel reads for a block-sparse layer: every query min(K, ceil(L / B)) whole blocks (the
+    indexer's top-k is taken over the sequence's blocks; the unselected slots and the masked keys computed)."""
+    return L * masks._minimum(-(-L // B), K) * B
+
+
+def new_token_block_keys(kv, B, K, gathered: bool = False):
+    """Keys the token at position ``kv`` attends in a block-sparse layer (``gathered``: the whole blocks a gather
+    kernel reads, min(K, ceil((kv + 1) / B)) of them)."""
+    if gathered:
+        return masks._minimum((kv + B) // B, K) * B
+    if isinstance(kv, int):
+        return kv + 1 if kv < K * B else kv % B + 1 + (K - 1) * B
+    import numpy as np
+
+    return np.where(kv < K * B, kv + 1, kv % B + 1 + (K - 1) * B)
+
+
 def blocks(c) -> tuple[int, int]:
     """(block size B, blocks attended K)."""
     return c["msa_block_size"], c["msa_topk_blocks"]
@@ -42,8 +67,8 @@ def pairs(seqs, c, decode: bool):
     """The (query, key) pairs the layer attends."""
     B, K = blocks(c)
     if decode:
-        return seqs.sum(lambda kv: masks.new_token_block_keys(kv, B, K))
-    return seqs.sum(lambda L: masks.block_topk(L, B, K))
+        return seqs.sum(lambda kv: new_token_block_keys(kv, B, K))
+    return seqs.sum(lambda L: block_topk(L, B, K))
 
 
 def hardware_pairs(seqs, c, decode: bool):
@@ -54,8 +79,8 @@ def hardware_pairs(seqs, c, decode: bool):
     if impl == "gather":
         B, K = blocks(c)
         if decode:
-            return seqs.sum(lambda kv: masks.new_token_block_keys(kv, B, K, gathered=True))
-        return seqs.sum(lambda L: masks.block_topk_gathered(L, B, K))
+            return seqs.sum(lambda kv: new_token_block_keys(kv, B, K, gathered=True))
+        return seqs.sum(lambda L: block_topk_gathered(L, B, K))
     return pairs(seqs, c, decode)
 
 
@@ -85,7 +110,7 @@ price, price_hardware = attention.indexed_pricing(pairs, hardware_pairs, _indexe
 def decode_cache(kind, c, seqs) -> dict:
     """The picked blocks' cached keys and values (read), the new token's (written); every cached index key and the
     new one (read), the new one (written)."""
-    return attention.indexed_decode_cache(kind, c, seqs, lambda kv: masks.new_token_block_keys(kv, *blocks(c)))
+    return attention.indexed_decode_cache(kind, c, seqs, lambda kv: new_token_block_keys(kv, *blocks(c)))
 
 
 def mixer_of(letter: str, layer_number: int, c):

@@ -9,7 +9,7 @@ Per token, with D the hidden width, H query heads of width hd over Hkv KV heads,
   2 n d per (query, block) (``indexer_score``); the pooling, the ReLU, the sum over heads and the top-K are no
   matmul;
 - QK^T and PV over the attended keys, 2 H hd each per pair (``core_attention``): min(floor((i+1)/r), K) r +
-  (i+1) mod r for query i (``maxflops.masks.qsa_pairs``: the count whatever the indexer picks).
+  (i+1) mod r for query i (``qsa_pairs``: the count whatever the indexer picks).
 
 Training: the indexer's output is a set of block indices, so no gradient reaches it: it runs forward only (an
 indexer with no loss, as MiniMax sparse attention's). Hardware: the attention's pairs under ``qsa_impl`` (the
@@ -31,6 +31,19 @@ QSA = "qsa"
 LETTER = "Q"
 
 
+def qsa_pairs(L, r, K):
+    """Attended pairs of a QSA layer (Qwen4-Exp): query i's visible keys in complete blocks of r (floor((i+1)/r) of
+    them) and the partial tail ((i+1) mod r); it attends min(blocks, K) whole blocks and the tail:
+    r * compressed_topk(L, r, K) + sum_{v<=L} v mod r, the last sum chunked(L, r) - r floor(L / r) (both
+    ``maxflops.masks``)."""
+    return r * masks.compressed_topk(L, r, K) + masks.chunked(L, r) - r * (L // r)
+
+
+def new_token_qsa_keys(kv, r, K):
+    """Keys the token at position ``kv`` attends in a QSA layer: min(floor((kv+1)/r), K) whole blocks and the tail."""
+    return r * masks.new_token_blocks(kv, r, K) + (kv + 1) % r
+
+
 def blocks(c) -> tuple[int, int]:
     """(block size r, whole blocks attended K)."""
     r = c["qsa_block_size"]
@@ -41,8 +54,8 @@ def pairs(seqs, c, decode: bool):
     """The (query, key) pairs the layer attends."""
     r, K = blocks(c)
     if decode:
-        return seqs.sum(lambda kv: masks.new_token_qsa_keys(kv, r, K))
-    return seqs.sum(lambda L: masks.qsa_pairs(L, r, K))
+        return seqs.sum(lambda kv: new_token_qsa_keys(kv, r, K))
+    return seqs.sum(lambda L: qsa_pairs(L, r, K))
 
 
 def hardware_pairs(seqs, c, decode: bool):
@@ -79,7 +92,7 @@ price, price_hardware = attention.indexed_pricing(pairs, hardware_pairs, _indexe
 def decode_cache(kind, c, seqs) -> dict:
     """The attended keys and values (read), the new token's (written); every cached raw index key and the new one
     (read: the blocks are pooled from them), the new one (written)."""
-    return attention.indexed_decode_cache(kind, c, seqs, lambda kv: masks.new_token_qsa_keys(kv, *blocks(c)))
+    return attention.indexed_decode_cache(kind, c, seqs, lambda kv: new_token_qsa_keys(kv, *blocks(c)))
 
 
 def mixer_of(letter: str, layer_number: int, c):

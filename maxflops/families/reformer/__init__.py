@@ -13,7 +13,8 @@ Per token, with D the hidden width and H heads of width hd:
   causal and self masks inside the chunks depend on the hash, so the count is the keys scored). ``core_attention``:
   2 H hd per pair for QK^T and as much for PV.
 - Local ('O'): q, k, v and output projections as any GQA layer's (``maxflops.families.attention``); query i in chunk
-  c attends the keys from chunk c - ``local_chunks_before`` up to itself (``maxflops.masks.lookback``).
+  c attends the keys from chunk c - ``local_chunks_before`` = nb up to itself (``lookback``: with
+  m = min(L, (nb + 1) C), m(m+1)/2 + nb C (L - m) + chunked(L - m, C) pairs in a sequence of L).
 
 Training: the hash has no gradient (its buckets are integers), so it runs forward only; Reformer's reversible layers
 (``remat_policy='reversible'``) recompute every matmul of a layer's forward in the backward pass but the hash, whose
@@ -43,6 +44,33 @@ COMPONENTS = (Component("lsh_hash", ATTENTION_KIND, 115, "LSH attention's hash: 
 
 
 # --- the chunks ---------------------------------------------------------------------------------------------------
+
+def lookback(L, C, nb):
+    """Attended pairs of a chunked local layer that looks ``nb`` chunks back (Reformer's local attention, causal):
+    query i in chunk c = i // C sees keys from (c - nb) C (0 at least) up to i, min(i + 1, nb C + i mod C + 1) of
+    them. With m = min(L, (nb + 1) C): causal(m) + nb C (L - m) + chunked(L - m, C) (the rest starts on a chunk)."""
+    m = masks._minimum(L, (nb + 1) * C)
+    return masks.causal(m) + nb * C * (L - m) + masks.chunked(L - m, C)
+
+
+def new_token_lookback(kv, C, nb):
+    """Keys the token at position ``kv`` attends in a chunked local layer looking ``nb`` chunks back."""
+    return masks._minimum(kv + 1, nb * C + kv % C + 1)
+
+
+def chunk_slots(L, C):
+    """Query slots of a sequence run in whole chunks of C (a partial last chunk padded): ceil(L / C) C."""
+    return -(-L // C) * C
+
+
+def where(cond, a, b):
+    """``a`` where ``cond`` holds, else ``b``: a Python branch for one length, numpy's for an array of them."""
+    if isinstance(cond, bool):
+        return a if cond else b
+    import numpy as np
+
+    return np.where(cond, a, b)
+
 
 def hash_width(c, L):
     """Columns of the random rotations per round and head at sequence length L (transformers' rotation_size / 2):
@@ -83,7 +111,7 @@ def lsh_pairs(c, L, dense: bool):
                          "of chunks (transformers pads it to whole chunks in prefill and refuses it in training): give "
                          "lengths of at most one chunk or whole chunks")
     short = L * L if dense else masks.causal(L)
-    return masks.where(L <= C, short, n * (masks.chunk_slots(L, C) if dense else L) * C * (1 + nb))
+    return where(L <= C, short, n * (chunk_slots(L, C) if dense else L) * C * (1 + nb))
 
 
 def local_pairs(c, L, dense: bool):
@@ -91,16 +119,16 @@ def local_pairs(c, L, dense: bool):
     square for a sequence of at most one chunk)."""
     C, nb = c["local_chunk_length"], c["local_chunks_before"]
     if not dense:
-        return masks.lookback(L, C, nb)
-    return masks.where(L <= C, L * L, masks.chunk_slots(L, C) * C * (1 + nb))
+        return lookback(L, C, nb)
+    return where(L <= C, L * L, chunk_slots(L, C) * C * (1 + nb))
 
 
 def new_token_keys(kind, c, kv):
     """Keys the token at position ``kv`` attends (every round's, for LSH)."""
     if kind.mixer == LOCAL:
-        return masks.new_token_lookback(kv, c["local_chunk_length"], c["local_chunks_before"])
+        return new_token_lookback(kv, c["local_chunk_length"], c["local_chunks_before"])
     C, nb, n = c["lsh_chunk_length"], c["lsh_chunks_before"], c["lsh_num_hashes"]
-    return masks.where(kv + 1 <= C, kv + 1, n * C * (1 + nb))
+    return where(kv + 1 <= C, kv + 1, n * C * (1 + nb))
 
 
 def _hashed(c, seqs, decode: bool):
@@ -109,9 +137,9 @@ def _hashed(c, seqs, decode: bool):
     since the cached ones ran unhashed)."""
     C, n = c["lsh_chunk_length"], c["lsh_num_hashes"]
     if decode:
-        return seqs.sum(lambda kv: masks.where(kv + 1 > C, n * hash_width(c, kv + 1) * masks.where(kv > C, 1, kv + 1),
+        return seqs.sum(lambda kv: where(kv + 1 > C, n * hash_width(c, kv + 1) * where(kv > C, 1, kv + 1),
                                                0))
-    return seqs.sum(lambda L: masks.where(L > C, n * L * hash_width(c, L), 0))
+    return seqs.sum(lambda L: where(L > C, n * L * hash_width(c, L), 0))
 
 
 # --- pricing ------------------------------------------------------------------------------------------------------
@@ -155,8 +183,8 @@ def decode_cache(kind, c, seqs) -> dict:
     if kind.mixer == LSH:  # (a sequence of at most one chunk runs unhashed: no buckets, none cached)
         C = c["lsh_chunk_length"]
         buckets = c["num_query_heads"] * c["lsh_num_hashes"] * c["index_cache_bytes"]
-        out["index_read"] = seqs.sum(lambda kv: masks.where(kv > C, kv, 0)) * buckets
-        out["index_write"] = seqs.sum(lambda kv: masks.where(kv + 1 > C, masks.where(kv > C, 1, kv + 1), 0)) * buckets
+        out["index_read"] = seqs.sum(lambda kv: where(kv > C, kv, 0)) * buckets
+        out["index_write"] = seqs.sum(lambda kv: where(kv + 1 > C, where(kv > C, 1, kv + 1), 0)) * buckets
     return out
 
 
