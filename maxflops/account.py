@@ -12,7 +12,8 @@ from .sequences import Packed, Uniform, as_lengths, batch, patch_stream, priced_
 from .breakdown import Breakdown, make_breakdown
 from .families import Priced, family_of, ffn_width
 from .features import FEATURES, PRICED
-from .plan import NO_FFN, NO_MIXER, LayerKind, layer_view
+from .families.base import NO_FFN, NO_MIXER
+from .plan import LayerKind, layer_view
 from .resolve import call_key, from_source, hardware_view, plan_of, resolve_call, resolve_key
 from .training import (INDEXER_COMPONENTS, REMAT_SAVES, WARMUP_CSE, WARMUP_REMAT, hardware_train_flops, head_passes,
                        recomputed, train_factor, warmup)

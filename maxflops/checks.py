@@ -9,9 +9,8 @@ from typing import Any, Mapping
 
 from . import terms
 from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
-from .families import FAMILIES, LETTERS
+from .families import FAMILIES, LETTERS, letters_in_use
 from .features import FEATURES, inert_rules
-from .plan import letters_in_use
 
 
 def _check_layer_widths(c, err) -> None:

@@ -17,17 +17,17 @@ Patterns handled here and nowhere else:
   the config (``Family.idle``: cross-attention without image tokens) is a layer with neither;
 - per-layer widths: ``layer_widths`` rules give layers their own heads, head width, FFN widths, hidden width or
   window (``LayerKind.widths``, read through ``layer_view``; a windowed layer's span is its own window);
-- a byte stream and its patches (BLT): ``patch_layers`` run over the patch stream (``LayerKind.patches``),
-  ``frozen_layers`` run forward only in training (a frozen patcher: ``no_grad``), and ``patcher_head_layer`` closes
-  with the patcher's head;
-- attention residuals: ``attn_res_block_size`` gives each layer the rows its inputs aggregate (``LayerKind.attn_res``);
+- the trunk features' marks (``maxflops.features``: each feature's ``mark`` and ``flags``): a layer's kind carries
+  those not at their default in ``LayerKind.features`` and reads each as an attribute (``kind.engram``,
+  ``kind.attn_res``, ``kind.kv_shared``, ``kind.messages``, ``kind.patches``, ``kind.patcher_head``);
 - looped depth: ``layer_loops`` rules run a block of layers several passes in a row (rows 'layer l.p', each pass
-  priced as the layer: its weights are shared, its work is not); a rule 'a-b*k/g' runs k - g of the passes without
-  a gradient (HRM's L_bp_cycles), forward only in training;
-- per-layer extras: the last ``num_kv_shared_layers`` layers reuse keys and values; ``engram_layers`` run Engram;
-  the first ``remat_skip_layers`` layers run outside rematerialization, the others in units of
-  ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the layers
-  XLA compiles outside a loop; ``pipeline_layers`` (all, by default) run in a pipeline of ``pipeline_stages``;
+  priced as the layer: its weights are shared, its work is not; ``maxflops.features.layer_loops`` orders them); a
+  rule 'a-b*k/g' runs k - g of the passes without a gradient (HRM's L_bp_cycles), forward only in training, as
+  ``frozen_layers`` run (a frozen patcher);
+- the layers' own handling: the first ``remat_skip_layers`` layers run outside rematerialization, the others in
+  units of ``remat_block_layers``; in the DSA warm-up, ``warmup_cse_layers`` and ``warmup_dead_last_layer`` mark the
+  layers XLA compiles outside a loop; ``pipeline_layers`` (all, by default) run in a pipeline of
+  ``pipeline_stages``;
 - MTP: module k (1-based) copies the last decoder layer's mixer and FFN kind and numbers itself from 1 for the
   index-reuse rule (``mtp_layer_numbering='after_decoder'``: it is layer num_decoder_layers + k for both);
   ``mtp_layer_pattern`` gives the modules their own mixers (a cycle over k); with ``mtp_ffn_layer_pattern`` (a
@@ -41,16 +41,17 @@ from typing import Any, Mapping
 
 # Mixer kinds, each defined by its family (maxflops.families); re-exported here for the plan's readers.
 from .families import idle, mixer_of, projection_of  # noqa: E402
-from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW, lettered  # noqa: E402,F401
+from .families.attention import BIDIRECTIONAL, CHUNK, GLOBAL, WINDOW  # noqa: E402,F401
 from .families.compressed import COMPRESSED, CSA, HCA  # noqa: E402,F401
 from .families.dsa import DSA, computes_index  # noqa: E402,F401
-from .families.base import NO_FFN  # noqa: E402 (LayerKind.ffn of a layer without an FFN: '-' in ffn_layer_pattern)
+from .families.base import NO_FFN, NO_MIXER  # noqa: E402
 from .families.gdn import GDN  # noqa: E402,F401
-from .weights import layer_spans  # noqa: E402
+from .features import FLAGS, marks  # noqa: E402
+from .features.layer_loops import execution_order  # noqa: E402
 from .widths import WIDTH_KEYS, layer_widths, parse_width_rule, width_rules  # noqa: E402,F401
 
 
-NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
+_UNSET = object()
 _FFN = {"F": "dense", "E": "moe", "-": NO_FFN}
 FFN_LETTER = {kind: letter for letter, kind in _FFN.items()}  # a layer's FFN kind -> its ffn_layer_pattern letter
 
@@ -64,8 +65,6 @@ class LayerKind:
     ffn: str  # "dense", "moe" or NO_FFN
     mtp: bool  # an MTP module's layer (its first adds the module's eh projection and its own output head)
     ratio: int = 0  # CSA and HCA: tokens per compressed block (their window is sliding_window_size)
-    kv_shared: bool = False  # reuses an earlier layer's keys and values (no K/V projections)
-    engram: bool = False  # runs an Engram block before attention
     no_remat: bool = False  # outside rematerialization (remat_skip_layers)
     inner: bool = False  # not the last layer of its rematerialized unit (remat_block_layers): no tail
     dead: bool = False  # DSA warm-up: the unrolled last layer, whose output nothing reads (warmup_dead_last_layer)
@@ -75,13 +74,19 @@ class LayerKind:
     mtp_inner: bool = False  # an MTP module's layer after its first (mtp_ffn_layer_pattern): no eh projection or head
     widths: tuple = ()  # ((key, value), ...) sorted: the widths layer_widths gives this layer
     idle: str = ""  # why the layer is skipped whole (its family's idle rule: no mixer, no FFN), or ""
-    attn_res: tuple = ()  # attention residuals: (rows at the mixer's input, rows at the FFN's input); () without
     no_grad: bool = False  # training: a looped pass run without a gradient (layer_loops 'a-b*k/g'): forward only
-    messages: int = 0  # a looped pass after the first reading the previous pass's messages (loop_message_rank): the
-    # rows their aggregate reads (0: none)
-    patches: bool = False  # runs over the patch stream (patch_layers): patches_per_sequence positions a sequence
-    patcher_head: bool = False  # a patcher's output head after it (patcher_head_layer)
+    features: tuple = ()  # ((flag, value), ...) sorted: the trunk features' marks on this layer not at their default
+    #                       (maxflops.features: kv_shared, engram, attn_res, messages, patches, patcher_head...)
 
+    def __getattr__(self, name):
+        """A trunk feature's flag on this layer (its record's ``flags``): the value marked, else its default."""
+        default = FLAGS.get(name, _UNSET)
+        if default is _UNSET:
+            raise AttributeError(f"LayerKind has no attribute {name!r}")
+        for flag, value in self.features:
+            if flag == name:
+                return value
+        return default
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
@@ -93,81 +98,6 @@ class Plan:
     def kind_rows(self):
         """(name, LayerKind) per row."""
         return tuple((name, self.kinds[i]) for name, i in self.rows)
-
-
-def parse_loop_rule(rule) -> tuple:
-    """(first layer, last layer, passes, passes with a gradient) of one layer_loops rule 'a-b*k' (or 'a*k'), or
-    'a-b*k/g' where only g of the k passes carry a gradient (HRM's L_bp_cycles); ValueError names what is wrong."""
-    block, star, times = rule.partition("*") if isinstance(rule, str) else ("", "", "")
-    spans = layer_spans(block) if star else ()
-    times, slash, grads = times.partition("/")
-    grads = grads if slash else times
-    if not star or len(spans) != 1 or not times.strip().isdigit() or int(times) < 1 or not grads.strip().isdigit() \
-            or int(grads) > int(times):
-        raise ValueError(f"{rule!r} is not '<first>-<last>*<passes>' (e.g. '8-27*2': layers 8 to 27 run twice), or "
-                         "'<first>-<last>*<passes>/<passes with a gradient>' (at most the passes)")
-    return spans[0][0], spans[0][1], int(times), int(grads)
-
-
-def layer_order(c: Mapping[str, Any]) -> list:
-    """[(layer, pass)] in execution order: each looped block (layer_loops) run its passes in a row, pass 1 first."""
-    return [(layer, p) for layer, p, _ in _order(c)]
-
-
-def _order(c: Mapping[str, Any]) -> list:
-    """[(layer, pass, no gradient)] in execution order; a block's passes without a gradient come first."""
-    n = c["num_decoder_layers"]
-    blocks = sorted(parse_loop_rule(r) for r in c["layer_loops"])
-    for (a, b, _, _), (a2, _, _, _) in zip(blocks, blocks[1:]):
-        if a2 <= b:
-            raise ValueError(f"blocks {a}-{b} and one from {a2} overlap")
-    if blocks and blocks[-1][1] >= n:
-        raise ValueError(f"layer {blocks[-1][1]} is past the last decoder layer ({n - 1})")
-    order, layer = [], 0
-    for a, b, k, g in blocks:
-        order += [(l, 1, False) for l in range(layer, a)]
-        order += [(l, p, p <= k - g) for p in range(1, k + 1) for l in range(a, b + 1)]
-        layer = b + 1
-    return order + [(l, 1, False) for l in range(layer, n)]
-
-
-def attn_res_rows(layer: int, block: int) -> tuple:
-    """Attention residuals (Kimi K3's AttnRes, snapshots every ``block`` layers) at 0-based decoder layer ``layer``:
-    (rows its mixer's input aggregates, rows its FFN's input aggregates). A layer l with l % block == 0 keeps the
-    running residual as a snapshot after its mixer's input is formed; an input aggregates the snapshots kept so far
-    and the running residual (layer 0's mixer input is the embedding itself: 0 rows)."""
-    before = -(-layer // block)  # snapshots kept by the layers before
-    after = before + (layer % block == 0)
-    return (before + 1 if before else 0), after + 1
-
-
-def loop_message_rows(c) -> dict:
-    """Looped depth with messages (Inkling 2 Loop): each looped layer -> the rows its message aggregate reads on a
-    pass after the first: the snapshots the previous pass kept after its first (a loop's layers l with
-    l % attn_res_block_size == 0), and that pass's output."""
-    block, out = c["attn_res_block_size"], {}
-    for rule in c["layer_loops"]:
-        a, b, _, _ = parse_loop_rule(rule)
-        kept = sum(1 for l in range(a, b + 1) if l % block == 0)  # (kept - 1 snapshots, and the output)
-        out.update(dict.fromkeys(range(a, b + 1), kept))
-    return out
-
-
-def attn_res_queries(kind: "LayerKind", c) -> int:
-    """Attention residuals: the aggregates a layer's mixer input is, 3 (its queries', keys' and values' inputs, each
-    scored by its own vector: Inkling 2's full layers, attn_res_qkv_layers) or 1."""
-    return 3 if lettered(kind, "attn_res_qkv_layers", c) else 1
-
-
-def attn_res_output_rows(c) -> int:
-    """Attention residuals: the rows the model's output aggregates (after the last layer)."""
-    n = c["num_decoder_layers"]
-    return attn_res_rows(n - 1, c["attn_res_block_size"])[1]
-
-
-def letters_in_use(c: Mapping[str, Any]) -> str:
-    """Every pattern letter a config's layers may carry: the decoder's, the MTP modules' and the parallel mixers'."""
-    return c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]
 
 
 def layer_view(c, kind: "LayerKind"):
@@ -209,17 +139,15 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
     letter = "G"
     ffn = "dense"
     n = c["num_decoder_layers"]
-    first_shared = n - c["num_kv_shared_layers"] if c["num_kv_shared_layers"] else n
-    engram = frozenset(c["engram_layers"])
     skip, block = c["remat_skip_layers"], c["remat_block_layers"]
     cse = frozenset(c["warmup_cse_layers"])
     piped = frozenset(c["pipeline_layers"] or range(n)) if c["pipeline_stages"] > 1 else frozenset()
     widths = layer_widths(c) if c["layer_widths"] else [{}] * n
-    order = _order(c) if c["layer_loops"] else [(layer, 1, False) for layer in range(n)]
+    order = execution_order(c) if c["layer_loops"] else [(layer, 1, False) for layer in range(n)]
     looped = {layer for layer, p, _ in order if p > 1}
-    messages = loop_message_rows(c) if c["loop_message_rank"] else {}
+    marked = marks(c)  # the trunk features' marks on each layer (maxflops.features)
     passes = []
-    on_patches, frozen = frozenset(c["patch_layers"]), frozenset(c["frozen_layers"])
+    frozen = frozenset(c["frozen_layers"])
     for layer, p, no_grad in order:
         passes.append(p)
         letter = pattern[layer % len(pattern)]
@@ -232,21 +160,15 @@ def build_plan(c: Mapping[str, Any]) -> Plan:
             side = LayerKind(p_mixer, p_span, projection_of(p_mixer, c), p_index, NO_FFN, False, ratio=p_ratio)
         ffn = ffn_kind(layer, c)
         skipped = idle(letter, c)
-        res = attn_res_rows(layer, c["attn_res_block_size"]) if c["attn_res_block_size"] else ()
         if skipped:  # its family skips the layer whole (cross-attention without image tokens)
             mixer, span, index, ratio, projection, ffn = NO_MIXER, 0, False, 0, "", NO_FFN
         rows.append((f"layer {layer}.{p}" if layer in looped else f"layer {layer}",
-                     LayerKind(mixer, span, projection, index, ffn, False,
-                                                 kv_shared=layer >= first_shared, engram=layer in engram,
-                                                 ratio=ratio, parallel=side, idle=skipped, attn_res=res,
-                                                 widths=tuple(sorted(widths[layer].items())),
-                                                 no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
-                                                 no_grad=(no_grad or layer in frozen) and c["mode"] == "train",
-                                                 patches=layer in on_patches,
-                                                 patcher_head=layer == c["patcher_head_layer"],
-                                                 messages=messages.get(layer, 0) if p > 1 else 0,
-                                                 dead=layer == n - 1 and c["warmup_dead_last_layer"],
-                                                 inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
+                     LayerKind(mixer, span, projection, index, ffn, False, ratio=ratio, parallel=side, idle=skipped,
+                               widths=tuple(sorted(widths[layer].items())), features=marked(layer, p),
+                               no_remat=layer < skip, cse=layer in cse, pipelined=layer in piped,
+                               no_grad=(no_grad or layer in frozen) and c["mode"] == "train",
+                               dead=layer == n - 1 and c["warmup_dead_last_layer"],
+                               inner=skip <= layer < n - 1 and (layer - skip + 1) % block != 0)))
     if c["mode"] == "train":
         after = c["mtp_layer_numbering"] == "after_decoder"
         own = c["mtp_layer_pattern"]

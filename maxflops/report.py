@@ -6,7 +6,7 @@ from __future__ import annotations
 from .breakdown import Breakdown
 from .components import kind_of
 from .families import MIXER_FAMILY
-from .plan import NO_FFN, NO_MIXER
+from .families.base import NO_FFN, NO_MIXER
 from .sequences import batch, program_batch
 
 FFN_LABELS = {"dense": "dense FFN", "moe": "MoE FFN", NO_FFN: "no FFN"}

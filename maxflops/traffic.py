@@ -34,7 +34,9 @@ from .account import ffn_width, price_forward
 from .conventions import CONVENTIONS
 from .families import family_of
 from .features import FEATURES, weight_components
-from .plan import NO_MIXER, LayerKind, layer_order, layer_view
+from .families.base import NO_MIXER
+from .features.layer_loops import layer_order
+from .plan import LayerKind, layer_view
 from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules

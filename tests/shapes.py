@@ -162,7 +162,8 @@ def flops(weights):
 def golden_train(c, tokens=T):
     """Train-step FLOPs of one sequence of T tokens: 3x forward for everything but the indexer, which gets no
     gradient with indexer_loss_scaling_factor == 0 (1x)."""
-    from maxflops.plan import layer_order, layer_widths
+    from maxflops.features.layer_loops import layer_order
+    from maxflops.plan import layer_widths
 
     pattern, N = c["attention_layer_pattern"], c["num_decoder_layers"]
     learn = attn = 0

@@ -21,12 +21,14 @@ Adding a family: see "Adding a model family" in the README.
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..components import register
 from . import (attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamba1, mamba2, mlstm, msa, patch, qsa,
                reformer, rglru, rwkv, shortconv, zamba)
 from .base import Family, Priced, ffn_width
 
-__all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "LETTERS",
+__all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "letters_in_use", "LETTERS",
            "MIXER_LABELS", "MIXER_FAMILY"]
 
 # Order matters where two families could take a layer: a layer of a compressed model is the compressed family's
@@ -44,6 +46,11 @@ MIXER_LABELS = {mixer: label for fam in FAMILIES for mixer, label in fam.mixers.
 MIXER_FAMILY = {mixer: fam for fam in FAMILIES for mixer in fam.mixers}
 _BY_MIXER = MIXER_FAMILY
 _BY_PROJECTION = {fam.projection: fam for fam in FAMILIES if fam.projection}
+
+
+def letters_in_use(c: Mapping) -> str:
+    """Every pattern letter a config's layers may carry: the decoder's, the MTP modules' and the parallel mixers'."""
+    return c["attention_layer_pattern"] + c["mtp_layer_pattern"] + c["parallel_layer_pattern"]
 
 
 def family_of(kind) -> Family:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping
 
-__all__ = ["Priced", "Family", "ffn_width", "read_branch_ends", "NO_FFN"]
+__all__ = ["Priced", "Family", "ffn_width", "read_branch_ends", "NO_FFN", "NO_MIXER"]
 
-NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern; maxflops.plan re-exports it)
+NO_FFN = "none"  # LayerKind.ffn of a layer without an FFN ('-' in ffn_layer_pattern)
+NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_layer_pattern): no family prices it
 
 
 class Priced:

@@ -23,12 +23,15 @@ from . import (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_l
                per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
 from .base import Feature, feature, registered
 
-__all__ = ["Feature", "FEATURES", "PRICED", "feature", "weight_components", "inert_rules"]
+__all__ = ["Feature", "FEATURES", "PRICED", "MARKING", "FLAGS", "feature", "weight_components", "inert_rules",
+           "marks"]
 
 _ = (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_loops, mhc, mtp, patch_stream,
      per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
 FEATURES: tuple[Feature, ...] = registered()
 PRICED: tuple[Feature, ...] = tuple(f for f in FEATURES if f.price is not None)
+MARKING: tuple[Feature, ...] = tuple(f for f in FEATURES if f.mark is not None)
+FLAGS: dict[str, Any] = {name: default for f in FEATURES for name, default in f.flags.items()}
 
 for _f in FEATURES:
     components.register(*_f.components)
@@ -51,3 +54,18 @@ def inert_rules() -> dict[str, tuple[Callable[[Mapping[str, Any]], bool], str]]:
     return out
 
 
+
+
+def marks(c) -> Callable[[int, int], tuple]:
+    """(layer, pass) -> the features' marks on that decoder layer: ((flag, value), ...) sorted, those not at their
+    default."""
+    markers = [f.mark(c) for f in MARKING]
+    markers = [m for m in markers if m is not None]
+
+    def on(layer: int, p: int) -> tuple:
+        got = {}
+        for m in markers:
+            got.update(m(layer, p))
+        return tuple(sorted((k, v) for k, v in got.items() if v != FLAGS[k]))
+
+    return on

@@ -7,9 +7,9 @@ values' inputs (``attn_res_qkv_layers``)."""
 from __future__ import annotations
 
 from ..components import Component, WEIGHT
-from ..families.attention import check_letters
+from ..families import letters_in_use
+from ..families.attention import check_letters, lettered
 from ..fields import field_of
-from ..plan import attn_res_output_rows, attn_res_queries, letters_in_use
 from .base import Feature, register
 
 SCHEMA = {
@@ -26,6 +26,28 @@ SCHEMA = {
                                              "queries', keys' and values' inputs, each scored by its own vector "
                                              "(Inkling 2's full layers: 'G'); '': one aggregate."),
 }
+
+
+def attn_res_rows(layer: int, block: int) -> tuple:
+    """Attention residuals (Kimi K3's AttnRes, snapshots every ``block`` layers) at 0-based decoder layer ``layer``:
+    (rows its mixer's input aggregates, rows its FFN's input aggregates). A layer l with l % block == 0 keeps the
+    running residual as a snapshot after its mixer's input is formed; an input aggregates the snapshots kept so far
+    and the running residual (layer 0's mixer input is the embedding itself: 0 rows)."""
+    before = -(-layer // block)  # snapshots kept by the layers before
+    after = before + (layer % block == 0)
+    return (before + 1 if before else 0), after + 1
+
+
+def attn_res_queries(kind, c) -> int:
+    """Attention residuals: the aggregates a layer's mixer input is, 3 (its queries', keys' and values' inputs, each
+    scored by its own vector: Inkling 2's full layers, attn_res_qkv_layers) or 1."""
+    return 3 if lettered(kind, "attn_res_qkv_layers", c) else 1
+
+
+def attn_res_output_rows(c) -> int:
+    """Attention residuals: the rows the model's output aggregates (after the last layer)."""
+    n = c["num_decoder_layers"]
+    return attn_res_rows(n - 1, c["attn_res_block_size"])[1]
 
 
 def check(c, err) -> None:
@@ -77,6 +99,11 @@ def decode(kind, c, seqs, elements, cache) -> None:
 def decode_head(c) -> dict:
     return {"attn_res": c["emb_dim"]} if c["attn_res_block_size"] else {}  # the output aggregate's score vector
 
+def mark(c):
+    block = c["attn_res_block_size"]
+    return (lambda layer, p: {"attn_res": attn_res_rows(layer, block)}) if block else None
+
+
 def _qkv_read(c) -> bool:
     return any(x in letters_in_use(c) for x in c["attn_res_qkv_layers"])
 
@@ -89,4 +116,5 @@ FEATURE = register(Feature(
                                                     "snapshots at each layer's inputs and the output (row scores "
                                                     "D -> 1, the weighted sum)"),),
     check=check, price=price, decode=decode, head=head, decode_head=decode_head,
+    flags={"attn_res": ()}, mark=mark,  # attn_res: (rows at the mixer's input, rows at the FFN's input); () without
     reads={"attn_res_qkv_layers": (_qkv_read, "no layer has a letter it names")}))

@@ -32,6 +32,10 @@ class Feature:
     head: Callable | None = None    # (c, tokens, hardware) -> {component: FLOPs}: its part of the output head's row
     decode_head: Callable | None = None  # (c) -> {name: weight elements}: the weights of its head part a decode step
     #                                 reads
+    flags: Mapping = dataclasses.field(default_factory=dict)  # the marks it puts on a layer's kind (maxflops.plan's
+    #                                 LayerKind reads them as attributes): name -> value on an unmarked layer
+    mark: Callable | None = None    # (c) -> ((layer, pass) -> {flag: value}): its marks on each decoder layer, where
+    #                                 it is on (the plan keeps those not at their default in LayerKind.features)
     shared_keys: tuple = ()         # its keys that others read too (its inert rule leaves them out)
     reads: Mapping = dataclasses.field(default_factory=dict)  # key -> (predicate, why): a key of its read under a
     #                                 narrower rule than ``on`` (this rule wins for that key)
@@ -45,14 +49,17 @@ _REGISTRY: dict[str, Feature] = {}
 
 
 def register(f: Feature) -> Feature:
-    """Add a feature to the registry (at import of its module); a second one of its name is refused, as is a key of
-    another feature's."""
+    """Add a feature to the registry (at import of its module); a second one of its name is refused, as is a key or a
+    layer flag of another feature's."""
     if f.name in _REGISTRY:
         raise ValueError(f"feature {f.name!r} registered twice")
     for other in _REGISTRY.values():
         both = set(other.schema) & set(f.schema)
         if both:
             raise ValueError(f"config key {sorted(both)[0]!r} declared by features {other.name!r} and {f.name!r}")
+        both = set(other.flags) & set(f.flags)
+        if both:
+            raise ValueError(f"layer flag {sorted(both)[0]!r} declared by features {other.name!r} and {f.name!r}")
     _REGISTRY[f.name] = f
     return f
 
@@ -79,6 +86,6 @@ def one_residual_scheme(c, key: str, err, attn_res: bool = True) -> None:
 
 def branches(kind) -> int:
     """The branches a layer of this kind has: its mixer, its FFN (0, 1 or 2)."""
-    from ..plan import NO_FFN, NO_MIXER
+    from ..families.base import NO_FFN, NO_MIXER
 
     return (kind.mixer != NO_MIXER) + (kind.ffn != NO_FFN)

@@ -51,6 +51,13 @@ def decode(kind, c, seqs, elements, cache) -> None:
         elements["engram_conv"] = c["mhc_expansion_rate"] * c["emb_dim"] * c["engram_kernel_size"]
 
 
+def mark(c):
+    if not c["engram_layers"]:
+        return None
+    layers = frozenset(c["engram_layers"])
+    return lambda layer, p: {"engram": layer in layers}
+
+
 FEATURE = register(Feature(
     "engram", "Engram's n-gram memory before attention on the layers it names (DeepSeek)", SCHEMA,
     switches=("engram_layers",), on=lambda c: bool(c["engram_layers"]), off="no layer runs Engram (engram_layers is "
@@ -58,4 +65,5 @@ FEATURE = register(Feature(
     components=(Component("engram_proj", WEIGHT, 10, "Engram: key and value projections of the n-gram embeddings"),
                 Component("engram_gate", ATTENTION_KIND, 20, "Engram: the per-stream gate (mixes the sequence)"),
                 Component("engram_conv", WEIGHT, 30, "Engram: the causal depthwise conv over the streams")),
-    weight_components=("engram_proj",), check=check, price=price, decode=decode))
+    weight_components=("engram_proj",), check=check, price=price, decode=decode,
+    flags={"engram": False}, mark=mark))  # engram: runs an Engram block before attention

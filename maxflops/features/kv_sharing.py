@@ -22,7 +22,15 @@ def check(c, err) -> None:
                                     f"(num_decoder_layers={c['num_decoder_layers']})")
 
 
+def mark(c):
+    if not c["num_kv_shared_layers"]:
+        return None
+    first = c["num_decoder_layers"] - c["num_kv_shared_layers"]
+    return lambda layer, p: {"kv_shared": layer >= first}
+
+
 FEATURE = register(Feature(
     "kv_sharing", "the last layers reuse an earlier layer's keys and values (Gemma 3n, Gemma 4)", SCHEMA,
     switches=("num_kv_shared_layers",), on=lambda c: bool(c["num_kv_shared_layers"]),
-    off="no layer shares keys and values (num_kv_shared_layers = 0)", check=check))
+    off="no layer shares keys and values (num_kv_shared_layers = 0)", check=check,
+    flags={"kv_shared": False}, mark=mark))  # kv_shared: reuses an earlier layer's keys and values

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..components import Component, WEIGHT
 from ..fields import field_of
-from ..plan import NO_MIXER
+from ..families.base import NO_MIXER
 from .base import Feature, one_residual_scheme, register
 
 SCHEMA = {

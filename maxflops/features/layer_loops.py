@@ -6,8 +6,11 @@ inputs by them, each gate 2D -> r -> two r -> D."""
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from ..components import Component, WEIGHT
 from ..fields import field_of
+from ..weights import layer_spans
 from .base import Feature, register
 
 SCHEMA = {
@@ -29,11 +32,57 @@ SCHEMA = {
 }
 
 
+def parse_loop_rule(rule) -> tuple:
+    """(first layer, last layer, passes, passes with a gradient) of one layer_loops rule 'a-b*k' (or 'a*k'), or
+    'a-b*k/g' where only g of the k passes carry a gradient (HRM's L_bp_cycles); ValueError names what is wrong."""
+    block, star, times = rule.partition("*") if isinstance(rule, str) else ("", "", "")
+    spans = layer_spans(block) if star else ()
+    times, slash, grads = times.partition("/")
+    grads = grads if slash else times
+    if not star or len(spans) != 1 or not times.strip().isdigit() or int(times) < 1 or not grads.strip().isdigit() \
+            or int(grads) > int(times):
+        raise ValueError(f"{rule!r} is not '<first>-<last>*<passes>' (e.g. '8-27*2': layers 8 to 27 run twice), or "
+                         "'<first>-<last>*<passes>/<passes with a gradient>' (at most the passes)")
+    return spans[0][0], spans[0][1], int(times), int(grads)
+
+
+def layer_order(c: Mapping[str, Any]) -> list:
+    """[(layer, pass)] in execution order: each looped block (layer_loops) run its passes in a row, pass 1 first."""
+    return [(layer, p) for layer, p, _ in execution_order(c)]
+
+
+def execution_order(c: Mapping[str, Any]) -> list:
+    """[(layer, pass, no gradient)] in execution order; a block's passes without a gradient come first."""
+    n = c["num_decoder_layers"]
+    blocks = sorted(parse_loop_rule(r) for r in c["layer_loops"])
+    for (a, b, _, _), (a2, _, _, _) in zip(blocks, blocks[1:]):
+        if a2 <= b:
+            raise ValueError(f"blocks {a}-{b} and one from {a2} overlap")
+    if blocks and blocks[-1][1] >= n:
+        raise ValueError(f"layer {blocks[-1][1]} is past the last decoder layer ({n - 1})")
+    order, layer = [], 0
+    for a, b, k, g in blocks:
+        order += [(l, 1, False) for l in range(layer, a)]
+        order += [(l, p, p <= k - g) for p in range(1, k + 1) for l in range(a, b + 1)]
+        layer = b + 1
+    return order + [(l, 1, False) for l in range(layer, n)]
+
+
+def loop_message_rows(c) -> dict:
+    """Looped depth with messages (Inkling 2 Loop): each looped layer -> the rows its message aggregate reads on a
+    pass after the first: the snapshots the previous pass kept after its first (a loop's layers l with
+    l % attn_res_block_size == 0), and that pass's output."""
+    block, out = c["attn_res_block_size"], {}
+    for rule in c["layer_loops"]:
+        a, b, _, _ = parse_loop_rule(rule)
+        kept = sum(1 for l in range(a, b + 1) if l % block == 0)  # (kept - 1 snapshots, and the output)
+        out.update(dict.fromkeys(range(a, b + 1), kept))
+    return out
+
+
 def loops(c, repeated: bool = False) -> list:
     """(first, last, rule) of each well-formed layer_loops rule (``repeated``: of more than one pass); a malformed one
     is the layer_loops check's to report."""
-    from ..plan import parse_loop_rule
-
     out = []
     for rule in c["layer_loops"]:
         try:
@@ -49,8 +98,6 @@ def check(c, err) -> None:
     """Each layer_loops rule parses, its blocks apart and within the decoder; what numbers rows by layer (remat
     units, the pipeline, the DSA warm-up's unrolled layers) is not modelled with loops. Messages need loops of whole
     blocks of attention residuals, after layer 0."""
-    from ..plan import layer_order
-
     if c["layer_loops"]:
         try:
             layer_order(c)
@@ -83,6 +130,13 @@ def decode(kind, c, seqs, elements, cache) -> None:
         elements["message_gate"] += 4 * c["emb_dim"]
 
 
+def mark(c):
+    if not c["loop_message_rank"]:
+        return None
+    rows = loop_message_rows(c)
+    return lambda layer, p: {"messages": rows.get(layer, 0) if p > 1 else 0}
+
+
 FEATURE = register(Feature(
     "layer_loops", "looped depth: a block of layers run several passes, with messages between them (Dory, HRM, "
     "Inkling 2 Loop)", SCHEMA, switches=("layer_loops",), on=lambda c: bool(c["layer_loops"]),
@@ -91,5 +145,7 @@ FEATURE = register(Feature(
                                                         "value and FFN inputs gated by the previous pass's messages, "
                                                         "2D -> r -> two r -> D each (Inkling 2 Loop)"),),
     weight_components=("message_gate",), check=check, price=price, decode=decode,
+    # messages: on a looped pass after the first, the rows its message aggregate reads (0: none)
+    flags={"messages": 0}, mark=mark,
     reads={"loop_message_rank": (lambda c: any(b >= a for a, b, _ in loops(c, repeated=True)),
                                  "no looped block runs more than one pass")}))

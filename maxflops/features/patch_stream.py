@@ -55,6 +55,13 @@ def price(p, kind, c, seqs, decode, tokens, hardware) -> None:
         p.out["patcher_logits"] = terms.logits(c["emb_dim"], terms.head_vocab(c, hardware)) * tokens
 
 
+def mark(c):
+    on_patches, head = frozenset(c["patch_layers"]), c["patcher_head_layer"]
+    if not on_patches and head < 0:
+        return None
+    return lambda layer, p: {"patches": layer in on_patches, "patcher_head": layer == head}
+
+
 FEATURE = register(Feature(
     "patch_stream", "a byte stream and its patches: layers over the patches, a frozen patcher and its head (BLT)",
     SCHEMA, switches=("patch_layers", "frozen_layers", "patcher_head_layer"),
@@ -62,5 +69,8 @@ FEATURE = register(Feature(
     components=(Component("patcher_logits", WEIGHT, 262, "a patcher's output head over the tokens (BLT's frozen "
                                                            "entropy model: forward only)"),),
     check=check, price=price,
+    # patches: runs over the patch stream (patches_per_sequence positions a sequence); patcher_head: a patcher's
+    # output head after it
+    flags={"patches": False, "patcher_head": False}, mark=mark,
     reads={"patches_per_sequence": (uses_patches, "no layer runs over patches (patch_layers, or the patch family's "
                                                   "'Y' / 'U' layers)")}))

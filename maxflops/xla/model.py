@@ -37,7 +37,10 @@ from .. import terms
 from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
-from ..plan import FFN_LETTER, NO_FFN, NO_MIXER, attn_res_queries, build_plan, layer_order, parse_loop_rule
+from ..families.base import NO_FFN, NO_MIXER
+from ..features.attn_res import attn_res_queries
+from ..features.layer_loops import layer_order, parse_loop_rule
+from ..plan import FFN_LETTER, build_plan
 from ..proofkit import kernels as K
 from .registry import proof_of, proof_of_kind
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import maxflops
-from maxflops.plan import layer_order
+from maxflops.features.layer_loops import layer_order
 
 BASE = dict(emb_dim=48, mlp_dim=80, num_query_heads=6, num_kv_heads=2, head_dim=8, vocab_size=300,
             max_target_length=36, per_device_batch_size=2, sliding_window_size=7)

@@ -77,3 +77,28 @@ def test_no_core_module_names_a_feature_key_but_where_the_trunk_reads_it():
         for f in FEATURES:
             for key in f.schema:
                 assert (f'"{key}"' in text) == ((module, key) in READ_BY_THE_TRUNK), (module, key)
+
+
+def test_a_layer_kind_names_no_feature_and_reads_their_marks():
+    """LayerKind carries the features' marks as data (LayerKind.features), read as attributes with their defaults;
+    the registry refuses a flag two features declare."""
+    import dataclasses
+
+    from maxflops.features import FLAGS
+    from maxflops.plan import LayerKind, build_plan
+    from maxflops.config import validate
+
+    fields = {f.name for f in dataclasses.fields(LayerKind)}
+    assert not fields & set(FLAGS) and {"engram", "attn_res", "kv_shared", "messages", "patches"} <= set(FLAGS)
+    kind = LayerKind("global", 0, "gqa", False, "dense", False)
+    assert kind.engram is False and kind.attn_res == () and kind.messages == 0
+    with pytest.raises(AttributeError):
+        kind.no_such_flag
+    c = validate(maxflops.model_config(num_decoder_layers=4, engram_layers=[1, 3], num_kv_shared_layers=1))
+    marks = [dict(k.features) for _, k in build_plan(c).kind_rows()]
+    assert marks == [{}, {"engram": True}, {}, {"engram": True, "kv_shared": True}]
+    engram = feature("engram")
+    clash = base.Feature("clash", "", {}, (), bool, "", flags={"engram": True})
+    with pytest.raises(ValueError, match="layer flag 'engram' declared by features 'engram' and 'clash'"):
+        base.register(clash)
+    assert engram.flags == {"engram": False}

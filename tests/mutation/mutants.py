@@ -215,7 +215,7 @@ MUTANTS = [
            "dense prefix one layer longer"),
     Mutant("plan_csa_topk_without_indexer", "maxflops/families/compressed/__init__.py", "return CSA, c[\"index_topk\"] if indexed else 0, indexed",
            "return CSA, c[\"index_topk\"], indexed", "CSA without an indexer still capped at the top-k"),
-    Mutant("plan_kv_shared_gt", P, "kv_shared=layer >= first_shared", "kv_shared=layer > first_shared",
+    Mutant("plan_kv_shared_gt", "maxflops/features/kv_sharing.py", '{"kv_shared": layer >= first}', '{"kv_shared": layer > first}',
            "one KV-shared layer too few"),
     Mutant("plan_remat_unit_offset", P, "(layer - skip + 1) % block != 0", "(layer - skip) % block != 0",
            "remat units: the first layer of a unit keeps the tail instead of the last"),
