@@ -92,21 +92,15 @@ SCHEMA: dict[str, Field] = {
                                      "first_num_dense_layers and interleave_moe_layer_step say."),
     # --- mixers -------------------------------------------------------------------------------------------
     "attention_layer_pattern": field_of("G", str, "Mixer pattern over decoder layers, cyclic: layer l uses "
-                                            "pattern[l % len]. G global causal, L sliding window, C chunked, "
-                                            "D gated-delta-net linear attention; with attention_type='compressed' "
-                                            "S compressed sparse attention (window + the top-k compressed blocks "
-                                            "an indexer picks) and H heavily compressed attention (window + every "
-                                            "compressed block); each other family's letter (M Mamba-2, A "
-                                            "Mamba-1, P gated delta product, K Kimi delta attention, N lightning "
-                                            "attention, V short conv, Z Zamba's block, R Griffin's recurrent "
-                                            "block, W RWKV's time mix, X cross-attention, "
-                                            "B MiniMax sparse attention, T mLSTM, Q QSA, E LSH "
-                                            "attention, O Reformer's chunked local attention, Y and U BLT's "
-                                            "patch cross-attention: "
-                                            "maxflops.families.LETTERS); - no mixer (an FFN-only layer: see "
-                                            "ffn_layer_pattern). Any length: a per-layer list is a pattern of "
-                                            "num_decoder_layers letters, and letters past the last layer are "
-                                            "not used (the MTP modules' mixers are mtp_layer_pattern)."),
+                                                  "pattern[l % len]. Letters (each family's, from its record: "
+                                                  "maxflops.families.LETTERS): "
+                                                  + "; ".join(f"{letter} {what}" for fam in reversed(FAMILIES)
+                                                              for letter, what in fam.letters.items())
+                                                  + "; - no mixer (an FFN-only layer: see ffn_layer_pattern). 'S' "
+                                                  "and 'H' need attention_type='compressed'. Any length: a per-layer "
+                                                  "list is a pattern of num_decoder_layers letters, and letters past "
+                                                  "the last layer are not used (the MTP modules' mixers are "
+                                                  "mtp_layer_pattern)."),
     # --- per-layer widths (Llama-Nemotron's block_configs, per-layer head counts) ------------------------------
     "layer_widths": field_of((), tuple, "Layers of their own widths: rules '<key>@<layers>=<value>' applied in order "
                                         "(keys num_query_heads, num_kv_heads, head_dim, mlp_dim, moe_mlp_dim, "
