@@ -288,8 +288,39 @@ def count_file(path: str, *, megablox_group_sizes="balanced", splash_mask="causa
                          segment_ids=segment_ids)
 
 
+_INPUT_FLAGS = {"--segment-ids": "segment_ids", "--splash-mask": "splash_mask",
+                "--group-sizes": "megablox_group_sizes"}
+_WORDS = {"segment_ids": ("one_document",), "splash_mask": ("causal",), "megablox_group_sizes": ("balanced",)}
+
+
+def _input_flag(flag: str, text: str):
+    """A run-time input as the command line gives it: a word the counter takes ('one_document', 'causal',
+    'balanced'), 'none', integers joined by commas (group sizes, or one row of segment ids), or a .npy file."""
+    key = _INPUT_FLAGS[flag]
+    if text in _WORDS[key]:
+        return text
+    if text == "none":
+        return None
+    if text.endswith(".npy"):
+        import numpy as np
+
+        try:
+            return np.load(text, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{flag}: cannot read {text!r} as a numpy array ({e})") from None
+    if key != "splash_mask" and all(part.strip().isdigit() for part in text.split(",")):
+        return [int(part) for part in text.split(",")]
+    words = ", ".join(repr(w) for w in _WORDS[key] + ("none",))
+    raise ValueError(f"{flag}: {text!r} is not {words}, " + ("" if key == "splash_mask" else
+                                                            "integers joined by commas, ") + "or a .npy file")
+
+
 def main(argv=None) -> int:
-    """``python -m maxflops.xla.program FILE [--json]``: count a saved program (see :func:`count_file`)."""
+    """``python -m maxflops.xla.program FILE [--json] [--segment-ids=..] [--splash-mask=..] [--group-sizes=..]``:
+    count a saved program (see :func:`count_file`). The run-time inputs: ``--segment-ids`` 'one_document' (the
+    default), 'none', one row's ids joined by commas, or a .npy file of the program input's shape;
+    ``--splash-mask`` 'causal' (the default), 'none' or a .npy file of the [q, kv] mask; ``--group-sizes``
+    'balanced' (the default), 'none', or each group's rows joined by commas (or a .npy file)."""
     import json
     import sys
 
@@ -298,12 +329,26 @@ def main(argv=None) -> int:
         print(main.__doc__ + "\n\n" + count_file.__doc__)
         return 0 if argv else 2
     as_json = "--json" in argv
-    paths = [a for a in argv if a != "--json"]
+    inputs, paths = {}, []
+    try:
+        for a in argv:
+            flag, eq, value = a.partition("=")
+            if flag in _INPUT_FLAGS:
+                if not eq or not value:
+                    raise ValueError(f"{flag}: give a value ({flag}=...)")
+                inputs[_INPUT_FLAGS[flag]] = _input_flag(flag, value)
+            elif a.startswith("--") and a != "--json":
+                raise ValueError(f"unknown flag {a!r} (flags: --json, {', '.join(_INPUT_FLAGS)})")
+            elif a != "--json":
+                paths.append(a)
+    except ValueError as e:
+        print(f"maxflops.xla.program: error: {e}", file=sys.stderr)
+        return 2
     if len(paths) != 1:
         print("maxflops.xla.program: error: give one program file", file=sys.stderr)
         return 2
     try:
-        c = count_file(paths[0])
+        c = count_file(paths[0], **inputs)
     except (OSError, ValueError) as e:
         print(f"maxflops.xla.program: error: {e}", file=sys.stderr)
         return 2

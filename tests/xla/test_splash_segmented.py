@@ -132,3 +132,28 @@ def test_live_tokamax_reproduces_the_fixture(tmp_path):
         for layout in ("one_document", "three_off_edges"):
             live = count_file(work / f"{step}.mlir", segment_ids=LAYOUTS[layout])
             assert live.kernel_flops == _brute(step, layout)
+
+
+def test_the_command_line_takes_the_run_time_inputs(tmp_path, capsys):
+    """``python -m maxflops.xla.program FILE --segment-ids=...``: a word, 'none', one row's ids, or a .npy file; a bad
+    value is one error line naming the flag."""
+    import json as js
+
+    from maxflops.xla.program import main
+
+    step = str(HERE / "causal.mlir")
+    docs = np.array(LAYOUTS["four_on_edges"], np.int32)
+    np.save(tmp_path / "docs.npy", docs)
+    got = {}
+    for name, flag in (("default", None), ("word", "--segment-ids=one_document"),
+                       ("file", f"--segment-ids={tmp_path / 'docs.npy'}"), ("row", "--segment-ids=" + ",".join(
+                           map(str, docs))), ("none", "--segment-ids=none")):
+        assert main([step, "--json"] + ([flag] if flag else [])) == 0
+        got[name] = js.loads(capsys.readouterr().out)["kernel_flops"]
+    assert got["default"] == got["word"] == _brute("causal", "one_document")
+    assert got["file"] == got["row"] == _brute("causal", "four_on_edges") and got["none"] == 0
+    for bad, said in (("--segment-ids=packed", "--segment-ids: 'packed' is not"), ("--segment-ids", "give a value"),
+                      ("--splash-mask=1,2", "--splash-mask: '1,2' is not"), ("--frobnicate=1", "unknown flag")):
+        assert main([step, bad]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
