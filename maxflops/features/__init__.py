@@ -19,15 +19,14 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from .. import components
-from . import (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_loops, mhc, mtp, patch_stream,
-               per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
+# each module registers its record when imported (maxflops.features.base.register): this list is the registry's door
+from . import (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_loops, mhc, mtp,  # noqa: F401
+               patch_stream, per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
 from .base import Feature, feature, registered
 
 __all__ = ["Feature", "FEATURES", "PRICED", "MARKING", "FLAGS", "feature", "weight_components", "inert_rules",
            "marks"]
 
-_ = (altup, attn_res, engram, gated_norms, kv_sharing, laurel, layer_loops, mhc, mtp, patch_stream,
-     per_layer_embeddings, prompt_tokens, residual_conv, zero_experts)
 FEATURES: tuple[Feature, ...] = registered()
 PRICED: tuple[Feature, ...] = tuple(f for f in FEATURES if f.price is not None)
 MARKING: tuple[Feature, ...] = tuple(f for f in FEATURES if f.mark is not None)

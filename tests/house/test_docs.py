@@ -504,6 +504,17 @@ def test_the_layout_names_every_family():
     assert not missing, missing
 
 
+def test_the_layout_and_the_features_page_name_every_trunk_feature():
+    text = _pages()
+    layout = text[text.index("## Layout"):text.index("## Adding a model family")]
+    adding = text[text.index("## Adding a trunk feature"):text.index("## Adding a peer's convention")]
+    from maxflops.features import FEATURES
+
+    missing = [f.name for f in FEATURES if f.name not in layout]
+    assert not missing, missing
+    assert "laurel.py" in adding and "register(Feature(" in adding
+
+
 def test_every_documented_api_name_and_its_public_methods_have_a_docstring():
     """The API page renders each name of ``maxflops.__all__`` from its docstrings: a name or a public method without
     one is an empty entry on it."""
