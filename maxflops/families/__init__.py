@@ -31,17 +31,23 @@ from .base import Family, Priced, ffn_width
 __all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "letters_in_use", "LETTERS",
            "MIXER_LABELS", "MIXER_FAMILY"]
 
-# Order matters where two families could take a layer: a layer of a compressed model is the compressed family's
-# (its window layers too), DSA claims 'G' before plain attention does.
-FAMILIES: tuple[Family, ...] = (compressed.FAMILY, mamba2.FAMILY, mamba1.FAMILY, gdn.FAMILY, gdp.FAMILY, kda.FAMILY, lightning.FAMILY, zamba.FAMILY,
-                                shortconv.FAMILY, rglru.FAMILY, rwkv.FAMILY, mlstm.FAMILY, cross.FAMILY,
-                                msa.FAMILY, qsa.FAMILY, reformer.FAMILY, patch.FAMILY, dsa.FAMILY,
-                                attention.FAMILY)
+# The registry in the order the families ask for a pattern letter (Family.claims, then name): where two could take a
+# layer, the lower claims it (a compressed model's window layers, DSA's 'G' layers before plain attention's).
+FAMILIES: tuple[Family, ...] = tuple(sorted(
+    (attention.FAMILY, compressed.FAMILY, cross.FAMILY, dsa.FAMILY, gdn.FAMILY, gdp.FAMILY, kda.FAMILY,
+     lightning.FAMILY, mamba1.FAMILY, mamba2.FAMILY, mlstm.FAMILY, msa.FAMILY, patch.FAMILY, qsa.FAMILY,
+     reformer.FAMILY, rglru.FAMILY, rwkv.FAMILY, shortconv.FAMILY, zamba.FAMILY), key=lambda f: (f.claims, f.name)))
 
 for _family in FAMILIES:
     register(*_family.components)
 
-LETTERS = {letter: fam for fam in FAMILIES for letter in fam.letters}
+LETTERS: dict[str, Family] = {}
+for _family in FAMILIES:
+    for _letter in _family.letters:
+        if _letter in LETTERS:
+            raise ValueError(f"pattern letter {_letter!r} declared by families {LETTERS[_letter].name!r} and "
+                             f"{_family.name!r}")
+        LETTERS[_letter] = _family
 MIXER_LABELS = {mixer: label for fam in FAMILIES for mixer, label in fam.mixers.items()}
 MIXER_FAMILY = {mixer: fam for fam in FAMILIES for mixer in fam.mixers}
 _BY_MIXER = MIXER_FAMILY

@@ -78,6 +78,9 @@ class Family:
     #                       they run; the cross-attention layers of a text-only step); read by the plan
     shared_keys: tuple = ()  # its keys that other families or the trunk read too (the inert rule of its letters
     #                       leaves them out: maxflops.checks)
+    claims: int = 50  # where it asks for a pattern letter among the families that could take it (mixer_of): lower
+    #                   first; a family whose mixer_of takes letters another's also does says so here (a compressed
+    #                   model's window layers are its family's: 10; DSA's 'G' layers: 20; plain attention last: 90)
     plan_keys: tuple = ()  # the config keys its mixer_of and idle read: the plan is cached on the trunk's keys and every
     #                       family's (maxflops.resolve.PLAN_KEYS); tests/house/test_plan_keys.py holds each to its own
     # The proof side lives in the family's package too, in ``proof.py`` (imports jax): its reference kernels, its

@@ -11,16 +11,7 @@ This package imports jax; ``import maxflops`` does not.
 
 from .hlo import Dot, MatmulCount, count_hlo_text, count_lowered, count_matmuls
 from .jaxpr_count import count_jaxpr
+from .program import ProgramCount, count_program, reconcile
 
 __all__ = ["Dot", "MatmulCount", "ProgramCount", "count_hlo_text", "count_lowered", "count_matmuls", "count_jaxpr",
            "count_program", "reconcile"]
-
-
-def __getattr__(name):
-    """The program counter's names, imported when first asked (so ``python -m maxflops.xla.program`` runs its module
-    once, as runpy expects)."""
-    if name in ("ProgramCount", "count_program", "reconcile"):
-        from . import program
-
-        return getattr(program, name)
-    raise AttributeError(f"module 'maxflops.xla' has no attribute {name!r}")

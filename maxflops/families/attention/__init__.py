@@ -652,4 +652,5 @@ FAMILY = Family(
     check=check,
     hf_layer_types={"full_attention": "G", "attention": "G", "full": "G", "sliding_attention": "L",
                     "chunked_attention": "C"},
+    claims=90,
 )

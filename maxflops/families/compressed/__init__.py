@@ -369,4 +369,5 @@ FAMILY = Family(
     price_hardware=price_hardware,
     decode_cache=decode_cache,
     check=check,
+    claims=10,
 )

@@ -366,5 +366,6 @@ FAMILY = Family(
     decode_cache=decode_cache,
     label=label,
     check=check,
-    hf_layer_types={"deepseek_sparse_attention": "G", "indexed_attention": "G"},  # DSA on 'G' layers
+    hf_layer_types={"deepseek_sparse_attention": "G", "indexed_attention": "G"},  # DSA on 'G' layers,
+    claims=20,
 )
