@@ -28,7 +28,8 @@ from . import (attention, compressed, cross, dsa, gdn, gdp, kda, lightning, mamb
                reformer, rglru, rwkv, shortconv, zamba)
 from .base import Family, Priced, ffn_width
 
-__all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "letters_in_use", "LETTERS",
+__all__ = ["FAMILIES", "Family", "Priced", "ffn_width", "family_of", "mixer_of", "projection_of", "letters_in_use",
+           "letters_of", "LETTERS",
            "MIXER_LABELS", "MIXER_FAMILY"]
 
 # The registry in the order the families ask for a pattern letter (Family.claims, then name): where two could take a
@@ -41,13 +42,19 @@ FAMILIES: tuple[Family, ...] = tuple(sorted(
 for _family in FAMILIES:
     register(*_family.components)
 
-LETTERS: dict[str, Family] = {}
-for _family in FAMILIES:
-    for _letter in _family.letters:
-        if _letter in LETTERS:
-            raise ValueError(f"pattern letter {_letter!r} declared by families {LETTERS[_letter].name!r} and "
-                             f"{_family.name!r}")
-        LETTERS[_letter] = _family
+def letters_of(families) -> dict:
+    """Every pattern letter -> the family that declares it; a letter two families declare is refused."""
+    out: dict[str, Family] = {}
+    for fam in families:
+        for letter in fam.letters:
+            if letter in out:
+                raise ValueError(f"pattern letter {letter!r} declared by families {out[letter].name!r} and "
+                                 f"{fam.name!r}")
+            out[letter] = fam
+    return out
+
+
+LETTERS = letters_of(FAMILIES)
 MIXER_LABELS = {mixer: label for fam in FAMILIES for mixer, label in fam.mixers.items()}
 MIXER_FAMILY = {mixer: fam for fam in FAMILIES for mixer in fam.mixers}
 _BY_MIXER = MIXER_FAMILY

@@ -102,3 +102,17 @@ def test_a_layer_kind_names_no_feature_and_reads_their_marks():
     with pytest.raises(ValueError, match="layer flag 'engram' declared by features 'engram' and 'clash'"):
         base.register(clash)
     assert engram.flags == {"engram": False}
+
+
+def test_families_ask_for_letters_in_their_stated_order_and_a_letter_is_declared_once():
+    import dataclasses
+
+    from maxflops.families import FAMILIES, letters_of
+
+    assert [f.claims for f in FAMILIES] == sorted(f.claims for f in FAMILIES)
+    names = [f.name for f in FAMILIES]
+    assert names.index("compressed") < names.index("dsa") < names.index("attention") == len(names) - 1
+    mamba2 = next(f for f in FAMILIES if f.name == "mamba2")
+    twin = dataclasses.replace(mamba2, name="twin")
+    with pytest.raises(ValueError, match="pattern letter 'M' declared by families 'mamba2' and 'twin'"):
+        letters_of((*FAMILIES, twin))
