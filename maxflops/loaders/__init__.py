@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import pathlib
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
+from .reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
 from .hf import load_hf_config
 from .maxtext.model_yaml import (
     MAXTEXT_BASE_DEFAULTS,

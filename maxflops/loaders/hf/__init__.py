@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from ...reader import (
+from ..reader import (
     MISSING,
     NO_EFFECT,
     NOT_UNDERSTOOD,

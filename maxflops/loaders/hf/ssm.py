@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ...reader import Reader, fit_pattern
+from ..reader import Reader, fit_pattern
 
 # NemotronHConfig's block names and the legacy pattern letters -> (mixer letter, FFN letter) of maxflops
 NEMOTRON_BLOCKS = {"linear_attention": ("M", "-"), "full_attention": ("G", "-"), "mlp": ("-", "F"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, Reader, refuse_unknown, validate_overrides
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, Reader, refuse_unknown, validate_overrides
 from . import keys as K
 from .model import (
     BLOCKS,

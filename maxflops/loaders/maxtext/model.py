@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...reader import NO_EFFECT, Reader
+from ..reader import NO_EFFECT, Reader
 from . import keys as K
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from ...reader import Loaded, read_file
+from ..reader import Loaded, read_file
 from . import keys as _keys
 from .mapping import map_keys
 from .model import BLOCKS

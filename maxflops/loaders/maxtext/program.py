@@ -8,7 +8,7 @@ it). The model's keys are ``model``'s.
 from __future__ import annotations
 
 from ...schema import SCHEMA
-from ...reader import NO_EFFECT, Reader
+from ..reader import NO_EFFECT, Reader
 from . import keys as K
 from .model import Block
 

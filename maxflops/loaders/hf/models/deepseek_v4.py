@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...maxtext.model import maxtext_quirks
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

@@ -5,7 +5,8 @@ to the schema's cyclic knobs (``fit_pattern``, ``fit_ffn``, ``fit_index``), and 
 errors naming the file's keys). A new loader reads through a ``Reader`` and returns a ``Loaded``.
 
 Where to look: ``maxflops.load.load_config`` is the entry point (a name, a .py, a YAML or a JSON file);
-``maxflops.loaders`` holds the file formats; this module is what they have in common."""
+``discovery`` finds a model by its name or path; ``maxtext/`` and ``hf/`` read the file formats; this module is
+what they have in common."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import dataclasses
 import pathlib
 from typing import Any, Callable, Mapping
 
-from . import config as _config
-from .families.dsa import computes_index  # the DSA family's index-reuse rule, one place
-from .schema import closest as _closest
+from .. import config as _config
+from ..families.dsa import computes_index  # the DSA family's index-reuse rule, one place
+from ..schema import closest as _closest
 
 __all__ = ["Loaded", "Reader", "read_file", "fail", "fit_pattern", "fit_ffn", "fit_index", "refuse_unknown",
            "validate_overrides", "NO_EFFECT", "NOT_UNDERSTOOD", "VISION", "MISSING", "ACTIVATIONS"]
