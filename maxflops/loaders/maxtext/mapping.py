@@ -16,8 +16,8 @@ from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, R
 from . import keys as K
 from .model import (
     BLOCKS,
-    DERIVED,
     INDEXER,
+    SOURCES,
     read_attention,
     read_block,
     read_features,
@@ -47,18 +47,6 @@ def is_maxtext_key(key: str) -> bool:
             or key in OLD_NAMES)
 
 
-def source_key(schema_key: str) -> str:
-    """The MaxText key that sets a schema key (``base_emb_dim`` for ``emb_dim``, ``indexer_topk`` for
-    ``index_topk``); the schema key itself where MaxText uses the same name."""
-    for schema, base, _ in DERIVED:
-        if schema == schema_key:
-            return base
-    for name, _, schema in INDEXER:
-        if schema == schema_key:
-            return name
-    return schema_key
-
-
 def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True, name_hint: str = "",
              unknown: str = "error") -> Loaded:
     """MaxText keys -> schema overrides (see the module docstring). ``report=False`` skips classifying the keys
@@ -83,7 +71,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     if report:
         r.finish(classify)
         refuse_unknown(label, data, r.ignored, K.MODEL_KEYS | K.IMPLEMENTATION_KEYS | K.NO_EFFECT, unknown)
-    validate_overrides(label, o, source_key)
+    validate_overrides(label, o, SOURCES)
     return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
 
 

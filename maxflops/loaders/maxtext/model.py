@@ -101,6 +101,9 @@ INDEXER = (("use_indexer", "use_sparse_indexer", "use_sparse_indexer"),
            ("indexer_n_heads", "index_n_heads", "index_n_heads"),
            ("indexer_head_dim", "index_head_dim", "index_head_dim"),
            ("indexer_topk", "index_topk", "index_topk"))
+# schema key -> the MaxText key that sets it, where the names differ (``base_emb_dim`` for ``emb_dim``,
+# ``indexer_topk`` for ``index_topk``): named in errors about the schema key
+SOURCES = {**{schema: base for schema, base, _ in DERIVED}, **{schema: name for name, _, schema in INDEXER}}
 
 GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim", "gdn_conv_kernel_dim")
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -156,8 +159,7 @@ def read_widths(r: Reader, o: dict, spec: Block, derive: bool) -> None:
             r.ignore(base_key, f"superseded: {key} is given (MaxText derived it from {base_key})")
     for key in ("emb_dim", "num_query_heads", "num_kv_heads", "mlp_dim", "num_decoder_layers"):
         if o[key] < 1:
-            raise r.fail(key if r.has(key) else dict((d, b) for d, b, _ in DERIVED)[key], "must be positive",
-                         o[key])
+            raise r.fail(key if r.has(key) else SOURCES[key], "must be positive", o[key])
     if spec.layer_pairs:
         o["num_decoder_layers"] *= 2
     o["vocab_size"] = r.int("vocab_size", base["vocab_size"], minimum=1)
