@@ -23,7 +23,7 @@ transformers 5.24 DeepseekV4Config (compress_rates: compressed_sparse_attention 
 The two agree on every value above.
 """
 from maxflops.config import model_config
-from maxflops.maxtext.mapping import maxtext_quirks
+from maxflops.loaders.maxtext.model import maxtext_quirks
 
 # compress_ratios of the checkpoint, decoder layers only: 0 -> 'L', 4 -> 'S', 128 -> 'H'
 PATTERN = "LL" + "SH" * 20 + "S"

@@ -8,7 +8,7 @@ modeling_olmo3. MaxText's FLOPs function counts the window layers as global (a q
 Published: 32B parameters (this config: 32.23B).
 """
 from maxflops.config import model_config
-from maxflops.maxtext.mapping import maxtext_quirks
+from maxflops.loaders.maxtext.model import maxtext_quirks
 
 
 def get_config():

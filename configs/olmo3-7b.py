@@ -10,7 +10,7 @@ full_attention); transformers 5.24 modeling_olmo3. MaxText's FLOPs function coun
 (a quirk its convention carries). Published: 7B parameters (this config: 7.30B).
 """
 from maxflops.config import model_config
-from maxflops.maxtext.mapping import maxtext_quirks
+from maxflops.loaders.maxtext.model import maxtext_quirks
 
 
 def get_config():

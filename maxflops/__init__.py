@@ -14,7 +14,8 @@ This package imports neither jax nor numpy nor ml_collections at import time; ``
 from .account import count, sweep
 from .grid import Grid, sweep_grid
 from .breakdown import Breakdown, LayerRow
-from .config import available_models, model_config
+from .config import model_config
+from .loaders.discovery import available_models
 from .checks import InertKeyWarning
 from .conventions import CONVENTIONS
 from .schema import SCHEMA

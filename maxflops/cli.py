@@ -47,7 +47,7 @@ class UsageError(Exception):
 def _rewrite_model(argv: list[str]) -> list[str]:
     """Turn ``--model=NAME`` / ``--model NAME`` into ``--config=<configs>/NAME.py`` (or a loaded YAML/JSON file),
     and ``--config.KEY VALUE`` into ``--config.KEY=VALUE``, checking each override against the schema."""
-    from .config import model_path
+    from .loaders.discovery import model_path
 
     out, model, i = [argv[0]], None, 1
     while i < len(argv):
@@ -488,7 +488,8 @@ def _explain(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from .account import count
-    from .config import available_models, validate
+    from .config import validate
+    from .loaders.discovery import available_models
     from .report import text_report
     from .traffic import decode_traffic
 

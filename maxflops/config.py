@@ -1,7 +1,8 @@
-"""The config: resolving overrides into a complete, checked config (``resolve``, ``apply_overrides``, ``validate``),
-building one (``model_config``, ``config_from``), and finding the shipped configs (``available_models``,
-``model_path``). What a key is lives in ``schema``; how peers count, in ``peers`` and ``conventions``; the
-whole-config checks, in ``checks``: each name is imported from its own module, none through this one.
+"""The config: resolving overrides into a complete, checked config (``resolve``, ``apply_overrides``, ``validate``)
+and building one (``model_config``, ``config_from``). Finding the shipped configs (``available_models``,
+``model_path``) is ``maxflops.loaders.discovery``'s. What a key is lives in ``schema``; how peers count, in
+``peers`` and ``conventions``; the whole-config checks, in ``checks``: each name is imported from its own module,
+none through this one.
 
 ``ml_collections`` is imported only when a ConfigDict is built, so ``import maxflops`` stays cheap; the
 accounting itself reads any mapping or attribute-style object with these keys.
@@ -9,17 +10,12 @@ accounting itself reads any mapping or attribute-style object with these keys.
 
 from __future__ import annotations
 
-import difflib
-import os
-import pathlib
 from typing import Any, Mapping
 
 from .checks import STEP_KEYS, check_relations, check_step, say_inert
 from .conventions import CONVENTIONS, branch_of, bundle, quirks
 from .schema import SCHEMA, _DEFAULTS, check_value, closest, coerce
 
-
-CONFIG_DIR_ENV = "MAXFLOPS_CONFIG_DIR"
 
 
 def resolve(overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -119,35 +115,6 @@ class Fields(dict):
 
     def __reduce__(self):  # a copy or unpickled config is a plain dict's worth of values; the key is recomputed
         return (Fields, (dict(self),))
-
-
-def config_dir() -> pathlib.Path:
-    """The built-in model configs: $MAXFLOPS_CONFIG_DIR, else the repository's configs/ (a source checkout or an
-    editable install), else the copy a wheel installs as maxflops/configs."""
-    env = os.environ.get(CONFIG_DIR_ENV)
-    if env:
-        return pathlib.Path(env)
-    here = pathlib.Path(__file__).resolve().parent
-    source = here.parent / "configs"
-    return source if source.is_dir() else here / "configs"
-
-
-def available_models() -> list[str]:
-    """The built-in model names (the files of ``configs/``), sorted: each is a ``load_config`` name and a
-    ``--model=NAME``."""
-    d = config_dir()
-    return sorted(p.stem for p in d.glob("*.py") if not p.name.startswith("_")) if d.is_dir() else []
-
-
-def model_path(name: str) -> pathlib.Path:
-    """The config file of a built-in model, or a ValueError that suggests the closest name."""
-    path = config_dir() / f"{name}.py"
-    if not path.is_file():
-        names = available_models()
-        match = difflib.get_close_matches(name, names, n=1, cutoff=0.4)
-        hint = f" (did you mean {match[0]!r}?)" if match else ""
-        raise ValueError(f"unknown model {name!r}{hint}; known: {', '.join(names)}")
-    return path
 
 
 def as_dict(config: Any) -> dict[str, Any]:

@@ -43,9 +43,9 @@ from __future__ import annotations
 
 import pathlib
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
+from .reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
 from .hf import load_hf_config
-from .maxtext_yaml import (
+from .maxtext.model_yaml import (
     MAXTEXT_BASE_DEFAULTS,
     MAXTEXT_DECODER_BLOCKS,
     load_maxtext_yaml,

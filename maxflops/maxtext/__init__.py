@@ -17,8 +17,7 @@ knobs, ...) may be given in the object or as ``overrides``; overrides win.
 from __future__ import annotations
 
 from .. import resolve
-from . import keys  # noqa: F401 (maxflops.maxtext.keys: the table of MaxText's keys)
-from .mapping import SUPPORTED
+from ..loaders.maxtext.model import SUPPORTED
 from .objects import from_maxtext, is_maxtext_config, maxtext_keys, mixed_vocabulary, overrides_of
 from .estimates import splash_cost_estimates
 from .trainer import calculate_tflops_training_per_device, install, packed_tflops_per_device, uninstall

@@ -8,8 +8,9 @@ from typing import Any, Mapping
 
 from ..config import config_from
 from ..schema import SCHEMA, closest
-from . import keys
-from .mapping import DERIVED, OLD_NAMES, is_maxtext_key, map_keys
+from ..loaders.maxtext import keys
+from ..loaders.maxtext.mapping import OLD_NAMES, is_maxtext_key, map_keys
+from ..loaders.maxtext.model import DERIVED
 
 __all__ = ["from_maxtext", "is_maxtext_config", "maxtext_keys", "overrides_of"]
 

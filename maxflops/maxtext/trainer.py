@@ -11,7 +11,7 @@ import sys
 
 from ..account import count
 from ..sequences import segment_lengths_from_ids
-from . import keys
+from ..loaders.maxtext import keys
 from .objects import from_maxtext, maxtext_keys
 
 __all__ = ["calculate_tflops_training_per_device", "install", "uninstall", "packed_tflops_per_device"]

@@ -568,7 +568,7 @@ def test_transformers_class_defaults_are_the_published_models(model_type, shippe
 
 def test_a_vision_key_of_maxtext_is_reported_as_the_vision_part():
     """The reason for a vision key is a sentence (regression: a rename once made it the mapping's dict of encoders)."""
-    from maxflops.maxtext.mapping import classify
+    from maxflops.loaders.maxtext.mapping import classify
 
     assert classify("vision_wibble").startswith("not counted: vision")
     assert classify("wibble_for_vit").startswith("not counted: vision")

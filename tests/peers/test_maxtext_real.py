@@ -23,7 +23,8 @@ import pytest
 
 import maxflops
 from maxflops.loaders import load_maxtext_yaml
-from maxflops.maxtext import from_maxtext, keys as K
+from maxflops.loaders.maxtext import keys as K
+from maxflops.maxtext import from_maxtext
 from repo import FIXTURES
 
 HERE = FIXTURES / "maxtext_real"

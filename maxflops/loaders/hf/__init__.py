@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from ...reader import (
+from ..reader import (
     MISSING,
     NO_EFFECT,
     NOT_UNDERSTOOD,
@@ -157,9 +157,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     # a key no reader took: shared no-effect, a tower's, unread by the type's transformers code, else not understood
     top_types = (t.name, t.wrapper) if flat else (t.name,)
     if r is not top:
-        r.finish(_classifier((text_type.name,)))
-        top.ignored.update(r.ignored)
-        top.defaults.update(r.defaults)
+        top.absorb(r, _classifier((text_type.name,)))
     top.finish(_classifier(top_types))
     refuse_unknown(path, top.original, top.ignored, _Known(), unknown, real=unread_keys.every_read_key)
     never_read = [k for k, why in top.ignored.items() if why == unread_keys.UNREAD]
@@ -189,5 +187,5 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         o["not_priced"] = tuple(o.get("not_priced", ())) + tuple(
             f"model: the {towers[k]} ({k}{'' if top.has(k) else ': the class default'}); maxflops counts the "
             "text decoder only" for k in present)
-    validate_overrides(path, o, lambda key: keys.SOURCES.get(key, key))
+    validate_overrides(path, o, keys.SOURCES)
     return Loaded(overrides=o, source="hf-config", ignored=top.ignored, defaults=top.defaults)

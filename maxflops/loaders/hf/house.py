@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 from typing import Any, Callable, Mapping
 
-from ...reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
+from ..reader import MISSING, NO_EFFECT, Reader, fit_ffn, fit_pattern
 from .nulls import REFUSED
 from . import parts
 

@@ -4,7 +4,7 @@ schema key (named in errors)."""
 
 from __future__ import annotations
 
-from ...reader import NO_EFFECT, NOT_UNDERSTOOD, VISION
+from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION
 
 # the state-space models' keys with no FLOPs effect: biases, dt limits and initialisation, kernels, multipliers
 _SSM_NO_EFFECT = frozenset("""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 
 from ...families import FAMILIES
-from ...reader import MISSING, NO_EFFECT, Reader, fit_index
+from ..reader import MISSING, NO_EFFECT, Reader, fit_index
 from .ssm import state_dtype
 
 # a layer_types entry -> its pattern letter, as each family declares it (maxflops.families)

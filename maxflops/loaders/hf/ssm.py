@@ -1,12 +1,13 @@
-"""Readers the state-space types share: the Mamba-2 mixer's widths (``mamba2_widths``), the widths of Bamba and
-GraniteMoeHybrid (``hybrid_common``), a Mamba-1 dt rank, and NemotronH's block names (``hybrid_patterns``, also used
+"""Readers the state-space types share: the Mamba-2 mixer's widths (``mamba2_widths``; under the mamba_* names with
+an 'auto' head width, ``mamba_heads``), the widths of Bamba and GraniteMoeHybrid (``hybrid_common``), a Mamba-1 dt
+rank (``dt_rank``; ``int_or_auto``, the 'auto' both read), and NemotronH's block names (``hybrid_patterns``, also used
 by the shipped NemotronH configs)."""
 
 from __future__ import annotations
 
 import math
 
-from ...reader import Reader, fit_pattern
+from ..reader import Reader, fit_pattern
 
 # NemotronHConfig's block names and the legacy pattern letters -> (mixer letter, FFN letter) of maxflops
 NEMOTRON_BLOCKS = {"linear_attention": ("M", "-"), "full_attention": ("G", "-"), "mlp": ("-", "F"),
@@ -87,21 +88,7 @@ def hybrid_common(r: Reader, d, o: dict, mixers: list) -> None:
         heads = r.int("mamba_n_heads", d("mamba_n_heads"), minimum=1)
         expand = r.int("mamba_expand", d("mamba_expand"), minimum=1)
         width = expand * o["emb_dim"]
-        head_dim = r.raw("mamba_d_head", d("mamba_d_head"))
-        if head_dim == "auto":
-            head_dim = width // heads
-        elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
-            raise r.fail("mamba_d_head", "expected a positive integer or 'auto'", head_dim)
-        if heads * head_dim != width:
-            raise r.fail("mamba_d_head", f"mamba_n_heads x mamba_d_head = {heads * head_dim} must equal mamba_expand x "
-                                         f"hidden_size = {width} (the config class refuses it)", head_dim)
-        o["mamba_num_heads"], o["mamba_head_dim"] = heads, head_dim
-        o["mamba_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
-        o["mamba_n_groups"] = r.int("mamba_n_groups", d("mamba_n_groups"), minimum=1)
-        o["mamba_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
-        o["mamba_chunk_size"] = r.int("mamba_chunk_size", d("mamba_chunk_size"), minimum=1)
-        if heads % o["mamba_n_groups"]:
-            raise r.fail("mamba_n_groups", f"does not divide mamba_n_heads={heads}", o["mamba_n_groups"])
+        mamba_heads(r, d, o, heads, width, f"mamba_expand x hidden_size = {width} (the config class refuses it)")
     else:
         for k in ("mamba_n_heads", "mamba_expand", "mamba_d_head", "mamba_d_state", "mamba_n_groups", "mamba_d_conv",
                   "mamba_chunk_size"):
@@ -109,11 +96,33 @@ def hybrid_common(r: Reader, d, o: dict, mixers: list) -> None:
     o["attention_layer_pattern"] = fit_pattern(mixers, r, "layer_types")
 
 
-def dt_rank(r: Reader, key: str, d, hidden: int) -> int:
-    """A Mamba-1 dt rank: an integer, or 'auto' = ceil(hidden_size / 16) as the config classes derive it."""
+def mamba_heads(r: Reader, d, o: dict, heads: int, width: int, width_is: str) -> None:
+    """The Mamba-2 mixer under the mamba_* names (Bamba, GraniteMoeHybrid, Falcon-H1): ``heads`` (mamba_n_heads, read
+    by the caller) of mamba_d_head ('auto': width // heads) must make the mixer's ``width`` (``width_is``: how the
+    error says it); then its state, groups, conv kernel and chunk."""
+    head_dim = int_or_auto(r, "mamba_d_head", d, width // heads)
+    if heads * head_dim != width:
+        raise r.fail("mamba_d_head", f"mamba_n_heads x mamba_d_head = {heads * head_dim} must equal {width_is}",
+                     head_dim)
+    o["mamba_num_heads"], o["mamba_head_dim"] = heads, head_dim
+    o["mamba_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
+    o["mamba_n_groups"] = r.int("mamba_n_groups", d("mamba_n_groups"), minimum=1)
+    o["mamba_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
+    o["mamba_chunk_size"] = r.int("mamba_chunk_size", d("mamba_chunk_size"), minimum=1)
+    if heads % o["mamba_n_groups"]:
+        raise r.fail("mamba_n_groups", f"does not divide mamba_n_heads={heads}", o["mamba_n_groups"])
+
+
+def int_or_auto(r: Reader, key: str, d, auto: int) -> int:
+    """A positive integer, or 'auto' for ``auto`` (what the config class derives in its place)."""
     value = r.raw(key, d(key))
     if value == "auto":
-        return math.ceil(hidden / 16)
+        return auto
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise r.fail(key, "expected a positive integer or 'auto'", value)
     return value
+
+
+def dt_rank(r: Reader, key: str, d, hidden: int) -> int:
+    """A Mamba-1 dt rank: an integer, or 'auto' = ceil(hidden_size / 16) as the config classes derive it."""
+    return int_or_auto(r, key, d, math.ceil(hidden / 16))

@@ -5,7 +5,7 @@ moe_intermediate_size * num_shared_experts wide."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

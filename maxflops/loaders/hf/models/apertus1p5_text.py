@@ -3,7 +3,7 @@ output head output_vocab_size wide when given (the input embeddings keep vocab_s
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # Apertus1p5TextConfig (num_key_value_heads: post-init rule; no head_dim field: the model's getattr rule,

@@ -3,7 +3,7 @@ intermediate_size, top moe_topk, and one shared MLP intermediate_size * moe_num_
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # AriaTextConfig (num_key_value_heads, head_dim: post-init rules)

@@ -6,7 +6,7 @@ sigmoid gate of a low-rank MLP, gated_norm_rank) and DeepSeek's MoE."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -10,7 +10,7 @@ num_attention_heads and short_conv_kernel_size (its __post_init__; head_dim then
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

@@ -4,7 +4,7 @@ layers and num_experts experts of moe_intermediate_size elsewhere (absent mlp_la
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

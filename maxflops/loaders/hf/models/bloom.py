@@ -4,7 +4,7 @@ global attention."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

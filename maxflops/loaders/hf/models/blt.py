@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import keys
 from ..house import HFType
 
@@ -55,14 +55,6 @@ _NO_EFFECT = {
 }
 
 
-def _sub(r: Reader, key: str) -> tuple:
-    """A sub-config's reader (absent or null: its class's defaults) and its default-of."""
-    value = r.raw(key, {}, none_ok=True, record=False) or {}
-    if not isinstance(value, dict):
-        raise r.fail(key, f"expected a mapping, got {type(value).__name__}", value)
-    return Reader(value, r.path, prefix=r.name(key) + "."), _SUB[key].get
-
-
 def _stack(s: Reader, d) -> dict:
     """One stack's widths: layers, hidden width, heads (KV heads: null is the query heads), head width hidden //
     heads, FFN width (null: int(8 hidden / 3), each of the four config classes' rule)."""
@@ -94,7 +86,7 @@ def _read(r: Reader, d) -> dict:
     o: dict[str, Any] = {"vocab_size": r.int("vocab_size", d("vocab_size"), minimum=1)}
     k = o["patch_cross_k"] = r.int("cross_attn_k", d("cross_attn_k"), minimum=1)
     window = r.int("local_attention_window_len", d("local_attention_window_len"), minimum=1, none_ok=True)
-    subs = {key: _sub(r, key) for key in _SUB}
+    subs = {key: (r.sub(key), _SUB[key].get) for key in _SUB}  # each sub-config's reader and its default-of
     (enc, de), (dec, dd), (glob, dg), (pat, dp) = (subs[x] for x in ("encoder_config", "decoder_config",
                                                                     "global_config", "patcher_config"))
     e, g = _stack(enc, de), _stack(glob, dg)
@@ -181,9 +173,7 @@ def _read(r: Reader, d) -> dict:
     if rules:
         o["layer_widths"] = tuple(rules)
     for s in (enc, dec, glob, pat):
-        s.finish(lambda key: _SUB_NO_EFFECT.get(key) or keys.classify(key))
-        r.ignored.update(s.ignored)
-        r.defaults.update(s.defaults)
+        r.absorb(s, lambda key: _SUB_NO_EFFECT.get(key) or keys.classify(key))
     for key, why in _NO_EFFECT.items():
         r.ignore(key, NO_EFFECT + ": " + why)
     return o

@@ -6,7 +6,7 @@ MoE layers, prefix_dense_sliding_window_pattern over the prefix)."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -6,7 +6,7 @@ embeddings are lookups added to the scores and the input: no matmul."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # CpmAntConfig

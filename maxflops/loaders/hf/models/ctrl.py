@@ -3,7 +3,7 @@ ReLU MLP of dff, global attention; sinusoidal positions."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # CTRLConfig, under the readers' names (attribute_map)

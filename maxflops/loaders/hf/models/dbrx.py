@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import keys
 from ..house import HFType
 
@@ -20,19 +20,9 @@ _SUB_NO_EFFECT = {"attn_pdrop", "clip_qkv", "rope_theta", "moe_jitter_eps", "moe
                   "moe_normalize_expert_weights"}
 
 
-def _sub(r: Reader, key: str) -> Reader:
-    """A sub-config's reader (absent or null: the class's defaults); its keys reported under 'key.'."""
-    value = r.raw(key, {}, none_ok=True, record=False) or {}
-    if not isinstance(value, dict):
-        raise r.fail(key, f"expected a mapping, got {type(value).__name__}", value)
-    return Reader(value, r.path, prefix=r.name(key) + ".")
-
-
-def _finish(r: Reader, sub: Reader) -> None:
-    sub.finish(lambda k: NO_EFFECT if k in _SUB_NO_EFFECT or k in ("hidden_size", "model_type")
-               else keys.classify(k))
-    r.ignored.update(sub.ignored)
-    r.defaults.update(sub.defaults)
+def _classify(key: str) -> str:
+    """The reason for a key of a sub-config no reader took."""
+    return NO_EFFECT if key in _SUB_NO_EFFECT or key in ("hidden_size", "model_type") else keys.classify(key)
 
 
 def _read(r: Reader, d) -> dict:
@@ -44,7 +34,7 @@ def _read(r: Reader, d) -> dict:
     if D % heads:
         raise r.fail("n_heads", f"does not divide d_model={D} (DbrxAttention's head width)", heads)
     o["head_dim"] = D // heads
-    attn, ffn = _sub(r, "attn_config"), _sub(r, "ffn_config")
+    attn, ffn = r.sub("attn_config"), r.sub("ffn_config")
     o["num_kv_heads"] = attn.int("kv_n_heads", _ATTN["kv_n_heads"], minimum=1)
     if r.has("num_key_value_heads"):  # DbrxConfig's copy of kv_n_heads; a present one is kept, never read
         r.raw("num_key_value_heads", none_ok=True, record=False)
@@ -59,7 +49,7 @@ def _read(r: Reader, d) -> dict:
     o["num_experts_per_tok"] = ffn.int("moe_top_k", _FFN["moe_top_k"], minimum=1)
     o["moe_mlp_dim"] = ffn.int("ffn_hidden_size", _FFN["ffn_hidden_size"], minimum=1)
     for sub in (attn, ffn):
-        _finish(r, sub)
+        r.absorb(sub, _classify)
     for key in ("emb_pdrop", "resid_pdrop", "max_seq_len"):
         r.ignore(key, NO_EFFECT + " (dropout, positions)")
     return o

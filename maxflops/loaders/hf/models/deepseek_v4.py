@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....maxtext.mapping import maxtext_quirks
-from ....reader import NO_EFFECT, Reader
+from ...maxtext.model import maxtext_quirks
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

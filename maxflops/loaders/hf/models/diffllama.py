@@ -5,7 +5,7 @@ subtracted in pairs by a learned scalar. transformers runs it as two attention c
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # DiffLlamaConfig (num_key_value_heads, head_dim: post-init rules)

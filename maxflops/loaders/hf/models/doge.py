@@ -4,7 +4,7 @@ beside single-neuron experts retrieved by product keys."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

@@ -6,7 +6,7 @@ MLP blocks apart ('mlp' entries in layer_types, every count doubled): DoryConfig
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_pattern
 from ..house import HFType
 
 # DoryConfig

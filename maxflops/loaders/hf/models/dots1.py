@@ -3,7 +3,7 @@ on the layers from first_k_dense_replace on, sliding-window layers from max_wind
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ....plan import width_rules
-from ....reader import NO_EFFECT, Reader, fit_ffn, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_ffn, fit_pattern
 from .. import parts
 from ..house import HFType
 

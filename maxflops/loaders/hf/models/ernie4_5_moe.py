@@ -4,7 +4,7 @@ and moe_layer_start_index <= l <= moe_layer_end_index (-1: the last layer)."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # Ernie4_5_MoeConfig, under the names read (its attribute_map: num_experts -> moe_num_experts, num_experts_per_tok ->

@@ -3,7 +3,7 @@ sliding_window_pattern-th (absent layer_types), the global layers without RoPE."
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -5,7 +5,7 @@ mlp_layer_types calls sparse (absent: from first_k_dense_replace on)."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 from .exaone4 import pattern_layers

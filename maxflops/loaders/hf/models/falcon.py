@@ -5,7 +5,7 @@ parallel or sequential attention and MLP: the same matmuls."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType, read_decoder_4x
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
+from .. import ssm
 from ..house import HFType
 
 # FalconH1Config (mamba_d_head "auto": the Mamba width // mamba_n_heads)
@@ -55,21 +56,7 @@ def _read(r: Reader, d) -> dict:
     else:
         r.ignore("mamba_expand", f"superseded by mamba_d_ssm ({width})")
     n_heads = r.int("mamba_n_heads", d("mamba_n_heads"), minimum=1)
-    head_dim = r.raw("mamba_d_head", d("mamba_d_head"))
-    if head_dim == "auto":
-        head_dim = width // n_heads
-    elif isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
-        raise r.fail("mamba_d_head", "expected a positive integer or 'auto'", head_dim)
-    if n_heads * head_dim != width:
-        raise r.fail("mamba_d_head", f"mamba_n_heads x mamba_d_head = {n_heads * head_dim} must equal the Mamba width "
-                                     f"{width} (FalconH1Config refuses it)", head_dim)
-    o["mamba_num_heads"], o["mamba_head_dim"] = n_heads, head_dim
-    o["mamba_state_dim"] = r.int("mamba_d_state", d("mamba_d_state"), minimum=1)
-    o["mamba_n_groups"] = r.int("mamba_n_groups", d("mamba_n_groups"), minimum=1)
-    o["mamba_conv_kernel"] = r.int("mamba_d_conv", d("mamba_d_conv"), minimum=1)
-    o["mamba_chunk_size"] = r.int("mamba_chunk_size", d("mamba_chunk_size"), minimum=1)
-    if n_heads % o["mamba_n_groups"]:
-        raise r.fail("mamba_n_groups", f"does not divide mamba_n_heads={n_heads}", o["mamba_n_groups"])
+    ssm.mamba_heads(r, d, o, n_heads, width, f"the Mamba width {width} (FalconH1Config refuses it)")
     return o
 
 

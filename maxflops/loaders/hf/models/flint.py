@@ -5,7 +5,7 @@ shared_expert_intermediate_size, on Qwen's layer rule with mlp_only_layers [0, 1
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

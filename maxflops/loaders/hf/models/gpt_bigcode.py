@@ -3,7 +3,7 @@ plain MLP of n_inner, null: 4 * n_embd), with multi-query attention (one key/val
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType, read_decoder_4x
 

@@ -4,7 +4,7 @@ says."""
 
 from __future__ import annotations
 
-from ....reader import Reader, fit_pattern
+from ...reader import Reader, fit_pattern
 from .. import parts
 from ..house import HFType, read_decoder_4x
 

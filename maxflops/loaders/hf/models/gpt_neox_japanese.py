@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType, read_decoder
 from .gpt_neox import NO_EFFECT_KEYS

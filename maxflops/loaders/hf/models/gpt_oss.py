@@ -3,7 +3,7 @@ layers alternating from layer 0."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -3,7 +3,7 @@ layers: layer_types (absent: full on every fourth layer from layer 0, sliding el
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT
+from ...reader import NO_EFFECT
 from .. import parts
 from ..house import HFType
 

@@ -4,7 +4,7 @@ every fourth layer from layer 0, sliding elsewhere)."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

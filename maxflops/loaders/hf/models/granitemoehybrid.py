@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts, ssm
 from ..house import HFType
 

@@ -3,7 +3,7 @@ shared_intermediate_size is non-zero, one gated shared MLP of that width on ever
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -3,7 +3,7 @@ hidden_size -> hidden_size (so heads x head_dim must be hidden_size)."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # HeliumConfig

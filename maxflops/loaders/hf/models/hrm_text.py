@@ -8,7 +8,7 @@ head_dim: the FLOPs of attention_output_gate) and a SiLU-gated MLP."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # HrmTextConfig

@@ -4,7 +4,7 @@ num_experts_per_tok, and one gated shared MLP of num_shared_experts x moe_interm
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

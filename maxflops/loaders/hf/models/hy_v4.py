@@ -7,7 +7,7 @@ hyper head; DeepSeek's MoE on the layers mlp_layer_types calls sparse (absent: a
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

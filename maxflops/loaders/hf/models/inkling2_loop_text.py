@@ -7,7 +7,7 @@ loop_config (core_start, core_end, num_passes, gate_rank) sets the four, as the 
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 from .inkling2_text import DEFAULTS as INKLING2, read as read_inkling2
 

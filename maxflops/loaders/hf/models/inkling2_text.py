@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 from .inkling_text import read_attention

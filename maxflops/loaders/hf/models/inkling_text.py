@@ -8,7 +8,7 @@ counted in training."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader, fit_ffn, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_ffn, fit_pattern
 from .. import parts
 from ..house import HFType
 

@@ -6,7 +6,7 @@ num_local_experts, top num_experts_per_tok gated experts of intermediate_size, n
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # JetMoeConfig (attribute_map: head_dim -> kv_channels; num_attention_heads: kv heads x top-k, a post-init rule)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType, read_decoder
 from . import kimi_linear
 

@@ -4,7 +4,7 @@ moe_intermediate_size, top num_experts_per_tok) plus a gated shared MLP of share
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

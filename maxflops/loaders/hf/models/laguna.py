@@ -8,7 +8,7 @@ moe_intermediate_size, top num_experts_per_tok, beside one shared MLP of shared_
 from __future__ import annotations
 
 from ....plan import width_rules
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

@@ -5,7 +5,7 @@ num_experts_per_tok) plus an ungated shared MLP of shared_expert_intermediate_si
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -4,7 +4,7 @@ layer_types: in_proj to B, C, x; a causal depthwise conv over B x of conv_L_cach
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
 

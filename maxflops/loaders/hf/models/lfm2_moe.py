@@ -5,7 +5,7 @@ router D -> E (its expert bias and scaling change no FLOPs); no shared expert.""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
 from .lfm2 import TIE_EMBEDDING, short_conv, trunk

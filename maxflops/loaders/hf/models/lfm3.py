@@ -4,7 +4,7 @@ use_attention_gate); every layer then a SiLU-gated MLP of intermediate_size. San
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
 from .lfm2 import short_conv, trunk

@@ -4,7 +4,7 @@ wide."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

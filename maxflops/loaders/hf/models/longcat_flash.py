@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

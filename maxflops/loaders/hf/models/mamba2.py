@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import ssm
 from ..house import HFType
 

@@ -5,7 +5,7 @@ gated dense MLP of intermediate_size (mlp_layer_types; absent: all MoE); the che
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

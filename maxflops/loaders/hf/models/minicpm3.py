@@ -3,7 +3,7 @@ kv_lora_rank), a gated dense MLP on every layer, global attention; muP-style sca
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

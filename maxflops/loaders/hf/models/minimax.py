@@ -3,7 +3,7 @@ every layer with a sliding_window), MoE on every layer."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

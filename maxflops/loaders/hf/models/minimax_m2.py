@@ -3,7 +3,7 @@ expert width); MiniMax's own checkpoint keys read as the model builds them."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

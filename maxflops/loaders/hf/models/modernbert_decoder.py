@@ -5,7 +5,7 @@ head ModernBertDecoderPredictionHead, a D -> D projection with its activation an
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
 

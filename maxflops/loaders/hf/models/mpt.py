@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # MptConfig (attribute_map: hidden_size -> d_model, num_attention_heads -> n_heads, num_hidden_layers -> n_layers)

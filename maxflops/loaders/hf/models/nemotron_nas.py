@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ....plan import width_rules
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # no transformers config class: nothing is defaulted (a file lacking a key read is refused, naming it)

@@ -3,7 +3,7 @@ last if none), a dense MLP."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -3,7 +3,7 @@ one fused q/k/v matrix, global attention), a plain MLP of 4 * n_embd always, the
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType, get, read_decoder
 from .gpt2 import SUMMARY

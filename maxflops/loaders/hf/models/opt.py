@@ -4,7 +4,7 @@ hidden_size (OPT-350m's project_in / project_out, its output head at that width)
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -3,7 +3,7 @@ per projection), a plain MLP (dense_h_to_4h, relu2, dense_4h_to_h), global atten
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # PersimmonConfig

@@ -4,7 +4,7 @@ intermediate_size elsewhere), windows on the even layers below max_window_layers
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

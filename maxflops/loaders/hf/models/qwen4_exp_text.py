@@ -9,7 +9,7 @@ streams: Engram's block (engram_*)."""
 
 from __future__ import annotations
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 from .qwen3_5_moe_text import DEFAULTS as QWEN3_5_MOE

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader, fit_pattern
+from ...reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
 

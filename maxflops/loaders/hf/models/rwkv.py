@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # RwkvConfig (attention_hidden_size null: hidden_size; intermediate_size null: 4 x hidden_size)

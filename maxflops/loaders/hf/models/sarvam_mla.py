@@ -5,7 +5,7 @@ derived by the class), a dense gated MLP on the first first_k_dense_replace laye
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

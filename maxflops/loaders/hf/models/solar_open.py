@@ -4,7 +4,7 @@ n_shared_experts x moe_intermediate_size; global attention."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -3,7 +3,7 @@ heads, a gated MLP, global attention (use_parallel_residual: the same matmuls)."
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # StableLmConfig

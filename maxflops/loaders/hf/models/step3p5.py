@@ -16,7 +16,7 @@ describe the model transformers builds and refused by name where they do not."""
 from __future__ import annotations
 
 from ....plan import width_rules
-from ....reader import NO_EFFECT, Reader
+from ...reader import NO_EFFECT, Reader
 from .. import parts
 from ..house import HFType
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....reader import Reader
+from ...reader import Reader
 from ..house import HFType
 
 # xLSTMConfig (transformers 5.24; embedding_dim and num_blocks: aliases the class fills from each other)

@@ -5,7 +5,7 @@ or a skip expert that computes nothing, picked by an MLP router."""
 
 from __future__ import annotations
 
-from ....reader import Reader
+from ...reader import Reader
 from .. import parts
 from ..house import HFType
 

@@ -1,4 +1,5 @@
-"""What MaxText's config keys mean for FLOPs: the table behind ``maxflops.maxtext.from_maxtext``.
+"""What MaxText's config keys mean for FLOPs: the table behind the MaxText mapping (``mapping``), so behind
+``maxflops.maxtext.from_maxtext`` and the model YAML loader.
 
 Every key of MaxText 0.2.5's resolved config object (``pyconfig.initialize``: 856 keys) is in exactly one of:
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 MAXTEXT_VERSION = "0.2.5"
 
 # base.yml's logical_axis_rules (the mesh axes each logical array axis is sharded over): a program under other rules
-# may leave a matmul replicated over a mesh axis (maxflops.maxtext.mapping notes it in not_priced)
+# may leave a matmul replicated over a mesh axis (maxflops.loaders.maxtext.program notes it in not_priced)
 LOGICAL_AXIS_RULES: list = [
     ['circular_repeats', []],
     ['activation_embed_and_logits_batch', ['data', 'stage', 'fsdp', 'fsdp_transpose', 'expert']],

@@ -1,11 +1,13 @@
 """The interface every loader shares (the MaxText mapping, the MaxText YAML and Hugging Face loaders): reading a
-file (``read_file``), typed access to its keys that remembers what was used (``Reader``), fitting per-layer lists
-to the schema's cyclic knobs (``fit_pattern``, ``fit_ffn``, ``fit_index``), and the loader contract
+file (``read_file``), typed access to its keys that remembers what was used (``Reader``; a nested sub-config's
+reader, ``Reader.sub``, folded back by ``Reader.absorb``), fitting per-layer lists to the schema's cyclic knobs
+(``fit_pattern``, ``fit_ffn``, ``fit_index``), and the loader contract
 (``refuse_unknown``: a key not understood is an error; ``validate_overrides``: the result is a valid model, its
 errors naming the file's keys). A new loader reads through a ``Reader`` and returns a ``Loaded``.
 
 Where to look: ``maxflops.load.load_config`` is the entry point (a name, a .py, a YAML or a JSON file);
-``maxflops.loaders`` holds the file formats; this module is what they have in common."""
+``discovery`` finds a model by its name or path; ``maxtext/`` and ``hf/`` read the file formats; this module is
+what they have in common."""
 
 from __future__ import annotations
 
@@ -13,9 +15,9 @@ import dataclasses
 import pathlib
 from typing import Any, Callable, Mapping
 
-from . import config as _config
-from .families.dsa import computes_index  # the DSA family's index-reuse rule, one place
-from .schema import closest as _closest
+from .. import config as _config
+from ..families.dsa import computes_index  # the DSA family's index-reuse rule, one place
+from ..schema import closest as _closest
 
 __all__ = ["Loaded", "Reader", "read_file", "fail", "fit_pattern", "fit_ffn", "fit_index", "refuse_unknown",
            "validate_overrides", "NO_EFFECT", "NOT_UNDERSTOOD", "VISION", "MISSING", "ACTIVATIONS"]
@@ -180,6 +182,20 @@ class Reader:
             raise self.fail(key, f"expected a mapping, got {type(value).__name__}", value)
         return value
 
+    def sub(self, key: str) -> Reader:
+        """The reader of the nested sub-config under ``key`` (absent or null: an empty one, so that its class's
+        defaults apply), its keys reported as ``key.<name>``; ``absorb`` takes its reports back once read."""
+        value = self.raw(key, {}, none_ok=True, record=False) or {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping, got {type(value).__name__}", value)
+        return Reader(value, self.path, prefix=self.name(key) + ".")
+
+    def absorb(self, sub: Reader, classify: Callable[[str], str]) -> None:
+        """Finish a nested reader (``sub.finish(classify)``) and take its reports and defaults as this reader's."""
+        sub.finish(classify)
+        self.ignored.update(sub.ignored)
+        self.defaults.update(sub.defaults)
+
     def ignore(self, key: str, reason: str) -> None:
         """Report ``key`` (if present) as not used, with a reason."""
         if key in self.data:
@@ -281,17 +297,18 @@ def refuse_unknown(path, data: Mapping[str, Any], ignored: Mapping[str, str], kn
                      "unknown='report' (command line: --unknown=report) to count without it")
 
 
-def validate_overrides(path, overrides: Mapping[str, Any], source_of: Callable[[str], str] | None = None) -> None:
+def validate_overrides(path, overrides: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> None:
     """The overrides must make a valid maxflops config on their own (schema defaults for the rest). An error names
-    the key of the source (``source_of(schema_key)``) beside the schema key it sets."""
+    the file's key that sets the schema key (``sources``: schema key -> file key, where the names differ) beside
+    it."""
     try:
         _config.resolve(overrides)
     except ValueError as e:
         msg = str(e)
         prefix = "config key "
-        if source_of is not None and msg.startswith(prefix):
+        if msg.startswith(prefix):
             key = msg[len(prefix):].split(":", 1)[0].strip("'\"")
-            source = source_of(key)
+            source = (sources or {}).get(key, key)
             if source and source != key:
                 msg = f"key {source!r} (maxflops' {key!r}):{msg.split(':', 1)[1]}"
         where = "the file gives" if isinstance(path, pathlib.Path) else "the keys given make"

@@ -1,5 +1,5 @@
 """A MaxText model YAML -> schema overrides, through the same key mapping as MaxText's config object
-(``maxflops.maxtext.mapping``): keys the YAML does not set take MaxText's ``base.yml`` values, and the widths
+(``mapping.map_keys``): keys the YAML does not set take MaxText's ``base.yml`` values, and the widths
 ``pyconfig`` derives (``emb_dim`` from ``base_emb_dim`` and ``global_parameter_scale``, ...) are derived the same
 way. The step keys (batch, length, accumulation, MTP) are kept only where the file sets them."""
 
@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
-from ..maxtext import keys as _keys
-from ..maxtext.mapping import BLOCKS, map_keys
 from ..reader import Loaded, read_file
+from . import keys as _keys
+from .mapping import map_keys
+from .model import BLOCKS
 
 # MaxText's base.yml values for the keys the mapping reads (MaxText 0.2.5).
 MAXTEXT_BASE_DEFAULTS = _keys.BASE

@@ -1,29 +1,21 @@
-"""MaxText's config keys -> maxflops schema overrides: one mapping for MaxText's config object, a mapping or
-attribute object with MaxText's key names, and a MaxText model YAML.
-
-``map_keys(data, label, derive=...)`` reads ``data`` (MaxText key -> value) through a ``Reader``: every key is
-used, reported with a reason (``Loaded.ignored``), or an error naming it. Absent keys take MaxText's ``base.yml``
-value (``keys.BASE``). With ``derive`` (a model YAML), the widths MaxText derives in ``pyconfig`` (``emb_dim``
-from ``base_emb_dim`` and ``global_parameter_scale``, ...) are derived here the same way; otherwise the derived
-keys are read as they are (MaxText's FLOPs function and its model read those).
+"""The model's MaxText keys -> schema overrides: what the network is (decoder block, widths, MoE, attention and its
+layer pattern, the features around the layers, the step's batch and length), read in the steps ``map_keys``
+(``mapping``) runs in order. The program's keys (kernels, remat, mesh) are ``program``'s.
 
 What each decoder block is made of lives in ``BLOCKS`` (data, not branches): its fixed attention pattern or the
 key that derives it, whether its layers are pairs (gemma2), which MoE-structure keys its code reads, its gates,
 and where MaxText's own FLOPs function counts it differently from its code (``maxtext_quirks``, applied only
-under ``convention='maxtext'``).
+under ``convention='maxtext'``). With ``derive`` (a model YAML), the widths MaxText derives in ``pyconfig``
+(``emb_dim`` from ``base_emb_dim`` and ``global_parameter_scale``, ...) are derived the same way (``DERIVED``);
+otherwise the derived keys are read as they are (MaxText's FLOPs function and its model read those).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
 
-from ..reader import NO_EFFECT, NOT_UNDERSTOOD, VISION as VISION_PART, Loaded, Reader, refuse_unknown, validate_overrides
+from ..reader import NO_EFFECT, Reader
 from . import keys as K
-from ..schema import SCHEMA
-
-SCHEMA_REMAT = frozenset(SCHEMA["remat_policy"].choices) - {"reversible"}  # (no MaxText policy: Reformer's)
-
 
 @dataclasses.dataclass(frozen=True)
 class Block:
@@ -109,12 +101,9 @@ INDEXER = (("use_indexer", "use_sparse_indexer", "use_sparse_indexer"),
            ("indexer_n_heads", "index_n_heads", "index_n_heads"),
            ("indexer_head_dim", "index_head_dim", "index_head_dim"),
            ("indexer_topk", "index_topk", "index_topk"))
-
-# MaxText remat policies (its 'none' in a scanned decoder is jax.checkpoint with no policy: full remat). Those
-# that save names are priced for GQA, MLA, DSA and gated-delta-net layers with a dense or MoE FFN (experts carry
-# the MLP's names; MLA's latents, the gated delta net's projections and a shared expert's gate carry none; q and k
-# normed after their projection are recomputed); compressed layers are not yet checked against MaxText's program.
-REMAT_SIMPLE = {"full": "full", "none": "full"}
+# schema key -> the MaxText key that sets it, where the names differ (``base_emb_dim`` for ``emb_dim``,
+# ``indexer_topk`` for ``index_topk``): named in errors about the schema key
+SOURCES = {**{schema: base for schema, base, _ in DERIVED}, **{schema: name for name, _, schema in INDEXER}}
 
 GDN = ("gdn_num_key_heads", "gdn_num_value_heads", "gdn_key_head_dim", "gdn_value_head_dim", "gdn_conv_kernel_dim")
 MLA = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -124,25 +113,6 @@ def maxtext_quirks(block: str) -> tuple:
     """The ``convention_quirks`` entries of a decoder block: where MaxText's FLOPs function counts it its own way
     (also carried by configs of that model from elsewhere: the Hugging Face loader, the shipped configs)."""
     return tuple(f"maxtext:{k}={v}" for k, v in BLOCKS[block].maxtext_quirks)
-
-
-def classify(key: str) -> str:
-    """The reason reported for a key the mapping did not read."""
-    if key in K.NO_EFFECT:
-        return NO_EFFECT
-    if key.endswith("_for_vit") or key.endswith("_for_audio") or key.startswith(("vision_", "image_")):
-        return VISION_PART
-    if key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS:
-        return "unused: not read for this decoder block"
-    return NOT_UNDERSTOOD
-
-
-OLD_NAMES = frozenset(old for _, old, _ in INDEXER)
-
-
-def is_maxtext_key(key: str) -> bool:
-    return (key in K.MODEL_KEYS or key in K.IMPLEMENTATION_KEYS or key in K.NO_EFFECT or key in K.UNPRICED
-            or key in OLD_NAMES)
 
 
 def _scales(r: Reader) -> tuple[int, int, int, int]:
@@ -155,44 +125,24 @@ def _scales(r: Reader) -> tuple[int, int, int, int]:
     return base + int(rem > 1), heads, heads, base
 
 
-def source_key(schema_key: str) -> str:
-    """The MaxText key that sets a schema key (``base_emb_dim`` for ``emb_dim``, ``indexer_topk`` for
-    ``index_topk``); the schema key itself where MaxText uses the same name."""
-    for schema, base, _ in DERIVED:
-        if schema == schema_key:
-            return base
-    for name, _, schema in INDEXER:
-        if schema == schema_key:
-            return name
-    return schema_key
-
-
-def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = True, name_hint: str = "",
-             unknown: str = "error") -> Loaded:
-    """MaxText keys -> schema overrides (see the module docstring). ``report=False`` skips classifying the keys
-    not read (``Loaded.ignored`` is then partial; ``from_maxtext`` has checked every key already). ``name_hint``:
-    the model name when ``data`` has none (a YAML is named by its file). ``unknown``: 'error' (a key MaxText
-    does not have is a ValueError naming it) or 'report' (listed in ``Loaded.ignored`` as not understood)."""
-    r = Reader(data, label)
+def read_block(r: Reader, o: dict) -> str:
+    """The decoder block (refused if MaxText 0.2.5 has no such block) and the model's name."""
     base = K.BASE
-    o: dict[str, Any] = {}
-    not_priced: list[str] = []
-
     block = r.str("decoder_block", base["decoder_block"])
     if block in REFUSED:
         raise r.fail("decoder_block", f"{REFUSED[block]}; supported: {', '.join(SUPPORTED)}", block)
     if block not in BLOCKS:
         raise r.fail("decoder_block", f"unknown decoder block; supported: {', '.join(SUPPORTED)}", block)
-    spec = BLOCKS[block]
     name = r.str("model_name", base["model_name"], record=False)
     if name != base["model_name"]:
         o["model_name"] = name
-    for key, (is_off, what) in K.UNPRICED.items():
-        if r.has(key) and not is_off(r.data[key]):
-            raise r.fail(key, f"{what} changes FLOPs and is not priced by maxflops")
-        r.ignore(key, NO_EFFECT + " (off)")
+    return block
 
-    # --- widths ---------------------------------------------------------------------------------------------
+
+def read_widths(r: Reader, o: dict, spec: Block, derive: bool) -> None:
+    """The widths, layers and vocabulary: derived from the ``base_*`` keys as pyconfig derives them (``derive``),
+    else read as given; and the FFN's activations."""
+    base = K.BASE
     scales = _scales(r)
     experts = r.int("num_experts", base["num_experts"], minimum=1, record=False)
     for key, base_key, which in DERIVED:
@@ -209,8 +159,7 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
             r.ignore(base_key, f"superseded: {key} is given (MaxText derived it from {base_key})")
     for key in ("emb_dim", "num_query_heads", "num_kv_heads", "mlp_dim", "num_decoder_layers"):
         if o[key] < 1:
-            raise r.fail(key if r.has(key) else dict((d, b) for d, b, _ in DERIVED)[key], "must be positive",
-                         o[key])
+            raise r.fail(key if r.has(key) else SOURCES[key], "must be positive", o[key])
     if spec.layer_pairs:
         o["num_decoder_layers"] *= 2
     o["vocab_size"] = r.int("vocab_size", base["vocab_size"], minimum=1)
@@ -219,7 +168,11 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         raise r.fail("mlp_activations", "give one activation (plain FFN) or two (gated FFN)", acts)
     o["mlp_activations"] = tuple(acts)
 
-    # --- MoE ------------------------------------------------------------------------------------------------
+
+def read_moe(r: Reader, o: dict, block: str, spec: Block, derive: bool) -> None:
+    """The experts: their width and count, top-k, and the structure keys (dense prefix, interleave, shared
+    experts) the block's code reads."""
+    base = K.BASE
     moe_dim = o.pop("moe_mlp_dim")
     o["num_experts"] = r.int("num_experts", base["num_experts"], minimum=1, record=False)
     structure = (("first_num_dense_layers", spec.dense_prefix), ("interleave_moe_layer_step", spec.interleave),
@@ -240,7 +193,11 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         for key in ("base_moe_mlp_dim", "moe_mlp_dim", "num_experts_per_tok", *(k for k, _ in structure)):
             r.ignore(key, "unused: num_experts is 1 (no MoE layers)")
 
-    # --- attention ------------------------------------------------------------------------------------------
+
+def read_attention(r: Reader, o: dict, block: str, spec: Block, name_hint: str) -> None:
+    """The attention: its type and widths (GQA, MLA, DeepSeek-V4's compressed), the DeepSeek sparse indexer, and
+    the layer pattern with the widths of its layer kinds (windows, chunks, gated-delta-net layers)."""
+    base = K.BASE
     attention_type = r.str("attention_type", base["attention_type"], record=False)
     if spec.compressed:
         if attention_type != "compressed":
@@ -259,6 +216,14 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
         o["head_dim"] = r.int("head_dim", base["head_dim"], minimum=1)
         for key in MLA:
             r.ignore(key, "unused: attention_type is not 'mla'")
+    _indexer(r, o)
+    _layers(r, o, block, spec, name_hint)
+
+
+def _indexer(r: Reader, o: dict) -> None:
+    """DeepSeek's sparse indexer: each key by its MaxText 0.2.5 name or the earlier one (both given: they must
+    agree)."""
+    base = K.BASE
 
     def indexer_value(new, old, getter, **kw):
         if r.has(new) and r.has(old):
@@ -281,6 +246,10 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
                 r.ignore(k, "unused: the indexer is off (use_indexer false)")
         r.ignore("indexer_loss_scaling_factor", "unused: the indexer is off (use_indexer false)")
 
+
+def _layers(r: Reader, o: dict, block: str, spec: Block, name_hint: str) -> None:
+    """The layer pattern (unless the attention type set it) and the keys of the layer kinds in it."""
+    base = K.BASE
     pattern = o.get("attention_layer_pattern") or _pattern(r, block, spec, r.data.get("model_name") or name_hint)
     o["attention_layer_pattern"] = pattern
     if any(ch in pattern for ch in "LSH"):
@@ -306,7 +275,13 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     if spec.maxtext_quirks:
         o["convention_quirks"] = maxtext_quirks(block)
 
-    # --- features not priced yet: an error when on ------------------------------------------------------------
+
+def read_features(r: Reader, o: dict, block: str, spec: Block, not_priced: list) -> None:
+    """The features around and inside the layers (KV sharing and per-layer embeddings, mHC, Engram, the vision and
+    audio encoders, DPO, global-layer widths, qwen3_custom_moe's latent widths): read where the block's code runs
+    them; one switched on where the block's code does not run it, or where maxflops does not price it, is an error
+    (an encoder maxflops does not count is noted in ``not_priced`` instead)."""
+    base = K.BASE
     if spec.kv_sharing:
         o["num_kv_shared_layers"] = r.int("num_kv_shared_layers", base["num_kv_shared_layers"], record=False)
         o["double_wide_kv_shared_mlp"] = r.bool("use_double_wide_mlp", base["use_double_wide_mlp"], record=False)
@@ -366,33 +341,15 @@ def map_keys(data: Mapping[str, Any], label, *, derive: bool, report: bool = Tru
     for key in ("attention_output_dim", "moe_expert_input_dim"):
         _refuse_on(r, key, f"{key} (qwen3_custom_moe widths)", lambda v: isinstance(v, int) and v > 0)
 
-    # --- MTP and the step ---------------------------------------------------------------------------------------
-    # A model YAML runs with base.yml's step (as MaxText would run it): the absent step keys take base.yml's
-    # values, listed in Loaded.defaults; a trainer's object carries every key.
+
+def read_step(r: Reader, o: dict, derive: bool) -> None:
+    """MTP and the step. A model YAML runs with base.yml's step (as MaxText would run it): the absent step keys take
+    base.yml's values, listed in Loaded.defaults; a trainer's object carries every key."""
+    base = K.BASE
     o["mtp_num_layers"] = r.int("mtp_num_layers", base["mtp_num_layers"], record=derive)
     o["per_device_batch_size"] = r.float("per_device_batch_size", base["per_device_batch_size"], record=derive)
     for key in ("max_target_length", "gradient_accumulation_steps"):
         o[key] = r.int(key, base[key], minimum=1, record=derive)
-
-    # --- the program: implementation keys -> hardware knobs -----------------------------------------------------
-    _implementation(r, o, not_priced, spec)
-    # storage MaxText quantizes (AQT / Transformer Engine): FLOPs do not move, decode bytes would
-    quant, kv_quant = r.data.get("quantization"), r.data.get("quantize_kvcache")
-    if quant:
-        not_priced.append(f"traffic: MaxText's quantization={quant!r}; decode weight bytes are priced at "
-                          f"weight_bytes={o.get('weight_bytes', 2)} (set weight_bytes_rules for the stored sizes)")
-    if kv_quant:
-        dtype = r.data.get("kv_quant_dtype", "int8")
-        not_priced.append(f"traffic: MaxText's quantize_kvcache (kv_quant_dtype={dtype!r}); the KV cache is priced "
-                          f"at kv_cache_bytes={o.get('kv_cache_bytes', 2)}")
-    if not_priced:
-        o["not_priced"] = tuple(not_priced)
-
-    if report:
-        r.finish(classify)
-        refuse_unknown(label, data, r.ignored, K.MODEL_KEYS | K.IMPLEMENTATION_KEYS | K.NO_EFFECT, unknown)
-    validate_overrides(label, o, source_key)
-    return Loaded(overrides=o, source="maxtext", ignored=r.ignored, defaults=r.defaults)
 
 
 def _gemma3_vision(r: Reader, o: dict) -> dict:
@@ -518,272 +475,3 @@ def _pattern(r: Reader, block: str, spec: Block, model_name: str) -> str:
     r.ignore("nope_layer_interval", "unused: only the llama4 decoder block reads it")
     return dict(spec.pattern_by_model).get(model_name, spec.pattern)
 
-
-# The rule set priced besides the defaults: the residual stream whole over every mesh axis (Megatron's tensor
-# parallelism), as a list of rules per logical name. (MaxText merges a config's rules into base.yml's by name.)
-RESIDUAL_WHOLE = {name: [()] for name in ("activation_embed", "activation_embed_attn", "activation_embed_moe")}
-# ... and K/V heads whole over every axis (Megatron's GQA with fewer KV heads than tensor ranks), with either.
-KV_WHOLE = {name: [()] for name in ("kv_heads", "activation_kv_heads")}
-
-
-def _changed_rules(rules, default) -> dict:
-    """The logical names whose rules differ from ``default``, with their rules (each a sorted tuple of mesh axes):
-    flax resolves each logical name by its own rules, in order, so the order of different names does not matter, and
-    a rule shards a dimension over the product of its axes, whatever their order (MaxText itself moves 'stage' to
-    the front of activation_embed_and_logits_batch when it pipelines)."""
-    def by_name(table):
-        out: dict = {}
-        for name, axes in table:
-            out.setdefault(name, []).append((axes,) if isinstance(axes, str) else tuple(sorted(axes)))
-        return out
-    mine, base = by_name(rules), by_name(default)
-    return {n: mine.get(n, []) for n in mine.keys() | base.keys() if mine.get(n) != base.get(n)}
-
-
-def _mesh(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
-    """The device mesh -> num_devices and batch_shards: the product of the mesh axes MaxText's activation_batch rule
-    shards the batch over (each axis ici x dcn; a -1 filled so that the axes multiply to the devices of a slice,
-    or to the slices), so that a batch that does not fill them is padded as the program pads it."""
-    base = K.BASE
-    devices = r.int("num_target_devices", base["num_target_devices"], minimum=1, record=False)
-    keys = ("mesh_axes", "ici_parallelism", "dcn_parallelism", "num_slices", "logical_axis_rules",
-            "moe_dispatch_no_expert_sharding") + PIPELINE_KEYS
-    if devices == 1:
-        for key in keys:
-            r.ignore(key, "unused: one device")
-        return
-    axes = r.list("mesh_axes", str, base["mesh_axes"], record=False)
-    slices = r.int("num_slices", base["num_slices"], minimum=1, record=False)
-    sizes = dict(zip(axes, [1] * len(axes)))
-    for key, total in (("ici_parallelism", devices // slices), ("dcn_parallelism", slices)):
-        dims = r.list(key, int, base[key], record=False)
-        if len(dims) != len(axes):
-            raise r.fail(key, f"{len(dims)} entries for the {len(axes)} mesh_axes {axes}")
-        known = 1
-        for d in dims:
-            known *= d if d != -1 else 1
-        if dims.count(-1) > 1 or total % known:
-            raise r.fail(key, f"does not multiply to {total} (num_target_devices={devices}, num_slices={slices})")
-        for a, d in zip(axes, dims):
-            sizes[a] *= total // known if d == -1 else d
-    rules = r.raw("logical_axis_rules", base["logical_axis_rules"], record=False)
-    changed = _changed_rules(rules, base["logical_axis_rules"])
-    if changed.items() >= KV_WHOLE.items() and o["num_experts"] <= 1:
-        # K/V heads whole over `tensor`: measured on dense models, XLA still splits the K/V projections (with MoE,
-        # the one program measured splits the router's backward otherwise: not priced)
-        rest = {n: v for n, v in changed.items() if n not in KV_WHOLE}
-        changed = rest if rest in ({}, RESIDUAL_WHOLE) else changed
-    if changed == RESIDUAL_WHOLE:
-        # Megatron-style: the residual stream whole over `tensor`. Measured (tests/fixtures/maxtext_sharded): every
-        # matmul still splits over a tensor-sharded dimension (heads, MLP, experts' hidden, vocabulary; MLA's down
-        # projections too), but the MoE router, the capacity dispatch and combine and the dense path's weighted
-        # sum have none, and run whole on every tensor rank.
-        o["moe_routing_replicas"] = sizes.get("tensor", 1)
-    elif changed:
-        not_priced.append(f"hardware: logical_axis_rules other than MaxText 0.2.5's defaults for {sorted(changed)} "
-                          "(priced as the default rules shard it: a matmul a rule leaves replicated over a mesh axis "
-                          "runs on every device of the axis)")
-    batch_axes = next((names for name, names in rules if name == "activation_batch"), None)
-    if batch_axes is None:
-        raise r.fail("logical_axis_rules", "no activation_batch rule (the mesh axes the batch is sharded over)")
-    batch_axes = [batch_axes] if isinstance(batch_axes, str) else batch_axes
-    shards = 1
-    for a in batch_axes:
-        shards *= sizes.get(a, 1)
-    o["num_devices"], o["batch_shards"] = devices, shards
-    _pipeline(r, o, sizes.get("stage", 1), spec)
-    peeled = r.bool("moe_dispatch_no_expert_sharding", base["moe_dispatch_no_expert_sharding"], record=False)
-    if peeled and sizes.get("expert", 1) > 1 and o.get("moe_impl") == "capacity":
-        # Measured (tests/fixtures/maxtext_sharded): the forward is the ideal share, but the partitioned backward
-        # computes the experts' down-projection input gradient whole on every batch shard of an expert shard, for
-        # every mesh tried (data, fsdp, tensor with expert; remat full and minimal; other E, k, capacity, length).
-        replicas = 1
-        for a in batch_axes:
-            replicas *= sizes.get(a, 1) if a != "expert" else 1
-        o["moe_down_grad_replicas"] = replicas
-
-
-PIPELINE_KEYS = ("num_layers_per_pipeline_stage", "num_pipeline_microbatches", "num_pipeline_repeats",
-                 "pipeline_parallel_layers", "pipeline_delay_activation_forwarding")
-
-
-def _pipeline(r: Reader, o: dict, stages: int, spec: Block) -> None:
-    """The mesh's stage axis -> the pipeline knobs, MaxText's -1 defaults filled as its config does: every decoder
-    layer pipelined (deepseek: its MoE layers, the last ones), repeats = pipelined layers / (stages x layers per
-    stage), microbatches = stages (twice that with pipeline_delay_activation_forwarding)."""
-    if stages == 1:
-        for key in PIPELINE_KEYS:
-            r.ignore(key, "unused: no pipeline stages")
-        return
-    base, n = K.BASE, o["num_decoder_layers"]
-    first = o.get("first_num_dense_layers", 0) if spec.dense_prefix else 0
-    # (base.yml's -1; MaxText's resolved config holds the number it stands for)
-    piped = r.int("pipeline_parallel_layers", -1, minimum=-1, record=False)
-    piped = n - first if piped == -1 else piped
-    if not 0 < piped <= n - first:
-        raise r.fail("pipeline_parallel_layers", f"pipelines {piped} of the {n - first} decoder layers it can")
-    per_stage = r.int("num_layers_per_pipeline_stage", base["num_layers_per_pipeline_stage"], minimum=1, record=False)
-    repeats = r.int("num_pipeline_repeats", base["num_pipeline_repeats"], minimum=-1, record=False)
-    if repeats == -1:
-        repeats = piped // (stages * per_stage)
-    if repeats < 1 or stages * per_stage * repeats != piped:
-        raise r.fail("num_pipeline_repeats", f"{repeats}: stages ({stages}) x layers per stage ({per_stage}) x "
-                     f"repeats must be the {piped} pipelined layers")
-    delay = r.bool("pipeline_delay_activation_forwarding", base["pipeline_delay_activation_forwarding"],
-                   record=False)
-    micro = r.int("num_pipeline_microbatches", base["num_pipeline_microbatches"], minimum=-1, record=False)
-    if micro == 0:
-        raise r.fail("num_pipeline_microbatches", "0 microbatches (MaxText: -1 for one per stage, or a positive number)")
-    o["pipeline_stages"], o["pipeline_repeats"], o["pipeline_delay"] = stages, repeats, delay
-    o["pipeline_microbatches"] = (2 if delay else 1) * stages if micro == -1 else micro
-    if piped != n:  # deepseek pipelines its last MoE layers; the others their first layers
-        o["pipeline_layers"] = tuple(range(n - piped, n)) if spec.dense_prefix else tuple(range(piped))
-
-
-def _warmup_loops(o: dict, scanned: bool, not_priced: list) -> None:
-    """The DSA warm-up's layers outside a loop. MaxText's deepseek decoder scans its dense prefix and its MoE layers
-    as two groups; XLA unrolls a group of one layer. Measured (tests/fixtures/maxtext_programs): a layer scanned
-    alone has its recompute merged with its forward (warmup_cse_layers), and an unrolled last layer loses the work
-    no loss reads (warmup_dead_last_layer); an unscanned program keeps each layer's recompute."""
-    n, first = o["num_decoder_layers"], o.get("first_num_dense_layers", 0)
-    if o["attention_type"] != "mla":
-        if not scanned or 1 in (first, n - first):
-            not_priced.append("hardware: the DSA warm-up stage of compressed attention without scanned groups of "
-                              "two or more layers (XLA then drops the last layer's unread work and merges its "
-                              "recompute; priced as a scanned program)")
-        return
-    if not scanned:
-        o["warmup_dead_last_layer"] = True
-        return
-    alone = [start for start, size in ((0, first), (first, n - first)) if size == 1]
-    o["warmup_cse_layers"] = tuple(alone)
-    o["warmup_dead_last_layer"] = n - 1 in alone
-
-
-def _implementation(r: Reader, o: dict, not_priced: list, spec: Block) -> None:
-    """Implementation keys -> hardware knobs. What maxflops cannot price yet goes to ``not_priced``."""
-    base = K.BASE
-    if spec.qkv_norms in ("key", "key_rope"):
-        normed = r.bool("use_qk_norm", base["use_qk_norm"], record=False)
-        o["qkv_norms"] = ("qk" if spec.qkv_norms == "key" else "qk_rope") if normed else "none"
-    elif spec.qkv_norms:
-        o["qkv_norms"] = spec.qkv_norms
-    if spec.post_ffn_norm == "always":
-        o["post_ffn_norm"] = True
-    elif spec.post_ffn_norm == "key":
-        o["post_ffn_norm"] = r.bool("use_post_ffw_norm", base["use_post_ffw_norm"], record=False)
-    attention = r.str("attention", base["attention"], record=False)
-    if attention == "dot_product":
-        o["attention_impl"] = "dense"
-        if o.get("use_sparse_indexer"):
-            o["dsa_impl"] = "dense"
-    elif attention == "flash":
-        o["attention_impl"] = "blocked"
-        o["attention_block_q"] = r.int("sa_block_q", base["sa_block_q"], minimum=1, record=False)
-        o["attention_block_kv"] = r.int("sa_block_kv", base["sa_block_kv"], minimum=1, record=False)
-        o["flash_backward_recompute"] = True
-        # jax's splash runs the backward as a dq kernel and a dkv kernel unless fused; tokamax's splash always fuses
-        tokamax_splash = r.bool("use_tokamax_splash", base["use_tokamax_splash"], record=False)
-        fused = tokamax_splash or r.bool("sa_use_fused_bwd_kernel", base["sa_use_fused_bwd_kernel"], record=False)
-        o["flash_backward_split"] = not fused
-        bwd_tiles = {k: r.int(k, base[k], minimum=1, record=False)
-                     for k in ("sa_block_q_dkv", "sa_block_kv_dkv") + (() if fused else ("sa_block_q_dq",
-                                                                                       "sa_block_kv_dq"))}
-        differ = {k: v for k, v in bwd_tiles.items()
-                  if v != o["attention_block_q" if "_q_" in k else "attention_block_kv"]}
-        if differ:
-            not_priced.append("hardware: the splash backward's own tiles (" + ", ".join(
-                f"{k}={v}" for k, v in differ.items()) + ") are priced as the forward's "
-                f"{o['attention_block_q']}x{o['attention_block_kv']}")
-        if o.get("use_sparse_indexer") and o["attention_type"] == "mla":
-            # tokamax's dynamic-mask splash over the top-k mask: the tiles holding a selected key
-            o["dsa_impl"] = "blocked"
-            not_priced.append("hardware: the DSA top-k mask's splash tiles are priced as every causally visible tile "
-                              "(an upper bound on the attention: the kernel skips tiles where no query of the tile "
-                              "selected a key; the program counter's splash_mask='causal' assumes the same)")
-        elif o.get("use_sparse_indexer"):
-            not_priced.append("hardware: attention='flash' with compressed attention's top-k mask (priced as the "
-                              "ideal attended blocks)")
-    else:
-        not_priced.append(f"hardware: attention={attention!r} picks its kernel on the device (priced as the ideal "
-                          "attended pairs)")
-    if o["num_experts"] > 1:
-        cf = r.float("capacity_factor", base["capacity_factor"], record=False)
-        sparse = r.bool("sparse_matmul", base["sparse_matmul"], record=False)
-        if sparse:  # grouped (ragged) matmuls over the routed tokens, their outputs summed by an einsum
-            o["moe_dispatch"] = "einsum"
-            if cf > 0:
-                not_priced.append(f"hardware: capacity_factor={cf} with sparse_matmul (priced dropless)")
-        elif cf > 0:
-            o.update(moe_impl="capacity", capacity_factor=cf, capacity_rule="maxtext", moe_dispatch="einsum")
-        else:
-            o["moe_impl"], o["moe_dispatch"] = "dense", "einsum"
-    else:
-        for key in ("capacity_factor", "sparse_matmul", "megablox"):
-            r.ignore(key, "unused: no MoE layers")
-    remat = r.str("remat_policy", base["remat_policy"], record=False)
-    scanned = r.bool("scan_layers", base["scan_layers"], record=False)
-    if spec.cycle_remat:  # llama4.py: a scanned block holds a layer cycle and is rematerialized whole
-        cycle = r.int("inhomogeneous_layer_cycle_interval", base["inhomogeneous_layer_cycle_interval"], minimum=1,
-                      record=False)
-        if scanned:
-            o["remat_block_layers"] = cycle
-            if spec.block_pattern:  # the scannable block builds layer i of the block as the pattern's letter i
-                o["attention_layer_pattern"] = "".join(spec.pattern[i % len(spec.pattern)] for i in range(cycle))
-            steps = [("interleave_moe_layer_step", o.get("interleave_moe_layer_step", 1))]
-            if spec.pattern_from == "nope_layer_interval":
-                steps.append(("nope_layer_interval", max(len(o["attention_layer_pattern"]), 1)))
-            for key, step in steps:
-                if cycle % step:
-                    raise r.fail("inhomogeneous_layer_cycle_interval", "MaxText's scanned decoder picks each "
-                                 "layer's kind by its place in a block of this many layers, so "
-                                 f"{key}={step} must divide it (else its layers are not the ones the keys describe); "
-                                 "set a multiple, or scan_layers=False", cycle)
-    if spec.router_on_input:  # moe.py: the sigmoid router scores scale the tokens entering the experts
-        o["moe_router_scale"] = "input"
-    # named policies are checked against MaxText's programs for GQA, MLA and DSA layers with a dense or MoE FFN
-    plain = o["attention_type"] in ("global", "mla")
-    if remat == "none" and not scanned:
-        o["remat_policy"] = "none"  # the unscanned decoder applies no checkpoint at all
-    elif remat in REMAT_SIMPLE:
-        o["remat_policy"] = REMAT_SIMPLE[remat]
-    elif remat in SCHEMA_REMAT and plain:
-        o["remat_policy"] = remat
-    else:
-        not_priced.append(f"hardware: remat_policy={remat!r} (priced without rematerialization)")
-    _mesh(r, o, not_priced, spec)
-    o["remat_mtp"] = False  # MaxText's MTP modules are not rematerialized
-    o["outer_product_grads"] = "elementwise"  # its compiled (optimized) step has no contraction-free dots
-    o["packed_kernel"] = "row"  # packed rows go through every layer whole; segment ids only mask attention
-    if r.str("hardware", base["hardware"], record=False) == "cpu":
-        o["conv_weight_grad"] = "dense"  # XLA on CPU rewrites the depthwise conv's batch-grouped weight gradient
-    if "D" in o["attention_layer_pattern"]:
-        o["gdn_impl"], o["gdn_chunk_size"] = "chunked", r.int("gdn_chunk_size", base["gdn_chunk_size"], minimum=1,
-                                                              record=False)
-        o["gdn_conv_impl"] = "pre_padded"  # qwen3.py pads the sequence, then convolves without padding
-    else:
-        r.ignore("gdn_chunk_size", "unused: no gated-delta-net layers")
-    if o.get("use_sparse_indexer"):
-        if o["attention_type"] == "mla":
-            o["indexer_skip_short"] = True  # attention_mla: no indexer when the keys fit in the top-k
-            o["indexer_impl"] = "dense"  # its scores and the KL loss's target: einsums over the full square
-        if not r.bool("indexer_sparse_training", base["indexer_sparse_training"], record=False):
-            # train.py: the dense warm-up stage drops the LM loss and the output head and trains only the indexer
-            # through its KL loss. base.yml's default (no KL loss) trains nothing: the compiled step has no matmul.
-            # That is a run nobody means, so a model's YAML keeps the training FLOPs a user asks for, and says so.
-            if not o.get("indexer_loss_scaling_factor"):
-                not_priced.append("hardware: indexer_sparse_training=False with no indexer KL loss (MaxText's "
-                                  "default): its train step trains nothing and runs no matmul; priced as the "
-                                  "sparse training stage (set indexer_stage='warmup' for the step as it runs)")
-            else:
-                o["indexer_stage"] = "warmup"
-            if o.get("indexer_stage") == "warmup" and o.get("mtp_num_layers"):
-                not_priced.append("hardware: MTP modules in the DSA warm-up stage (MaxText still adds their loss, so "
-                                  "the whole model gets gradients; priced as the warm-up's frozen model)")
-            if o.get("indexer_stage") == "warmup":
-                _warmup_loops(o, scanned, not_priced)
-    else:
-        r.ignore("indexer_sparse_training", "unused: the indexer is off")
-    for key in ("megablox", "sa_block_q", "sa_block_kv", "use_mla_absorbed_mqa"):
-        if key not in r.used:
-            r.ignore(key, NO_EFFECT + " on the counted program")
