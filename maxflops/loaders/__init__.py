@@ -36,7 +36,11 @@ ValueError naming its key.
 Bad input (a missing file, invalid YAML or JSON, an unsupported model type or decoder block, a value of the wrong
 type, a missing required key) raises ValueError naming the file, the key and the value.
 
-Plain Python: PyYAML and json are imported inside the functions; jax and numpy are never imported.
+Plain Python: PyYAML and json are imported inside the functions; jax and numpy are never imported. The two
+houses (``maxflops.loaders.hf``, ``maxflops.loaders.maxtext``) are imported when first used, so that
+``import maxflops`` (which finds shipped models through ``maxflops.loaders.discovery``) stays light; their names here
+(``load_hf_config``, ``load_maxtext_yaml``, ``MAXTEXT_BASE_DEFAULTS``, ``MAXTEXT_DECODER_BLOCKS``, ``HF_MODEL_TYPES``)
+are read from them when asked.
 """
 
 from __future__ import annotations
@@ -44,12 +48,6 @@ from __future__ import annotations
 import pathlib
 
 from .reader import NO_EFFECT, NOT_UNDERSTOOD, Loaded, read_file  # noqa: F401 (read_file: used by the tests)
-from .hf import load_hf_config
-from .maxtext.model_yaml import (
-    MAXTEXT_BASE_DEFAULTS,
-    MAXTEXT_DECODER_BLOCKS,
-    load_maxtext_yaml,
-)
 
 __all__ = ["Loaded", "load_maxtext_yaml", "load_hf_config", "detect_and_load", "NO_EFFECT", "NOT_UNDERSTOOD",
            "MAXTEXT_BASE_DEFAULTS", "MAXTEXT_DECODER_BLOCKS", "HF_MODEL_TYPES"]
@@ -58,16 +56,29 @@ def detect_and_load(path, *, unknown: str = "error") -> Loaded:
     """By extension: ``.yml`` / ``.yaml`` -> load_maxtext_yaml, ``.json`` -> load_hf_config."""
     suffix = pathlib.Path(path).suffix.lower()
     if suffix in (".yml", ".yaml"):
+        from .maxtext.model_yaml import load_maxtext_yaml
+
         return load_maxtext_yaml(path, unknown=unknown)
     if suffix == ".json":
+        from .hf import load_hf_config
+
         return load_hf_config(path, unknown=unknown)
     raise ValueError(f"{path}: cannot tell the format from the extension {suffix or '(none)'!r}: use .yml or "
                      ".yaml for a MaxText model YAML, .json for a Hugging Face config.json")
 
 
 def __getattr__(attr):
+    """The houses' names, from their modules when first asked (see the module docstring)."""
     if attr == "HF_MODEL_TYPES":  # every model type the Hugging Face house reads (listed when asked)
         from .hf import model_types
 
         return model_types()
+    if attr == "load_hf_config":
+        from .hf import load_hf_config
+
+        return load_hf_config
+    if attr in ("load_maxtext_yaml", "MAXTEXT_BASE_DEFAULTS", "MAXTEXT_DECODER_BLOCKS"):
+        from .maxtext import model_yaml
+
+        return getattr(model_yaml, attr)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
