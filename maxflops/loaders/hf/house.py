@@ -63,6 +63,8 @@ class HFType:
     # a wrapper whose own code reads its text_config (Kimi K3's remote code extends kimi_linear's config class): its
     # reader of the text model, in place of the text type's (None: the text type's)
     text_read: Callable[[Reader, Callable], dict] | None = None
+    # the model class ties its output head to the token table when tie_word_embeddings says so (CpmAnt's never does)
+    ties: bool = True
     name: str = ""  # the model_type (set by the registry from the module's name)
 
 

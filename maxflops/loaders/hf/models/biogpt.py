@@ -8,6 +8,7 @@ from ..house import HFType
 
 # BioGptConfig
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 42384, "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
     "intermediate_size": 4096, "hidden_act": "gelu", "layerdrop": 0.0,
 }

@@ -12,6 +12,7 @@ from ..house import HFType
 
 # Gemma3nTextConfig (transformers 5.24)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 35,
     "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
     "sliding_window": 512, "hidden_size_per_layer_input": 256, "altup_active_idx": 0, "altup_num_inputs": 4,

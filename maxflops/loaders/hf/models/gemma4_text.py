@@ -11,6 +11,7 @@ from ..house import HFType
 
 # Gemma4TextConfig (global_head_dim 512 and num_global_key_value_heads: kwargs it pops)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 30,
     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
     "sliding_window": 512, "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 0,

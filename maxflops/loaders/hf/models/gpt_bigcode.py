@@ -9,6 +9,7 @@ from ..house import HFType, read_decoder_4x
 
 # GPTBigCodeConfig, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
     "activation_function": "gelu_pytorch_tanh", "multi_query": True,
 }

@@ -11,6 +11,7 @@ from ..house import HFType, read_decoder_4x
 # GPTNeoConfig, under the readers' names (attribute_map); intermediate_size: null, the model uses 4 * hidden_size;
 # attention_types: null, __post_init__ makes it [[["global", "local"], 12]]
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 50257, "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
     "activation_function": "gelu_new", "window_size": 256,
 }

@@ -10,6 +10,7 @@ from .gpt2 import SUMMARY
 
 # OpenAIGPTConfig, under the readers' names (attribute_map)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 40478, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "afn": "gelu",
 }
 

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # OPTConfig (word_embed_proj_dim: null, __post_init__ makes it hidden_size)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12, "ffn_dim": 3072, "num_attention_heads": 12,
     "activation_function": "relu", "layerdrop": 0.0,
 }

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # Zamba2Config (intermediate_size: null, 4 x hidden_size; num_key_value_heads: null, the heads)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 32000, "hidden_size": 2560, "num_hidden_layers": 54, "mamba_d_state": 64, "mamba_d_conv": 4,
     "mamba_expand": 2, "mamba_ngroups": 1, "n_mamba_heads": 8, "chunk_size": 256, "hidden_act": "gelu",
     "num_attention_heads": 32, "adapter_rank": 128, "use_shared_attention_adapter": False,
