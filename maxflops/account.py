@@ -328,7 +328,7 @@ def count(config, segment_lengths: Sequence[int] | Any = None, **overrides) -> B
         return _hardware_parts(c, seqs, tokens, segment_lengths is not None, steps)
 
     b = make_breakdown(c["model_name"], mode, c["convention"], _to_int(tokens * steps), plan, priced, head,
-                       hardware, lambda: c, c["not_priced"])
+                       hardware, c["not_priced"])
     if segment_lengths is None:
         _store(key, b)
     return b

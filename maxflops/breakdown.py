@@ -70,7 +70,7 @@ class Breakdown:
     learnable_weight: int
     attention: int
     components: Mapping[str, int]
-    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head, hw, params)
+    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head, hw)
     not_priced: tuple = ()  # parts of the model or program these figures leave out (config key not_priced)
 
     @property
@@ -93,7 +93,7 @@ class Breakdown:
     @functools.cached_property
     def layers(self) -> tuple:
         """LayerRow per decoder layer, per MTP module, and the head, in execution order (built on first use)."""
-        plan, priced, head = self._source[:3]
+        plan, priced, head, _ = self._source
         hw_plan, hw_priced, hw_head = self._hardware
         frozen = [types.MappingProxyType(p) for p in priced]
         hw_frozen = [types.MappingProxyType(p) for p in hw_priced]
@@ -117,14 +117,6 @@ class Breakdown:
         hw_plan, hw_priced, hw_head = self._hardware
         return types.MappingProxyType(ordered(_sum_rows(hw_plan, hw_priced, hw_head)[0]))
 
-    @functools.cached_property
-    def parameters(self):
-        """The model's parameters (``maxflops.parameters``): total, active per token, by component and by row
-        (computed on first use; the same for every mode and batch of the model)."""
-        from .parameters import parameters  # (it prices one token of each layer kind: maxflops.account)
-
-        return parameters(self._source[4]())
-
     @property
     def hardware_flops(self) -> int:
         """Hardware FLOPs per device per step: the numerator of hardware MFU (>= total for the exact convention,
@@ -146,22 +138,20 @@ class Breakdown:
                 "not_priced": list(self.not_priced), "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
                 "attention": self.attention, "per_token": self.per_token, "components": dict(self.components),
                 "hardware_flops": self.hardware_flops, "hardware_components": dict(self.hardware_components),
-                "layers": [row.to_dict() for row in self.layers], "parameters": self.parameters.to_dict()}
+                "layers": [row.to_dict() for row in self.layers]}
 
 
-def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware, params,
-                   not_priced=()) -> Breakdown:
+def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware, not_priced=()) -> Breakdown:
     """Sum the priced layer kinds (``priced[i]`` for ``plan.kinds[i]``, each as many times as the plan has it)
-    and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs, ``params()`` the resolved
-    config the parameters are counted from; each runs on first use."""
+    and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs; it runs on first use."""
     components, learnable, attention = _sum_rows(plan, priced, head)
     return assemble(model_name, mode, convention, tokens, ordered(components), learnable, attention,
-                    (plan, priced, head, hardware, params), not_priced)
+                    (plan, priced, head, hardware), not_priced)
 
 
 def assemble(model_name, mode, convention, tokens, components, learnable, attention, source, not_priced) -> Breakdown:
     """The Breakdown of rows already summed (``components`` in report order; ``source``: (plan, priced, head,
-    hardware, params)). The frozen dataclass's own __init__ sets each field through object.__setattr__; filling the
+    hardware)). The frozen dataclass's own __init__ sets each field through object.__setattr__; filling the
     instance's __dict__ at once makes the same object in less than half the time (a step loop makes one per count)."""
     b = _new(Breakdown)
     b.__dict__.update(model_name=model_name, mode=mode, convention=convention, tokens=tokens,

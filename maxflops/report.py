@@ -79,7 +79,7 @@ def _describe(row) -> str:
     return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}{where}{frozen}{own}"
 
 
-def text_report(b: Breakdown, config=None, traffic=None) -> str:
+def text_report(b: Breakdown, config=None, traffic=None, params=None) -> str:
     tok = b.tokens
     lines = []
     title = f"maxflops: {b.model_name}, mode={b.mode}, convention={b.convention}"
@@ -129,7 +129,8 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
                      f"(what the kernels execute: {_impl_knobs(config)})")
     else:
         lines.append(f"Hardware FLOPs equal model FLOPs ({_impl_knobs(config)})")
-    lines.append(parameters_line(b.parameters))
+    if params is not None:
+        lines.append(parameters_line(params))
     if traffic is not None:
         t = traffic.components
         parts = [f"{label} {t[key] / 1e9:,.3f}" for key, label in (
@@ -224,7 +225,7 @@ def sweep_table(key: str, values, runs, labels) -> str:
     return "\n".join(lines)
 
 
-def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str:
+def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None, params=None) -> str:
     """Two breakdowns side by side per component (GFLOPs per token), with the difference and the config keys
     behind it (``reasons``: component -> keys, from ``maxflops.compare.keys_behind``)."""
     reasons = reasons or {}
@@ -243,8 +244,10 @@ def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str
                               for i, (x, w) in enumerate(zip(r, widths))).rstrip()
     lines = [f"GFLOPs per token: A = {label_a}, B = {label_b}", fmt(head), "  ".join("-" * w for w in widths[:5])]
     lines += [fmt(r) for r in rows]
-    pa, pb = a.parameters, b.parameters
-    lines += ["", "parameters (B): total A {:,.3f}, B {:,.3f}; active per token A {:,.3f}, B {:,.3f}".format(
+    if params is None:
+        return "\n".join(lines)
+    pa, pb = params
+    lines += ["parameters (B): total A {:,.3f}, B {:,.3f}; active per token A {:,.3f}, B {:,.3f}".format(
         pa.total / 1e9, pb.total / 1e9, pa.active / 1e9, pb.active / 1e9)]
     return "\n".join(lines)
 

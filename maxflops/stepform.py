@@ -387,5 +387,4 @@ def step_count(key, price_step, hardware_parts):
         return hardware_parts(apply_overrides(c, given), Uniform(L, B), tokens, False, steps)
 
     return assemble(c["model_name"], mode, c["convention"], _round(tokens * steps), components, learnable,
-                    attention, (plan, rows, head, hardware, lambda: apply_overrides(c, given)),
-                    c["not_priced"])
+                    attention, (plan, rows, head, hardware), c["not_priced"])

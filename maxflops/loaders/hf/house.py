@@ -26,7 +26,8 @@ class HFType:
     Gemma 4, LongCat-Flash), or the decoder pipeline (``read_decoder``) runs with the fields below; a type that is
     FLOP-equal to another is the same fields with its own key names and defaults."""
 
-    # the config class's defaults (transformers 5.24) for the keys read
+    # the config class's defaults (transformers 5.24) for the keys read (a wrapper's: its own top-level keys, the
+    # tie_word_embeddings that ties its text model's head)
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     read: Callable[[Reader, Callable], dict] | None = None  # (reader, default-of) -> overrides; None: the pipeline
     activation: str = "hidden_act"  # the key the config class reads the FFN activation from
