@@ -6,16 +6,16 @@ weights it reads (``WEIGHT_MATMULS``), so its parameters are half its per-token 
 - routed experts: the total holds all ``num_experts`` (a product-key router's reachable ones), the active count the
   ``num_experts_per_tok`` a token is routed to (a mixture of attention heads' experts alike);
 - a looped block's weights are counted once for all its passes (``layer_loops``);
-- the token embedding table (``vocab_size`` x ``emb_dim``, the vocabulary padded as the head's) and the output head,
-  which is that same table when ``logits_via_embedding`` (tied embeddings) says so.
+- the token embedding table (``vocab_size`` x ``emb_dim``, the vocabulary padded as the head's), a learned position
+  table (``position_table_rows`` x ``emb_dim``), the features' tables (per-layer embeddings), and the output head, which is the token table when
+  ``logits_via_embedding`` (tied embeddings) says so.
 
 Active parameters are those one token's forward reads: every dense weight, its experts, the head, and its one row of
 each embedding table, which the convention of model cards leaves in (so ``active`` counts the whole table, as
 ``total`` does). MTP modules (``mtp_num_layers``) are counted, on rows of their own after the decoder's.
 
 Not counted: weights no matmul reads (norm scales, biases, per-channel gates and decays, a depthwise conv's
-kernels: a few thousandths of a model) and tables the config does not size (Engram's n-gram tables, learned position
-tables). ``tests/core/test_parameters.py`` holds the count to the matrices and embedding tables of transformers' own
+kernels: a few thousandths of a model) and tables the config does not size (Engram's n-gram tables). ``tests/core/test_parameters.py`` holds the count to the matrices and embedding tables of transformers' own
 models (the zoo) and to published sizes.
 """
 
@@ -59,7 +59,7 @@ class Parameters:
                 "layers": [{"name": n, "total": t, "active": a} for n, t, a in self.layers]}
 
 
-EMBEDDING_TABLES = ("embeddings",)
+EMBEDDING_TABLES = ("embeddings", "position_embeddings", "per_layer_embeddings")
 
 
 def parameters(config, **overrides: Any) -> Parameters:
@@ -91,13 +91,15 @@ def parameters(config, **overrides: Any) -> Parameters:
     vocab = terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"], hw["tensor_parallel_size"])
     head_in = hw["head_input_dim"] or d
     tied = bool(hw["logits_via_embedding"]) and head_in == d
-    outside = {"embeddings": vocab * d, "logits": terms.logits(head_in, vocab, hw["head_dense"]) // 2
-               - (vocab * d if tied else 0)}
+    outside = {"embeddings": vocab * d, "position_embeddings": hw["position_table_rows"] * d,
+               "logits": terms.logits(head_in, vocab, hw["head_dense"]) // 2 - (vocab * d if tied else 0)}
     from .features import FEATURES
 
     for f in FEATURES:  # the features' weights beside the head (an mHC hyper head, AltUp's projections...)
         if f.decode_head is not None:
             outside.update(f.decode_head(hw))
+        if f.tables is not None:  # its lookup tables (Gemma's per-layer embeddings)
+            outside.update(f.tables(hw))
     for into in (total, active):
         for k, v in outside.items():
             if v:

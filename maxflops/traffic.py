@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 from . import masks, terms
 from .account import ffn_width, price_forward
 from .conventions import CONVENTIONS
-from .families import family_of
+from .families import FAMILIES, family_of
 from .features import FEATURES, weight_components
 from .families.base import NO_MIXER
 from .features.layer_loops import layer_order
@@ -41,10 +41,11 @@ from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
 
-# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by (the features' say so in
-# their records).
+# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by (the features' and the
+# families' say so in their records).
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
-                            "indexer_proj_attn", "compressor", "layer_up_proj"}) | weight_components()
+                            "indexer_proj_attn", "compressor", "layer_up_proj"}) | weight_components() | frozenset(
+    name for f in FAMILIES for name in f.weight_components)
 DECODES = tuple(f for f in FEATURES if f.decode is not None)
 DECODE_HEADS = tuple(f for f in FEATURES if f.decode_head is not None)
 

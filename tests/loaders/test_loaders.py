@@ -162,7 +162,7 @@ def test_maxtext_ignored_keys_are_reported_with_a_reason(tmp_path):
     assert loaded.overrides["logits_via_embedding"] is False  # (the file's: the head is its own matrix)
     # the file sets no step: MaxText runs it with base.yml's (so does the loader, and says so)
     assert loaded.defaults == {"mtp_num_layers": 0, "per_device_batch_size": 12.0, "max_target_length": 2048,
-                               "gradient_accumulation_steps": 1}
+                               "gradient_accumulation_steps": 1, "trainable_position_size": -1}
     text = (FIXTURES / "maxtext" / "llama3.1-8b.yml").read_text()
     p = write(tmp_path, "x.yml", text + "frobnicate_level: 3\nq_lora_rank: 64\n")
     with pytest.raises(ValueError, match=r"x\.yml: key not understood: 'frobnicate_level' = 3\. A key that could "
@@ -204,7 +204,7 @@ def test_defaults_of_absent_keys_are_reported():
                               "text_config.sliding_window_pattern": 6, "tie_word_embeddings": True}
     qwen = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / "qwen3-next-80b-a3b.yml")
     assert qwen.defaults == {"mlp_activations": ["silu", "linear"], "logits_via_embedding": False,  # base.yml
-                             "mtp_num_layers": 0,
+                             "trainable_position_size": -1, "mtp_num_layers": 0,
                              "per_device_batch_size": 12.0, "max_target_length": 2048, "gradient_accumulation_steps": 1}
 
 

@@ -105,6 +105,7 @@ FAMILY = Family(
     letters={LETTER: "Zamba's shared transformer block (attention on [hidden, embedding], MLP, linear)"},
     mixers={ZAMBA: "Zamba shared block"},
     components=COMPONENTS,
+    weight_components=("block_linear",),
     schema=SCHEMA,
     mixer_of=mixer_of,
     projection=ZAMBA,

@@ -156,6 +156,9 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
                                                                               type(tied).__name__), tied)
     if "logits_via_embedding" not in o:
         o["logits_via_embedding"] = tied and text_type.ties
+    if text_type.positions:  # a learned absolute position table
+        key, offset = text_type.positions
+        o["position_table_rows"] = r.int(key, d(key), minimum=1) + offset
 
     if r is not top:  # a wrapper's top-level copy of a text key (vocab_size): the text model is built from text_config
         for key, value in top.data.items():

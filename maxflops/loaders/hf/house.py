@@ -66,6 +66,9 @@ class HFType:
     text_read: Callable[[Reader, Callable], dict] | None = None
     # the model class ties its output head to the token table when tie_word_embeddings says so (CpmAnt's never does)
     ties: bool = True
+    # (key, offset): a learned absolute position table of that key's value + offset rows (OPT's and BioGPT's start at
+    # 2): a lookup, no FLOPs, in the parameters
+    positions: tuple = ()
     name: str = ""  # the model_type (set by the registry from the module's name)
 
 
