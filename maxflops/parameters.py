@@ -30,7 +30,8 @@ __all__ = ["Parameters", "parameters"]
 @dataclasses.dataclass(frozen=True)
 class Parameters:
     """A model's parameters (Python ints): ``components`` and ``active_components`` by component, ``layers`` the
-    total of each plan row (decoder layers, then MTP modules), ``tied`` whether the output head is the embedding."""
+    weights each plan row reads (decoder layers, then MTP modules; a Zamba block that several rows run is in each of
+    them, once in the totals), ``tied`` whether the output head is the embedding."""
 
     model_name: str
     components: Mapping[str, int]
@@ -87,6 +88,8 @@ def parameters(config, **overrides: Any) -> Parameters:
             for k, v in per.items():
                 into[k] = into.get(k, 0) + v
         rows.append((name, sum(kinds_total[i].values()), sum(kinds_active[i].values())))
+    _shared_once(plan, hw, [kind for (_, i), p in zip(plan.rows, passes) if p == 1 for kind in (plan.kinds[i],)],
+                 total, active)
     d = hw["emb_dim"]
     vocab = terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"], hw["tensor_parallel_size"])
     head_in = hw["head_input_dim"] or d
@@ -105,6 +108,25 @@ def parameters(config, **overrides: Any) -> Parameters:
             if v:
                 into[k] = into.get(k, 0) + v
     return Parameters(hw["model_name"], _ordered(total), _ordered(active), tuple(rows), tied)
+
+
+def _shared_once(plan, c, kinds, total: dict, active: dict) -> None:
+    """Weights a family's rows share (Zamba's blocks, run in turn by its hybrid layers) count once per copy: the rows
+    priced them each."""
+    from .families import family_of
+    from .families.base import NO_MIXER
+    from .plan import layer_view
+
+    rows: dict = {}
+    for kind in kinds:
+        if kind.mixer != NO_MIXER and family_of(kind).shared is not None:
+            rows.setdefault(family_of(kind).name, []).append(kind)
+    for name, of in rows.items():
+        per_row, copies = family_of(of[0]).shared(of[0], layer_view(c, of[0]))
+        extra = len(of) - min(copies, len(of))
+        for into in (total, active):
+            for k, v in per_row.items():
+                into[k] -= v * extra
 
 
 def _ordered(parts: Mapping[str, int]) -> dict:

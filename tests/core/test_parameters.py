@@ -41,8 +41,9 @@ def test_the_rules_on_drawn_configs(kw):
     p = maxflops.parameters(cfg)
     assert all(type(v) is int and v > 0 for v in (*p.components.values(), *p.active_components.values()))
     assert 0 < p.active <= p.total == sum(p.components.values()) and p.embeddings <= p.total
-    assert sum(t for _, t, _ in p.layers) <= p.total
     c = validate(cfg)
+    if "Z" not in c["attention_layer_pattern"]:  # (rows that run one shared Zamba block each show it)
+        assert sum(t for _, t, _ in p.layers) <= p.total
     if c["num_experts"] == 1 and not c["attention_router_experts"]:
         assert p.active == p.total
     untied = maxflops.parameters(cfg, logits_via_embedding=False)

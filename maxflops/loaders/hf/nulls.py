@@ -147,7 +147,7 @@ REFUSED: dict[str, frozenset] = {
     'xlstm': frozenset(['chunk_size', 'ffn_proj_factor', 'ffn_round_up_to_multiple_of', 'hidden_size', 'num_heads', 'num_hidden_layers', 'qk_dim_factor', 'tie_word_embeddings', 'v_dim_factor', 'vocab_size']),
     'youtu': frozenset(['hidden_act', 'hidden_size', 'intermediate_size', 'kv_lora_rank', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'qk_nope_head_dim', 'qk_rope_head_dim', 'tie_word_embeddings', 'v_head_dim', 'vocab_size']),
     'zamba': frozenset(['hidden_size', 'intermediate_size', 'mamba_d_conv', 'mamba_d_state', 'mamba_dt_rank', 'mamba_expand', 'n_mamba_heads', 'num_attention_heads', 'num_hidden_layers', 'num_key_value_heads', 'tie_word_embeddings', 'vocab_size']),
-    'zamba2': frozenset(['adapter_rank', 'chunk_size', 'hidden_size', 'mamba_d_conv', 'mamba_d_state', 'mamba_expand', 'mamba_ngroups', 'n_mamba_heads', 'num_attention_heads', 'num_hidden_layers', 'tie_word_embeddings', 'use_shared_attention_adapter', 'vocab_size']),
+    'zamba2': frozenset(['adapter_rank', 'chunk_size', 'hidden_size', 'mamba_d_conv', 'mamba_d_state', 'mamba_expand', 'mamba_ngroups', 'n_mamba_heads', 'num_attention_heads', 'num_hidden_layers', 'num_mem_blocks', 'tie_word_embeddings', 'use_shared_attention_adapter', 'vocab_size']),
     'zaya': frozenset(['cca_time0', 'cca_time1', 'head_dim', 'hidden_act', 'hidden_size', 'moe_intermediate_size', 'num_attention_heads', 'num_experts', 'num_experts_per_tok', 'num_hidden_layers', 'num_key_value_heads', 'router_hidden_size', 'tie_word_embeddings', 'vocab_size']),
 }
 
