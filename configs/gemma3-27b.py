@@ -22,6 +22,7 @@ def get_config():
         num_decoder_layers=62,  # maxtext gemma3-27b.yml base_num_decoder_layers; HF num_hidden_layers 62
         emb_dim=5376,  # maxtext base_emb_dim; HF hidden_size 5376
         vocab_size=262144,  # maxtext vocab_size 262_144 (HF Gemma3TextConfig default 262_208: disagreement)
+        logits_via_embedding=True,  # maxtext logits_via_embedding: the head is the embedding table
         num_query_heads=32,  # maxtext base_num_query_heads; HF num_attention_heads 32
         num_kv_heads=16,  # maxtext base_num_kv_heads; HF num_key_value_heads 16
         # head_dim=128 (default): maxtext head_dim 128; HF head_dim 128

@@ -24,6 +24,7 @@ def get_config():
         sliding_window_size=1024,  # maxtext sliding_window_size
         emb_dim=2816,  # maxtext base_emb_dim
         vocab_size=262144,  # maxtext vocab_size
+        logits_via_embedding=True,  # maxtext logits_via_embedding: the head is the embedding table
         num_query_heads=16,  # maxtext base_num_query_heads
         num_kv_heads=8,  # maxtext base_num_kv_heads (sliding layers)
         head_dim=256,  # maxtext head_dim (sliding layers)

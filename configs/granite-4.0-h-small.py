@@ -24,6 +24,7 @@ def get_config():
         attention_layer_pattern="MMMMMGMMMM",  # HF layer_types: attention at 5, 15, 25, 35, Mamba-2 elsewhere
         emb_dim=4096,  # HF hidden_size
         vocab_size=100352,  # HF vocab_size (tied head: the logits matmul is the same)
+        logits_via_embedding=True,  # HF tie_word_embeddings true
         num_query_heads=32,  # HF num_attention_heads
         num_kv_heads=8,  # HF num_key_value_heads
         head_dim=128,  # HF hidden_size / num_attention_heads (no head_dim key)

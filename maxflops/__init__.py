@@ -23,9 +23,11 @@ from .load import load_config
 from .maxtext import calculate_tflops_training_per_device, from_maxtext
 from .reporter import StepReporter, StepStats, segment_lengths_from_ids
 from .traffic import Traffic, decode_traffic
+from .parameters import Parameters, parameters
 from .explain import Explanation, explain
 
 __all__ = ["count", "sweep", "sweep_grid", "Grid", "Breakdown", "LayerRow", "SCHEMA", "CONVENTIONS", "available_models", "load_config",
            "model_config", "calculate_tflops_training_per_device", "from_maxtext", "StepReporter", "StepStats",
-           "segment_lengths_from_ids", "Traffic", "decode_traffic", "InertKeyWarning", "explain", "Explanation"]
+           "segment_lengths_from_ids", "Traffic", "decode_traffic", "InertKeyWarning", "explain", "Explanation",
+           "parameters", "Parameters"]
 __version__ = "0.1.0"

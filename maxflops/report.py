@@ -79,7 +79,7 @@ def _describe(row) -> str:
     return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}{where}{frozen}{own}"
 
 
-def text_report(b: Breakdown, config=None, traffic=None) -> str:
+def text_report(b: Breakdown, config=None, traffic=None, params=None) -> str:
     tok = b.tokens
     lines = []
     title = f"maxflops: {b.model_name}, mode={b.mode}, convention={b.convention}"
@@ -129,6 +129,8 @@ def text_report(b: Breakdown, config=None, traffic=None) -> str:
                      f"(what the kernels execute: {_impl_knobs(config)})")
     else:
         lines.append(f"Hardware FLOPs equal model FLOPs ({_impl_knobs(config)})")
+    if params is not None:
+        lines.append(parameters_line(params))
     if traffic is not None:
         t = traffic.components
         parts = [f"{label} {t[key] / 1e9:,.3f}" for key, label in (
@@ -223,7 +225,7 @@ def sweep_table(key: str, values, runs, labels) -> str:
     return "\n".join(lines)
 
 
-def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str:
+def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None, params=None) -> str:
     """Two breakdowns side by side per component (GFLOPs per token), with the difference and the config keys
     behind it (``reasons``: component -> keys, from ``maxflops.compare.keys_behind``)."""
     reasons = reasons or {}
@@ -242,4 +244,17 @@ def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str
                               for i, (x, w) in enumerate(zip(r, widths))).rstrip()
     lines = [f"GFLOPs per token: A = {label_a}, B = {label_b}", fmt(head), "  ".join("-" * w for w in widths[:5])]
     lines += [fmt(r) for r in rows]
+    if params is None:
+        return "\n".join(lines)
+    pa, pb = params
+    lines += ["parameters (B): total A {:,.3f}, B {:,.3f}; active per token A {:,.3f}, B {:,.3f}".format(
+        pa.total / 1e9, pb.total / 1e9, pa.active / 1e9, pb.active / 1e9)]
     return "\n".join(lines)
+
+
+def parameters_line(p) -> str:
+    """The report's line of parameters: total, active per token, the embedding table and the head."""
+    head = "tied to the embedding" if p.tied else "untied"
+    return (f"Parameters: {p.total / 1e9:,.3f}B total, {p.active / 1e9:,.3f}B active per token (embedding table "
+            f"{p.embeddings / 1e9:,.3f}B, output head {head}; matmul weights and tables, norms and biases not "
+            "counted)")

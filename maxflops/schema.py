@@ -68,6 +68,13 @@ SCHEMA: dict[str, Field] = {
                                  "shared_expert_mlp_dim says otherwise).", minimum=1),
     "head_dense": field_of(False, bool, "A D -> D projection (with its activation and norm) before the output head "
                                         "(ModernBERT's prediction head): part of the head, priced in 'logits'."),
+    "logits_via_embedding": field_of(False, bool, "The output head is the token embedding table (tied "
+                                                  "embeddings: MaxText's logits_via_embedding, a Hugging Face file's "
+                                                  "tie_word_embeddings): counted once in the parameters; no FLOPs "
+                                                  "effect."),
+    "position_table_rows": field_of(0, int, "Rows of a learned absolute position table (GPT-2's n_positions, OPT's "
+                                            "max_position_embeddings + 2, MaxText's trainable_position_size): a "
+                                            "lookup, no FLOPs; counted in the parameters. 0: none.", minimum=0),
     "head_input_dim": field_of(0, int, "The output head's input width; 0: emb_dim (Reformer's head reads its two "
                                        "reversible streams side by side: 2 x emb_dim).", minimum=0),
     "moe_latent_size": field_of(0, int, "Latent MoE (Nemotron-3 Super and Ultra): the routed experts work in a space "

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 from . import masks, terms
 from .account import ffn_width, price_forward
 from .conventions import CONVENTIONS
-from .families import family_of
+from .families import FAMILIES, family_of
 from .features import FEATURES, weight_components
 from .families.base import NO_MIXER
 from .features.layer_loops import layer_order
@@ -41,10 +41,11 @@ from .resolve import hardware_view, plan_of, resolve_call
 from .sequences import Packed, Uniform, as_lengths, batch
 from .weights import bytes_of, parse_rules
 
-# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by (the features' say so in
-# their records).
+# Components of price_forward whose per-token FLOPs are 2 x the weights they multiply by (the features' and the
+# families' say so in their records).
 WEIGHT_MATMULS = frozenset({"qkv_proj", "out_proj", "mlp", "moe_router", "moe_shared", "moe_latent_proj", "indexer_proj",
-                            "indexer_proj_attn", "compressor", "layer_up_proj"}) | weight_components()
+                            "indexer_proj_attn", "compressor", "layer_up_proj"}) | weight_components() | frozenset(
+    name for f in FAMILIES for name in f.weight_components)
 DECODES = tuple(f for f in FEATURES if f.decode is not None)
 DECODE_HEADS = tuple(f for f in FEATURES if f.decode_head is not None)
 
@@ -123,9 +124,11 @@ def _bytes(value) -> int:
     return int(value) if isinstance(value, int) else math.ceil(value)
 
 
-def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
-    """One layer of this kind, for the whole batch: (weight elements read by component, cache bytes by name)."""
-
+def layer_weights(kind: LayerKind, c: Mapping[str, Any], reached, seqs=None, cache: dict | None = None) -> dict:
+    """Weight elements of one layer of this kind by component: half its per-token weight-matmul FLOPs, the routed
+    experts ``reached(E, k)`` of the E a router can name (k per token), and the features' weights (their caches go
+    into ``cache``, for the step's sequences ``seqs``: ``maxflops.traffic``'s decode step; ``maxflops.parameters``
+    reads the weights alone)."""
     one = Uniform(1, 1)  # weights: per-token FLOPs of one new token
     fwd = price_forward(kind, c, one, decode=True, hardware=True).out
     c = layer_view(c, kind)  # a layer of its own widths (layer_widths)
@@ -134,19 +137,29 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
         E, k = c["num_experts"], c["num_experts_per_tok"]
         if c["moe_router_product_keys"]:  # (the experts the half keys' pairs can name)
             E = terms.product_keys(E)[1]
-        reached = E if c["moe_impl"] in ("dense", "ragged_dense", "capacity") else masks._minimum(seqs.count * k, E)
         gated = len(c["mlp_activations"]) == 2 and not c["moe_experts_ungated"]
-        elements["moe_routed"] = terms.mlp(c["moe_latent_size"] or ffn_width(c), c["moe_mlp_dim"], gated) // 2 * reached
+        elements["moe_routed"] = terms.mlp(c["moe_latent_size"] or ffn_width(c), c["moe_mlp_dim"], gated) // 2 * \
+            reached(E, k)
     if c["attention_router_experts"] and kind.mixer != NO_MIXER and kind.projection == "gqa":
-        # a mixture of attention heads: the q and output projections of the experts the batch reaches (top-k each)
+        # a mixture of attention heads: the q and output projections of the experts reached (top-k per token)
         E, k = c["attention_router_experts"], c["num_query_heads"] // c["num_kv_heads"]
         per_expert = c["emb_dim"] * c["num_kv_heads"] * c["head_dim"]
-        more = masks._minimum(seqs.count * k, E) - k
+        more = reached(E, k) - k
         elements["qkv_proj"] += more * per_expert
         elements["out_proj"] += more * per_expert
-    cache = {}
+    cache = {} if cache is None else cache
     for f in DECODES:  # the features' weights and caches (attention residuals' score vectors, residual convs...)
-        f.decode(kind, c, seqs, elements, cache)
+        f.decode(kind, c, one if seqs is None else seqs, elements, cache)
+    return elements
+
+
+def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
+    """One layer of this kind, for the whole batch: (weight elements read by component, cache bytes by name)."""
+    dense = c["moe_impl"] in ("dense", "ragged_dense", "capacity")  # (every expert runs)
+    cache = {}
+    elements = layer_weights(kind, c, lambda E, k: E if dense else masks._minimum(seqs.count * k, E), seqs,
+                             cache)
+    c = layer_view(c, kind)
     for mixer in (kind, kind.parallel):
         if mixer is not None and mixer.mixer != NO_MIXER:
             for name, value in family_of(mixer).decode_cache(mixer, c, seqs).items():  # its cache (or state)
@@ -155,4 +168,4 @@ def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:
     return elements, cache
 
 
-__all__ = ["Traffic", "decode_traffic"]
+__all__ = ["Traffic", "decode_traffic", "layer_weights"]

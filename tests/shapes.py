@@ -264,10 +264,10 @@ def golden_train(c, tokens=T):
     return learn, attn
 
 
-def parameter_count(c, tied: bool, indexer: bool = True) -> int:
+def parameter_count(c, tied: bool, indexer: bool = True, state: bool = True) -> int:
     """Every weight of a validated config's decoder layers and head (no MTP modules), from the weight shapes: the
-    matrices one token multiplies, the conv kernels and the state-space parameters no matmul counts; embeddings
-    once more unless ``tied``; the indexers' weights unless ``indexer`` is False."""
+    matrices one token multiplies, the conv kernels and the state-space parameters no matmul counts (unless
+    ``state`` is False); embeddings once more unless ``tied``; the indexers' weights unless ``indexer`` is False."""
     from maxflops.plan import layer_widths
 
     pattern = c["attention_layer_pattern"]
@@ -282,15 +282,15 @@ def parameter_count(c, tied: bool, indexer: bool = True) -> int:
                                                              ffn=ffn is not None))
         side = c["parallel_layer_pattern"][l % len(c["parallel_layer_pattern"])] if c["parallel_layer_pattern"] else "-"
         total += sum(math.prod(s) for _, s in layer_weights(c, side, False, True, ffn=False))
-        if side == "M":
+        if side == "M" and state:
             total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
                 * c["mamba_conv_kernel"]
-        if letter == "A":  # the conv kernel over x, A_log (inner x state) and D (inner): weights, no matmul
+        if letter == "A" and state:  # the conv kernel over x, A_log (inner x state) and D (inner): weights, no matmul
             E = c["mamba1_inner_dim"]
             total += E * c["mamba1_conv_kernel"] + E * c["mamba1_state_dim"] + E
-        if letter == "K":  # the conv kernel over q, k, v, and per head A_log; per channel dt_bias
+        if letter == "K" and state:  # the conv kernel over q, k, v, and per head A_log; per channel dt_bias
             total += 3 * c["kda_num_heads"] * c["kda_head_dim"] * c["kda_conv_kernel"]
-        if letter == "M":  # the conv kernel (d_in + 2GN channels x K taps), no matmul but weights
+        if letter == "M" and state:  # the conv kernel (d_in + 2GN channels x K taps), no matmul but weights
             total += (c["mamba_num_heads"] * c["mamba_head_dim"] + 2 * c["mamba_n_groups"] * c["mamba_state_dim"]) \
                 * c["mamba_conv_kernel"]
         if c["use_sparse_indexer"] and letter in "GS" and indexer:

@@ -553,6 +553,14 @@ def config_kwargs(draw, mode=None, convention=None, knobs=None, impl="random", i
             kw.setdefault("patches_per_sequence", draw(st.sampled_from([0, 4])))
         kw["frozen_layers"] = sorted(draw(st.sets(st.integers(0, n - 1))))
         kw["patcher_head_layer"] = draw(st.integers(-1, n - 1))
+    # the parameters' keys, no FLOPs effect (drawn last, so the draws above keep their examples): a tied head, a
+    # learned position table, the per-layer embedding table's rows
+    kw["logits_via_embedding"] = draw(st.booleans())
+    kw["position_table_rows"] = draw(st.sampled_from([0, 2048]))
+    if kw["per_layer_input_dim"]:
+        kw["per_layer_vocab_size"] = draw(st.sampled_from([0, 4096]))
+    if "Z" in kw["attention_layer_pattern"]:  # Zamba's blocks, run in turn
+        kw["zamba_shared_blocks"] = draw(st.sampled_from([1, 2]))
     return kw
 
 
@@ -615,7 +623,8 @@ COVERED = frozenset(WIDTH_KEYS) | frozenset(REPORTING_KNOBS) | frozenset(HARDWAR
     "kda_num_heads", "kda_gate_rank", "kda_full_rank_gate", "kda_conv_kernel", "kda_chunk_size", "lightning_num_heads",
     "lightning_block_size", "gdp_num_heads", "gdp_num_groups", "gdp_num_householder", "gdp_conv_kernel",
     "gdp_chunk_size", "zero_experts", "zero_expert_share", "zamba_adapter_rank", "zamba_attention_adapters",
-    "short_conv_kernel", "attention_head_gate", "head_dense", "layer_widths", "attention_differential",
+    "short_conv_kernel", "attention_head_gate", "head_dense", "logits_via_embedding", "position_table_rows", "per_layer_vocab_size",
+    "zamba_shared_blocks", "layer_widths", "attention_differential",
     "attention_router_experts", "layer_loops", "zamba_head_dim", "cross_attention_tokens", "attn_res_block_size",
     "rglru_width", "rglru_num_heads", "rglru_conv_kernel", "rwkv_attention_dim", "msa_block_size", "msa_topk_blocks",
     "msa_local_blocks", "mla_q_latent_concat", "gated_norm_rank", "mhc_plain_residual", "mhc_lowrank",

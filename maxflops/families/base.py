@@ -76,6 +76,10 @@ class Family:
     #                       layer_types entry -> its letter (the HF loader's table is built from these)
     idle: Callable | None = None  # (c) -> why its layers are skipped whole, mixer and FFN, under this config ("":
     #                       they run; the cross-attention layers of a text-only step); read by the plan
+    weight_components: tuple = ()  # of its components, the matmuls whose per-token FLOPs are 2 x the weights they
+    #                       read (decode traffic's weights, maxflops.parameters)
+    shared: Callable | None = None  # (kind, c) -> ({component: elements of one row}, copies): weights its rows
+    #                       share, copies sets of them in all (Zamba's shared blocks; maxflops.parameters)
     shared_keys: tuple = ()  # its keys that other families or the trunk read too (the inert rule of its letters
     #                       leaves them out: maxflops.checks)
     claims: int = 50  # where it asks for a pattern letter among the families that could take it (mixer_of): lower

@@ -32,6 +32,7 @@ class Feature:
     head: Callable | None = None    # (c, tokens, hardware) -> {component: FLOPs}: its part of the output head's row
     decode_head: Callable | None = None  # (c) -> {name: weight elements}: the weights of its head part a decode step
     #                                 reads
+    tables: Callable | None = None  # (c) -> {name: elements}: its lookup tables (no FLOPs; maxflops.parameters)
     flags: Mapping = dataclasses.field(default_factory=dict)  # the marks it puts on a layer's kind (maxflops.plan's
     #                                 LayerKind reads them as attributes): name -> value on an unmarked layer
     mark: Callable | None = None    # (c) -> ((layer, pass) -> {flag: value}): its marks on each decoder layer, where

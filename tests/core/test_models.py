@@ -94,3 +94,39 @@ def test_configs_match_published_parameter_counts(name):
     total = parameter_count(c, name in TIED, name not in WITHOUT_INDEXER)
     published = float(PUBLISHED[name]) * 1e9  # MTP layers are not in the published figures (GLM-5: 744B without)
     assert abs(total - published) / published < tolerance(PUBLISHED[name]), f"{name}: {total / 1e9:.3f}B"
+
+
+INDEXER = ("indexer_proj", "indexer_proj_attn")
+# Where the product's count departs from the table's (tests/shapes.py counts every weight of the config):
+# - GLM-5: transformers' GlmMoeDsa builds no indexer on the layers that reuse another's top-k (indexer_types
+#   'shared'), and maxflops counts as it builds (the zoo holds it); the table's 744 counts one on every layer;
+# - Jamba: its Mamba layers' decays, skips and conv kernels (no matmul reads them) are the 0.005% the table's
+#   "398.55" resolves.
+PRODUCT = {"glm5": "743.4", "jamba-1.5-large": "398.5"}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_the_products_parameter_count_is_the_published_one(name):
+    """maxflops.parameters (the matmul weights and tables, the head tied as the config says) within the same
+    rounding, without the MTP modules the published figures leave out."""
+    p = maxflops.parameters(maxflops.load_config(name), mtp_num_layers=0)
+    assert p.tied == (name in TIED)
+    total = p.total - (sum(p.components.get(k, 0) for k in INDEXER) if name in WITHOUT_INDEXER else 0)
+    text = PRODUCT.get(name, PUBLISHED[name])
+    published = float(text) * 1e9
+    assert abs(total - published) / published < tolerance(text), f"{name}: {total / 1e9:.3f}B"
+
+
+# Active parameters as the model cards give them (with the embedding table): Mixtral "12.9B active", Qwen3 "22B
+# activated", Llama 4 Maverick "17B active"; gpt-oss-120b "5.1B active" (OpenAI's card: the unembedding counted, the
+# embedding not).
+ACTIVE = {"mixtral-8x7b": ("12.9", True), "qwen3-235b-a22b": ("22", True), "llama4-17b-128e": ("17", True),
+          "gpt-oss-120b": ("5.1", False)}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVE))
+def test_active_parameters_are_the_published_ones(name):
+    p = maxflops.parameters(maxflops.load_config(name), mtp_num_layers=0)
+    text, with_embeddings = ACTIVE[name]
+    active = p.active if with_embeddings else p.active - p.embeddings
+    assert abs(active - float(text) * 1e9) / (float(text) * 1e9) < tolerance(text), f"{name}: {active / 1e9:.3f}B"

@@ -157,11 +157,12 @@ def test_every_key_of_the_real_files_is_understood(path):
 
 def test_maxtext_ignored_keys_are_reported_with_a_reason(tmp_path):
     loaded = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / "llama3.1-8b.yml")
-    assert loaded.ignored == {"enable_dropout": NO_EFFECT, "logits_via_embedding": NO_EFFECT,
-                              "normalization_layer_epsilon": NO_EFFECT, "rope_max_timescale": NO_EFFECT}
+    assert loaded.ignored == {"enable_dropout": NO_EFFECT, "normalization_layer_epsilon": NO_EFFECT,
+                              "rope_max_timescale": NO_EFFECT}
+    assert loaded.overrides["logits_via_embedding"] is False  # (the file's: the head is its own matrix)
     # the file sets no step: MaxText runs it with base.yml's (so does the loader, and says so)
     assert loaded.defaults == {"mtp_num_layers": 0, "per_device_batch_size": 12.0, "max_target_length": 2048,
-                               "gradient_accumulation_steps": 1}
+                               "gradient_accumulation_steps": 1, "trainable_position_size": -1}
     text = (FIXTURES / "maxtext" / "llama3.1-8b.yml").read_text()
     p = write(tmp_path, "x.yml", text + "frobnicate_level: 3\nq_lora_rank: 64\n")
     with pytest.raises(ValueError, match=r"x\.yml: key not understood: 'frobnicate_level' = 3\. A key that could "
@@ -176,7 +177,7 @@ def test_hf_ignored_keys_are_reported_with_a_reason(tmp_path):
     path = FIXTURES / "hf" / "llama3.1-8b.json"
     loaded = loaders.load_hf_config(path)
     used = {"model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-            "intermediate_size", "vocab_size", "hidden_act"}
+            "intermediate_size", "vocab_size", "hidden_act", "tie_word_embeddings"}
     assert loaded.ignored == {k: NO_EFFECT for k in json.loads(path.read_text()) if k not in used}
     assert loaded.defaults == {"head_dim": 128}  # absent: hidden_size // num_attention_heads
     # keys no transformers code of the type reads: accepted, each said; keys it reads and maxflops does not
@@ -200,9 +201,10 @@ def test_hf_ignored_keys_are_reported_with_a_reason(tmp_path):
 def test_defaults_of_absent_keys_are_reported():
     gemma = loaders.load_hf_config(FIXTURES / "hf" / "gemma3-27b.json")
     assert gemma.defaults == {"text_config.vocab_size": 262208, "text_config.hidden_activation": "gelu_pytorch_tanh",
-                              "text_config.sliding_window_pattern": 6}
+                              "text_config.sliding_window_pattern": 6, "tie_word_embeddings": True}
     qwen = loaders.load_maxtext_yaml(FIXTURES / "maxtext" / "qwen3-next-80b-a3b.yml")
-    assert qwen.defaults == {"mlp_activations": ["silu", "linear"], "mtp_num_layers": 0,  # MaxText base.yml
+    assert qwen.defaults == {"mlp_activations": ["silu", "linear"], "logits_via_embedding": False,  # base.yml
+                             "trainable_position_size": -1, "mtp_num_layers": 0,
                              "per_device_batch_size": 12.0, "max_target_length": 2048, "gradient_accumulation_steps": 1}
 
 

@@ -94,6 +94,7 @@ FAMILY = Family(
     letters={LETTER: "Griffin's recurrent block (RecurrentGemma): a causal conv and the RG-LRU, gated"},
     mixers={RGLRU: "Griffin recurrent block (RG-LRU)"},
     components=COMPONENTS,
+    weight_components=("rglru_gates",),
     schema=SCHEMA,
     mixer_of=mixer_of,
     price=price,

@@ -75,6 +75,7 @@ FAMILY = Family(
     letters={LETTER: "RWKV-4's time mix (key, value, receptance, an elementwise WKV recurrence, output)"},
     mixers={RWKV: "RWKV time mix"},
     components=COMPONENTS,
+    weight_components=("rwkv_receptance",),
     schema=SCHEMA,
     mixer_of=mixer_of,
     price=price,

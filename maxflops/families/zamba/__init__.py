@@ -70,6 +70,14 @@ def decode_cache(kind, c, seqs) -> dict:
             "kv_write": seqs.count * 2 * Hkv * hd * kb}
 
 
+def shared(kind, c) -> tuple:
+    """The block's own weights, which its hybrid layers share (the adapters and the layer's linear are each
+    layer's): ({component: elements of one row}, the blocks that take turns)."""
+    D, H, Hkv, hd, I, _ = widths(c)
+    return {"qkv_proj": 2 * D * (H * hd + 2 * Hkv * hd), "out_proj": H * hd * D, "mlp": 3 * D * I}, \
+        c["zamba_shared_blocks"]
+
+
 def mixer_of(letter: str, layer_number: int, c):
     return (ZAMBA, 0, False, 0) if letter == LETTER else None
 
@@ -97,6 +105,9 @@ SCHEMA = {
                                      "q/k/v's with zamba_attention_adapters); 0: none.", minimum=0),
     "zamba_attention_adapters": field_of(False, bool, "Zamba2's shared block: per-depth adapters on q, k and v "
                                                 "(use_shared_attention_adapter)."),
+    "zamba_shared_blocks": field_of(1, int, "Zamba's shared blocks, which the hybrid layers run in turn (Zamba2's "
+                                            "num_mem_blocks; Zamba's one): each one's weights count once in the "
+                                            "parameters; no FLOPs effect.", minimum=1),
 }
 
 
@@ -105,6 +116,8 @@ FAMILY = Family(
     letters={LETTER: "Zamba's shared transformer block (attention on [hidden, embedding], MLP, linear)"},
     mixers={ZAMBA: "Zamba shared block"},
     components=COMPONENTS,
+    weight_components=("block_linear",),
+    shared=shared,
     schema=SCHEMA,
     mixer_of=mixer_of,
     projection=ZAMBA,

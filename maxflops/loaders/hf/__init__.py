@@ -123,7 +123,8 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
         text_type = get(inner)
         r = TypeReader(text, path, "text_config.", text_type.attribute_map)
         r.raw("model_type", t.wrapper, record=False)
-        top.ignore("tie_word_embeddings", NO_EFFECT)
+        r.ignore("tie_word_embeddings", "the wrapper's own tie_word_embeddings decides (transformers ties the head "
+                                        "by the top-level config)")
     else:
         r, text_type = top, t
     if t.wrapper:  # the wrapper's own keys: its towers' and those its class keeps and never reads
@@ -145,6 +146,19 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
                 reader.ignore(key, f"{NO_EFFECT} ({value})")
     read = t.text_read if t.wrapper and t.text_read else text_type.read
     o = read(r, d) if read else read_decoder(r, text_type, d)
+
+    # the output head is the token table where the governing config's tie_word_embeddings says so: a wrapper's own
+    # (transformers ties by the top-level config), at its config class's default; a model class that never ties
+    # keeps its own head whatever the file says
+    tied = top.raw("tie_word_embeddings", t.defaults.get("tie_word_embeddings", False), none_ok=True)
+    if not isinstance(tied, bool):  # (the config classes refuse a null)
+        raise top.fail("tie_word_embeddings", "expected true or false, got " + ("null" if tied is None else
+                                                                              type(tied).__name__), tied)
+    if "logits_via_embedding" not in o:
+        o["logits_via_embedding"] = tied and text_type.ties
+    if text_type.positions:  # a learned absolute position table
+        key, offset = text_type.positions
+        o["position_table_rows"] = r.int(key, d(key), minimum=1) + offset
 
     if r is not top:  # a wrapper's top-level copy of a text key (vocab_size): the text model is built from text_config
         for key, value in top.data.items():

@@ -26,7 +26,8 @@ class HFType:
     Gemma 4, LongCat-Flash), or the decoder pipeline (``read_decoder``) runs with the fields below; a type that is
     FLOP-equal to another is the same fields with its own key names and defaults."""
 
-    # the config class's defaults (transformers 5.24) for the keys read
+    # the config class's defaults (transformers 5.24) for the keys read (a wrapper's: its own top-level keys, the
+    # tie_word_embeddings that ties its text model's head)
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     read: Callable[[Reader, Callable], dict] | None = None  # (reader, default-of) -> overrides; None: the pipeline
     activation: str = "hidden_act"  # the key the config class reads the FFN activation from
@@ -63,6 +64,11 @@ class HFType:
     # a wrapper whose own code reads its text_config (Kimi K3's remote code extends kimi_linear's config class): its
     # reader of the text model, in place of the text type's (None: the text type's)
     text_read: Callable[[Reader, Callable], dict] | None = None
+    # the model class ties its output head to the token table when tie_word_embeddings says so (CpmAnt's never does)
+    ties: bool = True
+    # (key, offset): a learned absolute position table of that key's value + offset rows (OPT's and BioGPT's start at
+    # 2): a lookup, no FLOPs, in the parameters
+    positions: tuple = ()
     name: str = ""  # the model_type (set by the registry from the module's name)
 
 

@@ -129,6 +129,7 @@ BASE: dict = {
     "intermediate_size_for_vit": 5632, "num_hidden_layers_for_vit": 34, "projector_input_dim_for_vit": 4096,
     "projector_output_dim_for_vit": 4096, "pixel_shuffle_ratio_for_vit": 0.5, "use_dpo": False, "use_audio": False,
     "compress_ratios": [], "o_groups": 0, "o_lora_rank": 0, "first_num_hash_layers": 0,
+    "logits_via_embedding": False, "trainable_position_size": -1,
     "attention": "autoselected", "sparse_matmul": True, "megablox": True, "capacity_factor": -1.0,
     "remat_policy": "full", "scan_layers": True, "sa_block_q": 512, "sa_block_kv": 512,
     "sa_block_q_dkv": 512, "sa_block_kv_dkv": 512, "sa_block_q_dq": 512, "sa_block_kv_dq": 512,
@@ -159,7 +160,7 @@ MODEL_KEYS = frozenset("""
     freeze_vision_encoder_params num_channels_for_vit image_size_for_vit tile_size_for_vit patch_size_for_vit
     hidden_size_for_vit intermediate_size_for_vit num_hidden_layers_for_vit projector_input_dim_for_vit
     projector_output_dim_for_vit pixel_shuffle_ratio_for_vit use_dpo use_audio compress_ratios o_groups o_lora_rank
-    first_num_hash_layers
+    first_num_hash_layers logits_via_embedding trainable_position_size
 """.split())
 
 IMPLEMENTATION_KEYS = frozenset("""
@@ -275,7 +276,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     local_sa_k_layout local_sa_q_layout local_sa_use_base2_exp local_sa_use_fused_bwd_kernel local_sa_v_layout
     local_use_splash_scheduler log_config log_moe_bias_norms log_period log_required_ragged_buffer_factor
     log_step_diagnostics log_weight_sync_time  logical_axis_rules_for_eval logits_dot_in_fp32
-    logits_proj_quant_calibration_method logits_via_embedding lora_input_adapters_path lr_schedule_type
+    logits_proj_quant_calibration_method lora_input_adapters_path lr_schedule_type
     lti_use_general_linear_map managed_mldiagnostics managed_mldiagnostics_on_demand_profiling
     managed_mldiagnostics_region managed_mldiagnostics_run_group managed_mldiagnostics_storage_path matmul_precision
     max_checkify max_corpus_chars max_inflight_computations max_num_batched_tokens max_num_checkpoints_to_keep
@@ -338,7 +339,7 @@ NO_EFFECT = RUN_KEYS | frozenset("""
     tensors_on_device tensors_to_offload tokenize_eval_data tokenize_train_data tokenizer_path tokenizer_type
     topk_routing_group tpu_num_chips_to_profile_per_task tpu_num_sparse_core_tiles_to_trace
     tpu_num_sparse_cores_to_trace train_data_columns train_image_column train_interleave_cycle_length
-    train_shard_in_read train_split trainable_parameters_mask trainable_position_size ulysses_context_sharding
+    train_shard_in_read train_split trainable_parameters_mask ulysses_context_sharding
     unquantized_modules upload_all_profiler_results use_2d_fsdp_sharding use_audio_in_video use_batch_split_schedule
     use_chat_template use_chunked_prefill use_csa_streamindex_kernel use_custom_sort_vjp use_gather_mosaic_kernel
     use_gmm_v2 use_gmm_v2_heuristic_tiling use_grpo use_iota_embed use_jax_splash use_lineage

@@ -163,6 +163,9 @@ def read_widths(r: Reader, o: dict, spec: Block, derive: bool) -> None:
     if spec.layer_pairs:
         o["num_decoder_layers"] *= 2
     o["vocab_size"] = r.int("vocab_size", base["vocab_size"], minimum=1)
+    o["logits_via_embedding"] = r.bool("logits_via_embedding", base["logits_via_embedding"])
+    # a learned position table of trainable_position_size rows when positive (MaxText's position_embedder)
+    o["position_table_rows"] = max(0, r.int("trainable_position_size", base["trainable_position_size"], minimum=None))
     acts = r.list("mlp_activations", str, base["mlp_activations"])
     if not 1 <= len(acts) <= 2:
         raise r.fail("mlp_activations", "give one activation (plain FFN) or two (gated FFN)", acts)

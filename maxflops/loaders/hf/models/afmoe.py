@@ -11,6 +11,7 @@ from ..house import HFType
 
 # AfmoeConfig (num_key_value_heads: post-init rule)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 200192, "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 1408,
     "num_hidden_layers": 32, "num_dense_layers": 1, "num_attention_heads": 16, "head_dim": 128, "hidden_act": "silu",
     "num_experts": 64, "num_experts_per_tok": 6, "num_shared_experts": 2, "global_attn_every_n_layers": 4,

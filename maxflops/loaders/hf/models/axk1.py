@@ -9,6 +9,7 @@ from ..house import HFType
 
 # AXK1Config (first_k_dense_replace: a kwarg __post_init__ reads, 1; head_dim, qk_head_dim: derived)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 163840, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
     "num_hidden_layers": 61, "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1,
     "n_routed_experts": 192, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,

@@ -13,6 +13,7 @@ from ..house import HFType
 # AXK2Config (head_dim: __post_init__ sets qk_rope_head_dim; mlp_layer_types: from the first_k_dense_replace and
 # moe_layer_freq kwargs, 1 and 1)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 163840, "hidden_size": 2048, "intermediate_size": 5120, "moe_intermediate_size": 512,
     "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 32, "n_shared_experts": 1,
     "n_routed_experts": 128, "kv_lora_rank": 128, "q_lora_rank": 384, "qk_rope_head_dim": 32, "v_head_dim": 64,

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="cohere2", text_types=("*",),
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="cohere2", text_types=("*",),
               no_effect={"downsample_factor": "not counted: the vision projector's pixel shuffle",
                          "adapter_layer_norm_eps": "not counted: the vision projector's norm epsilon"})

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # BambaConfig (mamba_d_head "auto": mamba_expand x hidden_size // mamba_n_heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 128000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "mamba_n_heads": 128,
     "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 256, "mamba_d_conv": 4, "mamba_expand": 2,

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # BeamConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 151936, "hidden_size": 5120, "intermediate_size": 20480, "num_hidden_layers": 52,
     "num_attention_heads": 48, "num_key_value_heads": 8, "hidden_act": "silu", "sliding_window": 512,
     "moe_intermediate_size": 2560, "num_experts_per_tok": 8, "num_experts": 256, "head_dim": 128,

@@ -8,6 +8,8 @@ from ..house import HFType
 
 # BioGptConfig
 DEFAULTS = {
+    "max_position_embeddings": 1024,
+    "tie_word_embeddings": True,
     "vocab_size": 42384, "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
     "intermediate_size": 4096, "hidden_act": "gelu", "layerdrop": 0.0,
 }
@@ -16,7 +18,8 @@ DEFAULTS = {
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, gated=False, attention=parts.mha, extras=(parts.no_layerdrop,),
+    defaults=DEFAULTS, positions=("max_position_embeddings", 2),  # the learned position table
+    gated=False, attention=parts.mha, extras=(parts.no_layerdrop,),
     no_effect={"hidden_dropout_prob": "dropout", "attention_probs_dropout_prob": "dropout",
                "activation_dropout": "dropout", "scale_embedding": "a scalar scale of the embeddings"},
 )

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # BloomConfig, under the readers' names (attribute_map)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 250880, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
 }
 

@@ -23,7 +23,8 @@ from .. import keys
 from ..house import HFType
 
 # BltConfig (transformers 5.24)
-DEFAULTS = {"vocab_size": 260, "patch_in_forward": True, "patching_mode": "entropy", "local_attention_window_len": 512,
+DEFAULTS = {"tie_word_embeddings": False,
+            "vocab_size": 260, "patch_in_forward": True, "patching_mode": "entropy", "local_attention_window_len": 512,
             "cross_attn_k": 2}
 # its sub-configs' classes: BltPatcherConfig, BltLocalEncoderConfig, BltLocalDecoderConfig, BltGlobalTransformerConfig
 _SUB = {

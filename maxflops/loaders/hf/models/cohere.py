@@ -8,6 +8,7 @@ from ..house import HFType
 # CohereConfig (num_key_value_heads: post-init rule; no head_dim field: the model's getattr rule,
 # hidden_size // num_attention_heads)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40,
     "num_attention_heads": 64, "hidden_act": "silu",
 }

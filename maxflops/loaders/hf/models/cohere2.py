@@ -10,6 +10,7 @@ from ..house import HFType
 # Cohere2Config (num_key_value_heads: post-init rule; head_dim: set to hidden_size // num_attention_heads, a file's
 # own head_dim replacing it)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40,
     "num_attention_heads": 64, "hidden_act": "silu", "sliding_window": 4096, "sliding_window_pattern": 4,
 }

@@ -12,6 +12,7 @@ from ..house import HFType
 
 # Cohere2MoeConfig (num_key_value_heads: post-init rule; first_k_dense_replace: a kwarg __post_init__ pops, 0)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 256000, "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40,
     "num_attention_heads": 64, "head_dim": 128, "hidden_act": "silu", "sliding_window": 4096,
     "num_experts_per_tok": 2, "num_experts": 8, "num_shared_experts": 0, "prefix_dense_sliding_window_pattern": 1,

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # CpmAntConfig
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 30720, "hidden_size": 4096, "num_attention_heads": 32, "dim_head": 128, "dim_ff": 10240,
     "num_hidden_layers": 48, "prompt_length": 32,
 }
@@ -39,4 +40,4 @@ def _read(r: Reader, d) -> dict:
     return o
 
 
-TYPE = HFType(defaults=DEFAULTS, read=_read)
+TYPE = HFType(defaults=DEFAULTS, read=_read, ties=False)  # (CpmAntForCausalLM: _tied_weights_keys = {})

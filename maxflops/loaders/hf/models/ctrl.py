@@ -8,6 +8,7 @@ from ..house import HFType
 
 # CTRLConfig, under the readers' names (attribute_map)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 246534, "hidden_size": 1280, "dff": 8192, "num_hidden_layers": 48, "num_attention_heads": 16,
 }
 

@@ -8,6 +8,7 @@ from ..house import HFType
 
 # CwmConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 128256, "hidden_size": 6144, "intermediate_size": 21504, "num_hidden_layers": 64,
     "num_attention_heads": 48, "num_key_value_heads": 8, "hidden_act": "silu", "head_dim": 128,
     "sliding_window": 8192,

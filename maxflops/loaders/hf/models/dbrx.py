@@ -12,7 +12,7 @@ from .. import keys
 from ..house import HFType
 
 # DbrxConfig
-DEFAULTS = {"d_model": 2048, "n_heads": 16, "n_layers": 24, "vocab_size": 32000}
+DEFAULTS = {"tie_word_embeddings": False, "d_model": 2048, "n_heads": 16, "n_layers": 24, "vocab_size": 32000}
 # DbrxAttentionConfig / DbrxFFNConfig (their FLOPs keys)
 _ATTN = {"kv_n_heads": 1}
 _FFN = {"ffn_hidden_size": 3584, "moe_num_experts": 4, "moe_top_k": 1, "ffn_act_fn": {"name": "silu"}}

@@ -7,6 +7,7 @@ from ..house import HFType
 
 # DeepseekV32Config (no MTP key)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
     "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "hidden_act": "silu",
     "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536, "n_routed_experts": 256,

@@ -12,6 +12,7 @@ from ..house import HFType
 
 # DeepseekV4Config (DeepSeek-V4-Flash's values)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 129280, "hidden_size": 4096, "moe_intermediate_size": 2048, "num_hidden_layers": 43,
     "num_attention_heads": 64, "head_dim": 512, "q_lora_rank": 1024, "num_experts_per_tok": 6,
     "n_routed_experts": 256, "hidden_act": "silu", "hc_mult": 4, "sliding_window": 128, "o_groups": 8,

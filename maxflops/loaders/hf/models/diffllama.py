@@ -10,6 +10,7 @@ from ..house import HFType
 
 # DiffLlamaConfig (num_key_value_heads, head_dim: post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32000, "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
     "num_attention_heads": 32, "hidden_act": "silu", "attention_dropout": 0.0,
 }

@@ -11,6 +11,7 @@ from ..house import HFType
 # DogeConfig (transformers 5.24; num_key_value_heads: absent or null, num_attention_heads; head_dim: the model's
 # getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32768, "hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 32,
     "num_attention_heads": 8, "hidden_act": "silu", "sliding_window": None, "keep_window_size": 2048,
     "is_moe": False, "num_experts": 16384, "num_experts_per_tok": 64,

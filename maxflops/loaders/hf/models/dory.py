@@ -11,6 +11,7 @@ from ..house import HFType
 
 # DoryConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 131072, "hidden_size": 2560, "intermediate_size": 7168, "num_hidden_layers": 36,
     "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "hidden_act": "silu", "sliding_window": 1024,
     "n_input_layers": 8, "n_output_layers": 8, "n_recurrent_loops": 2, "recurrent_kv_cache_mode": "per_loop",

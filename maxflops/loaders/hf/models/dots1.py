@@ -10,6 +10,7 @@ from ..house import HFType
 # Dots1Config (n_routed_experts, num_experts_per_tok, n_shared_experts: null, required; no head_dim field: the
 # model's getattr rule, hidden_size // num_attention_heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 152064, "hidden_size": 4608, "intermediate_size": 10944, "moe_intermediate_size": 1408,
     "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 32, "first_k_dense_replace": 0,
     "hidden_act": "silu", "sliding_window": 4096, "max_window_layers": 62,

@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="dots3_note_text")
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="dots3_note_text")

@@ -16,6 +16,7 @@ from ..house import HFType
 
 # Dots3NoteTextConfig (sliding_window: the sliding_window_size kwarg, default 512, when null)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 152064, "hidden_size": 5120, "intermediate_size": 13824, "moe_intermediate_size": 1536,
     "num_hidden_layers": 46, "num_attention_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
     "kv_lora_rank": 512, "q_lora_rank": 1024, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,

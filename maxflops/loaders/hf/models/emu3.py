@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(
+TYPE = HFType(defaults={"tie_word_embeddings": False}, 
     wrapper="emu3_text_model", class_towers=("vq_config",),
     towers={"vq_config": "image tokenizer (Emu3's VQ-VAE: images to the tokens the decoder reads, and back)"},
     no_effect={"vocabulary_map": "the image tokens' ids in the vocabulary (no matmul)",

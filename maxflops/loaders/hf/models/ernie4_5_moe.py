@@ -10,6 +10,7 @@ from ..house import HFType
 # Ernie4_5_MoeConfig, under the names read (its attribute_map: num_experts -> moe_num_experts, num_experts_per_tok ->
 # moe_k); no head_dim field: the model's getattr rule, hidden_size // num_attention_heads
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
     "num_attention_heads": 20, "num_key_value_heads": 4, "hidden_act": "silu", "moe_intermediate_size": 1536,
     "num_experts_per_tok": 6, "num_experts": 64, "moe_num_shared_experts": 2, "moe_layer_start_index": 1,

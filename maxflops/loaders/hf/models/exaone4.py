@@ -10,6 +10,7 @@ from ..house import HFType
 # Exaone4Config (layer_types: from sliding_window_pattern; head_dim: no field, the model uses hidden_size //
 # num_attention_heads unless the file keeps one)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 32, "hidden_act": "silu", "sliding_window": 4096,
     "sliding_window_pattern": 4,

@@ -12,6 +12,7 @@ from .exaone4 import pattern_layers
 
 # ExaoneMoeConfig (layer_types, mlp_layer_types: derived by __post_init__)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 102400, "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 32, "hidden_act": "silu", "sliding_window": 4096,
     "sliding_window_pattern": 4, "first_k_dense_replace": 1, "moe_intermediate_size": 1024, "num_experts": 64,

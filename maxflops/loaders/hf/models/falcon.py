@@ -12,6 +12,7 @@ from ..house import HFType, read_decoder_4x
 # FalconConfig (num_kv_heads: null, __post_init__ makes it num_attention_heads; ffn_hidden_size: null, 4 *
 # hidden_size; hidden_size: the n_embed kwarg when given)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 65024, "hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
     "activation": "gelu", "new_decoder_architecture": False, "multi_query": True,
 }

@@ -9,6 +9,7 @@ from ..house import HFType
 # FlexOlmoConfig (num_key_value_heads: null, __post_init__ makes it num_attention_heads; head_dim: no field, the
 # model uses hidden_size // num_attention_heads unless the file keeps one)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 100352, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 32, "hidden_act": "silu", "num_experts_per_tok": 5, "num_experts": 7,
 }

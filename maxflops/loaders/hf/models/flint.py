@@ -11,6 +11,7 @@ from ..house import HFType
 
 # FlintConfig (layer_types, mlp_only_layers: derived by __post_init__)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 150144, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 49,
     "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "hidden_act": "silu",
     "sliding_window": 513, "decoder_sparse_step": 1, "moe_intermediate_size": 512,

@@ -7,7 +7,7 @@ from ..house import HFType
 
 PATCHES = "sizes the image patches' projection (vision_embed_tokens), run only on image patches; not priced"
 
-TYPE = HFType(wrapper="persimmon",
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="persimmon",
               # the tower the class always builds: the patch projection (named by the key that sizes it)
               class_towers=("patch_size",),
               towers={"patch_size": "image patch projection (vision_embed_tokens, one Linear)"},

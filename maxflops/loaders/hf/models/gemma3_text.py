@@ -9,6 +9,7 @@ from ..house import HFType
 
 # Gemma3TextConfig
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
     "hidden_activation": "gelu_pytorch_tanh", "sliding_window": 4096, "sliding_window_pattern": 6,

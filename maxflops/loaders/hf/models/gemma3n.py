@@ -5,4 +5,5 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="gemma3n_text", class_towers=("vision_config", "audio_config"))
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="gemma3n_text",
+              class_towers=("vision_config", "audio_config"))

@@ -12,6 +12,8 @@ from ..house import HFType
 
 # Gemma3nTextConfig (transformers 5.24)
 DEFAULTS = {
+    "tie_word_embeddings": True,
+    "vocab_size_per_layer_input": 262144,
     "vocab_size": 262400, "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 35,
     "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
     "sliding_window": 512, "hidden_size_per_layer_input": 256, "altup_active_idx": 0, "altup_num_inputs": 4,
@@ -76,7 +78,7 @@ def _read(r: Reader, d) -> dict:
     # per-layer embeddings, KV sharing
     ple = r.int("hidden_size_per_layer_input", d("hidden_size_per_layer_input"), minimum=1)
     o["per_layer_input_dim"] = ple
-    r.ignore("vocab_size_per_layer_input", NO_EFFECT + " (a lookup table)")
+    o["per_layer_vocab_size"] = r.int("vocab_size_per_layer_input", d("vocab_size_per_layer_input"), minimum=1)
     shared = r.int("num_kv_shared_layers", d("num_kv_shared_layers"), minimum=0)
     if shared:
         if shared >= n:

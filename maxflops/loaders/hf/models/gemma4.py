@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="gemma4_text")
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="gemma4_text")

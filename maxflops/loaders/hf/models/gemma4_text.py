@@ -11,6 +11,8 @@ from ..house import HFType
 
 # Gemma4TextConfig (global_head_dim 512 and num_global_key_value_heads: kwargs it pops)
 DEFAULTS = {
+    "tie_word_embeddings": True,
+    "vocab_size_per_layer_input": 262144,
     "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 30,
     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
     "sliding_window": 512, "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 0,
@@ -114,8 +116,9 @@ def read_gemma4(r: Reader, d, unified: bool) -> dict:
                                   none_ok=True)
     if ple:
         o["per_layer_input_dim"] = ple
-    if not unified:
-        r.ignore("vocab_size_per_layer_input", NO_EFFECT + " (a lookup table)")
+        o["per_layer_vocab_size"] = r.int("vocab_size_per_layer_input", d("vocab_size_per_layer_input"), minimum=1)
+    elif not unified:
+        r.ignore("vocab_size_per_layer_input", "unused: no per-layer embeddings")
     shared = r.int("num_kv_shared_layers", d("num_kv_shared_layers"), minimum=0)
     if shared:
         o["num_kv_shared_layers"] = shared

@@ -5,4 +5,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="gemma4_unified_text", class_towers=())
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="gemma4_unified_text", class_towers=())

@@ -8,6 +8,7 @@ from ..house import HFType
 
 # Glm4MoeLiteConfig (head_dim: its attribute map reads qk_rope_head_dim)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 154880, "hidden_size": 2048, "intermediate_size": 10240, "moe_intermediate_size": 1536,
     "num_hidden_layers": 47, "num_attention_heads": 20, "num_key_value_heads": 20, "n_shared_experts": 1,
     "n_routed_experts": 64, "kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64, "v_head_dim": 256,

@@ -7,6 +7,6 @@ from ..house import HFType
 
 TOKENS = "a special token id of the image and video spans (no matmul)"
 
-TYPE = HFType(wrapper="glm4v_text",
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="glm4v_text",
               no_effect={k: TOKENS for k in ("image_start_token_id", "image_end_token_id", "video_start_token_id",
                                              "video_end_token_id")})

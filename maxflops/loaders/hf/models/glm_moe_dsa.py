@@ -7,6 +7,7 @@ from ..house import HFType
 
 # GlmMoeDsaConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 154880, "hidden_size": 6144, "intermediate_size": 12288, "moe_intermediate_size": 2048,
     "num_hidden_layers": 78, "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1,
     "n_routed_experts": 256, "kv_lora_rank": 512, "q_lora_rank": 2048, "qk_rope_head_dim": 64,

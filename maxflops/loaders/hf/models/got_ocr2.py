@@ -5,5 +5,5 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen2",
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="qwen2",
               no_effect={"image_seq_length": "the image tokens per image (the vision tower's; not priced)"})

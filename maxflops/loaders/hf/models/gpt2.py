@@ -9,6 +9,8 @@ from ..house import HFType, read_decoder_4x
 
 # GPT2Config, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
 DEFAULTS = {
+    "n_positions": 1024,
+    "tie_word_embeddings": True,
     "vocab_size": 50257, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
     "activation_function": "gelu_new",
 }
@@ -17,11 +19,11 @@ DEFAULTS = {
 SUMMARY = "the sequence-summary head of the double-heads model (not the causal LM)"
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=read_decoder_4x, activation="activation_function", gated=False, attention=parts.mha,
+    defaults=DEFAULTS, positions=("n_positions", 0),  # the learned position table
+    read=read_decoder_4x, activation="activation_function", gated=False, attention=parts.mha,
     dense_key="n_inner",
     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
     no_effect={
-        "n_positions": "the learned position table's length (a gather)",
         "resid_pdrop": "dropout", "embd_pdrop": "dropout", "attn_pdrop": "dropout",
         "summary_type": SUMMARY, "summary_use_proj": SUMMARY, "summary_activation": SUMMARY,
         "summary_proj_to_labels": SUMMARY, "summary_first_dropout": SUMMARY,

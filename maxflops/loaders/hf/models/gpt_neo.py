@@ -11,6 +11,8 @@ from ..house import HFType, read_decoder_4x
 # GPTNeoConfig, under the readers' names (attribute_map); intermediate_size: null, the model uses 4 * hidden_size;
 # attention_types: null, __post_init__ makes it [[["global", "local"], 12]]
 DEFAULTS = {
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": True,
     "vocab_size": 50257, "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
     "activation_function": "gelu_new", "window_size": 256,
 }
@@ -51,7 +53,8 @@ def _read(r: Reader, d) -> dict:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_read, activation="activation_function", gated=False, attention=parts.mha,
+    defaults=DEFAULTS, positions=("max_position_embeddings", 0),  # the learned position table
+    read=_read, activation="activation_function", gated=False, attention=parts.mha,
     layers=lambda r, d, n: (["G"] * n, "num_hidden_layers"),  # (the local layers: _read)
     attribute_map={"num_attention_heads": "num_heads", "num_hidden_layers": "num_layers"},
     no_effect={"resid_dropout": "dropout", "embed_dropout": "dropout",

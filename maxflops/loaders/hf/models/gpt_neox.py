@@ -9,6 +9,7 @@ from ..house import HFType
 
 # GPTNeoXConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 50432, "hidden_size": 6144, "num_hidden_layers": 44, "num_attention_heads": 64,
     "intermediate_size": 24576, "hidden_act": "gelu",
 }

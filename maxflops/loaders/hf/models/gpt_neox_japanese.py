@@ -12,6 +12,7 @@ from .gpt_neox import NO_EFFECT_KEYS
 
 # GPTNeoXJapaneseConfig
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 32000, "hidden_size": 2560, "num_hidden_layers": 32, "num_attention_heads": 32,
     "intermediate_multiple_size": 4, "hidden_act": "gelu",
 }

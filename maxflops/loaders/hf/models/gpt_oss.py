@@ -9,6 +9,7 @@ from ..house import HFType
 
 # GptOssConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "num_hidden_layers": 36, "num_local_experts": 128, "vocab_size": 201088, "hidden_size": 2880,
     "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8,
     "sliding_window": 128, "hidden_act": "silu", "num_experts_per_tok": 4,

@@ -8,6 +8,7 @@ from ..house import HFType, read_decoder_4x
 
 # GPTJConfig, under the readers' names (attribute_map); n_inner: null, the model uses 4 * n_embd
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 50400, "hidden_size": 4096, "num_hidden_layers": 28, "num_attention_heads": 16,
     "activation_function": "gelu_new",
 }

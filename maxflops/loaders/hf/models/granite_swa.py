@@ -9,6 +9,7 @@ from ..house import HFType
 
 # GraniteSWAConfig (no head_dim field: the model reads a present one, else hidden_size // num_attention_heads)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 100352, "hidden_size": 2560, "intermediate_size": 8192, "num_hidden_layers": 24,
     "num_attention_heads": 20, "num_key_value_heads": 4, "hidden_act": "silu", "sliding_window": 128,
 }

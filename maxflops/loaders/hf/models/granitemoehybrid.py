@@ -11,6 +11,7 @@ from ..house import HFType
 
 # GraniteMoeHybridConfig (num_key_value_heads: post-init rule)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 32, "hidden_act": "silu", "num_local_experts": 8, "num_experts_per_tok": 2,
     "shared_intermediate_size": 1024, "mamba_n_heads": 128, "mamba_d_head": "auto", "mamba_n_groups": 1,

@@ -9,6 +9,7 @@ from ..house import HFType
 
 # GraniteMoeSharedConfig (num_key_value_heads: post-init rule; no head_dim field)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 32, "hidden_act": "silu", "num_local_experts": 8, "num_experts_per_tok": 2,
     "shared_intermediate_size": 0,

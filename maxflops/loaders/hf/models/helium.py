@@ -8,6 +8,7 @@ from ..house import HFType
 
 # HeliumConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 48000, "hidden_size": 2560, "intermediate_size": 7040, "num_hidden_layers": 24,
     "num_attention_heads": 20, "num_key_value_heads": 20, "head_dim": 128, "hidden_act": "silu",
 }

@@ -13,6 +13,7 @@ from ..house import HFType
 
 # HrmTextConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 151808, "hidden_size": 1536, "intermediate_size": 4096, "num_hidden_layers": 16,
     "num_attention_heads": 12, "hidden_act": "silu", "head_dim": 128, "H_cycles": 2, "L_cycles": 3,
 }

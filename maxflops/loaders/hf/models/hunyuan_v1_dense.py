@@ -8,6 +8,7 @@ from ..house import HFType
 # HunYuanDenseV1Config (num_key_value_heads: post-init rule; head_dim: null, which the attention reads as is (a
 # file without one builds no model), read as hidden_size // num_attention_heads as the rotary embedding does)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 32, "hidden_act": "silu",
 }

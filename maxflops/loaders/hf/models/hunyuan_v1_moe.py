@@ -11,6 +11,7 @@ from ..house import HFType
 # HunYuanMoEV1Config (num_key_value_heads: post-init rule; head_dim: null, read as hunyuan_v1_dense reads it);
 # attribute_map: num_experts_per_tok -> moe_topk, num_local_experts -> num_experts
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 290943, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 32, "hidden_act": "silu", "num_experts": 1, "num_experts_per_tok": 1,
 }

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # HYV3Config (attribute_map: num_local_experts -> num_experts)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 120832, "hidden_size": 4096, "intermediate_size": 13312, "num_hidden_layers": 80,
     "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
     "num_experts": 192, "num_experts_per_tok": 8, "num_shared_experts": 1, "moe_intermediate_size": 1536,

@@ -13,6 +13,7 @@ from ..house import HFType
 
 # HYV4Config (head_dim: __post_init__ sets qk_rope_head_dim; num_key_value_heads: num_attention_heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 120832, "hidden_size": 2816, "intermediate_size": 6912, "moe_intermediate_size": 768,
     "num_hidden_layers": 34, "num_attention_heads": 32, "hidden_act": "silu", "n_routed_experts": 256,
     "n_shared_experts": 1, "num_experts_per_tok": 8, "q_lora_rank": 1536, "kv_lora_rank": 512,

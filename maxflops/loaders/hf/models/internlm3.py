@@ -6,6 +6,7 @@ from ..house import HFType
 
 # InternLM3Config (num_key_value_heads and head_dim: null -> post-init rules; the defaults are 2 and 128)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 128512, "hidden_size": 4096, "intermediate_size": 10240, "num_hidden_layers": 48,
     "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "hidden_act": "silu",
 }

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen2", text_types=("*",),
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="qwen2", text_types=("*",),
               no_effect={"image_seq_length": "not counted: the vision tower's image tokens per image",
                          "downsample_ratio": "not counted: the vision projector's pixel shuffle"})

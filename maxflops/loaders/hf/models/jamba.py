@@ -10,6 +10,7 @@ from ..house import HFType
 
 # JambaConfig (mamba_dt_rank "auto": ceil(hidden_size / 16))
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 65536, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "num_experts_per_tok": 2,
     "num_experts": 16, "expert_layer_period": 2, "expert_layer_offset": 1, "attn_layer_period": 8,

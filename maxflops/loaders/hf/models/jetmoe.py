@@ -11,6 +11,7 @@ from ..house import HFType
 
 # JetMoeConfig (attribute_map: head_dim -> kv_channels; num_attention_heads: kv heads x top-k, a post-init rule)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 32000, "hidden_size": 2048, "num_hidden_layers": 12, "num_key_value_heads": 16,
     "head_dim": 128, "intermediate_size": 5632, "activation_function": "silu", "num_local_experts": 8,
     "num_experts_per_tok": 2,

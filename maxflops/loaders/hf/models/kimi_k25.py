@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(
+TYPE = HFType(defaults={"tie_word_embeddings": True}, 
     wrapper="deepseek_v3", text_types=("*",),
     no_effect={
         "projection_hidden_size": "not counted: the vision projector's width",

@@ -8,6 +8,7 @@ from ..house import HFType
 
 # KimiLinearConfig (saved names: num_experts, num_experts_per_token, num_shared_experts)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 163840, "hidden_size": 2304, "intermediate_size": 9216, "moe_intermediate_size": 1024,
     "num_hidden_layers": 27, "num_attention_heads": 32, "num_key_value_heads": 32, "num_shared_experts": 1,
     "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,

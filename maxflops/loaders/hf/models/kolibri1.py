@@ -10,6 +10,7 @@ from ..house import HFType
 
 # Kolibri1Config (attribute_map: num_experts -> num_local_experts; no intermediate_size: no dense FFN)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 128000, "hidden_size": 2560, "num_hidden_layers": 50, "num_attention_heads": 48,
     "num_key_value_heads": 4, "head_dim": 128, "hidden_act": "silu", "sliding_window": 513,
     "moe_intermediate_size": 512, "num_experts_per_tok": 6, "num_local_experts": 384,

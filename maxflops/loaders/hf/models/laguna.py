@@ -14,6 +14,7 @@ from ..house import HFType
 
 # LagunaConfig (layer_types, mlp_layer_types, num_attention_heads_per_layer: post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 100352, "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 40,
     "num_attention_heads": 48, "num_key_value_heads": 8, "hidden_act": "silu", "sliding_window": 512,
     "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8,

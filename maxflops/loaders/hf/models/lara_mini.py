@@ -11,6 +11,7 @@ from ..house import HFType
 
 # LaraMiniConfig (no intermediate_size: no dense FFN)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 151936, "hidden_size": 1024, "num_hidden_layers": 34, "num_attention_heads": 16,
     "num_key_value_heads": 4, "head_dim": 128, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
     "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 8,

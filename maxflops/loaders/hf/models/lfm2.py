@@ -10,6 +10,7 @@ from ..house import HFType
 
 # Lfm2Config (layer_types / full_attn_idxs: post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 65536, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "conv_L_cache": 3, "block_multiple_of": 256,
     "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": True,
@@ -55,8 +56,11 @@ def _layers(r: Reader, n: int):
     return ["G" if i in idxs else "V" for i in range(n)], "full_attn_idxs"
 
 
-# Lfm2Config and Lfm2MoeConfig pop it into tie_word_embeddings
-TIE_EMBEDDING = NO_EFFECT + " (the config class's older name for tie_word_embeddings)"
+def older_tie(r: Reader, o: dict) -> None:
+    """Lfm2Config and Lfm2MoeConfig pop ``tie_embedding`` into tie_word_embeddings (given both, the older name
+    wins)."""
+    if r.has("tie_embedding"):
+        o["logits_via_embedding"] = r.bool("tie_embedding")
 
 
 def trunk(r: Reader, d) -> dict:
@@ -90,7 +94,7 @@ def _read(r: Reader, d) -> dict:
     letters, key = _layers(r, o["num_decoder_layers"])
     pattern = o["attention_layer_pattern"] = fit_pattern(letters, r, key)
     short_conv(r, d, o, pattern)
-    r.ignore("tie_embedding", TIE_EMBEDDING)
+    older_tie(r, o)
     return o
 
 

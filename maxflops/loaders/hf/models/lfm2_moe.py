@@ -8,10 +8,11 @@ from __future__ import annotations
 from ...reader import NO_EFFECT, Reader, fit_pattern
 from .. import parts
 from ..house import HFType
-from .lfm2 import TIE_EMBEDDING, short_conv, trunk
+from .lfm2 import older_tie, short_conv, trunk
 
 # Lfm2MoeConfig
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168, "moe_intermediate_size": 1792,
     "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "conv_L_cache": 3,
     "num_dense_layers": 2, "num_experts_per_tok": 4, "num_experts": 32,
@@ -43,7 +44,7 @@ def _read(r: Reader, d) -> dict:
         r.ignore("intermediate_size", "unused: every layer is MoE (num_dense_layers 0)")
     for key in ("use_expert_bias", "routed_scaling_factor", "norm_topk_prob", "output_router_logits"):
         r.ignore(key, NO_EFFECT)
-    r.ignore("tie_embedding", TIE_EMBEDDING)
+    older_tie(r, o)
     return o
 
 

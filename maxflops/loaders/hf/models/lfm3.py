@@ -11,6 +11,7 @@ from .lfm2 import short_conv, trunk
 
 # Lfm3Config (layer_types: a post-init rule; conv_L_cache is no field: the model reads it from the file)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 128000, "hidden_size": 2048, "intermediate_size": 7680, "num_hidden_layers": 24,
     "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128, "sliding_window": 256,
     "use_attention_gate": True,

@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="llama4_text")
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="llama4_text")

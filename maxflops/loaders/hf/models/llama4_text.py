@@ -10,6 +10,7 @@ from ..house import HFType
 
 # Llama4TextConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
     "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
     "hidden_act": "silu", "num_experts_per_tok": 1, "num_local_experts": 16, "interleave_moe_layer_step": 1,

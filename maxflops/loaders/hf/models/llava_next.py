@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="llama", text_types=("*",),
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="llama", text_types=("*",),
               no_effect={"image_seq_length": "not counted: the vision tower's image tokens per image",
                          "image_grid_pinpoints": "not counted: the vision tower's any-resolution tiling"})

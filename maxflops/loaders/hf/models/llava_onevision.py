@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen2", text_types=("*",),
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="qwen2", text_types=("*",),
               no_effect={"image_grid_pinpoints": "not counted: the vision tower's any-resolution tiling",
                          "vision_aspect_ratio": "not counted: the vision tower's tile budget (anyres_max_N)",
                          "video_token_index": "the video placeholder token id (no matmul)"})

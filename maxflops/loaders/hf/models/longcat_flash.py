@@ -11,6 +11,7 @@ from ..house import HFType
 
 # LongcatFlashConfig (saved names: num_layers, ffn_hidden_size, n_routed_experts, moe_topk)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 131072, "hidden_size": 6144, "num_layers": 28, "num_attention_heads": 64, "hidden_act": "silu",
     "ffn_hidden_size": 12288, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
     "qk_rope_head_dim": 64, "v_head_dim": 128, "moe_topk": 12, "n_routed_experts": 512, "zero_expert_num": 256,

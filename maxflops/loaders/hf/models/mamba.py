@@ -10,6 +10,7 @@ from ..house import HFType
 
 # MambaConfig (time_step_rank "auto": ceil(hidden_size / 16))
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 50280, "hidden_size": 768, "state_size": 16, "num_hidden_layers": 32, "expand": 2,
     "conv_kernel": 4, "time_step_rank": "auto",
 }

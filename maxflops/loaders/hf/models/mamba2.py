@@ -10,6 +10,7 @@ from ..house import HFType
 
 # Mamba2Config
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32768, "hidden_size": 4096, "num_hidden_layers": 64, "num_heads": 128, "head_dim": 64,
     "state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 256, "expand": 2,
 }

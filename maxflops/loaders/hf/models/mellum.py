@@ -11,6 +11,7 @@ from ..house import HFType
 
 # MellumConfig (attribute_map: num_experts -> num_local_experts, num_mtp_layers -> num_nextn_predict_layers)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 98304, "hidden_size": 2304, "intermediate_size": 7168, "num_hidden_layers": 28,
     "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "hidden_act": "silu",
     "sliding_window": 1024, "moe_intermediate_size": 896, "num_experts_per_tok": 8, "num_local_experts": 64,

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # MiMoV2FlashConfig (MiMo-V2-Flash's values)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 152576, "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 48,
     "num_attention_heads": 64, "num_key_value_heads": 4, "hidden_act": "silu", "moe_intermediate_size": 2048,
     "num_experts_per_tok": 8, "n_routed_experts": 256, "head_dim": 192, "v_head_dim": 128, "sliding_window": 129,

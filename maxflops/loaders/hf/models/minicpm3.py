@@ -9,6 +9,7 @@ from ..house import HFType
 
 # MiniCPM3Config (v_head_dim: null -> hidden_size // num_attention_heads; head_dim and qk_head_dim: always derived)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 73448, "hidden_size": 2560, "intermediate_size": 6400, "num_hidden_layers": 62,
     "num_attention_heads": 40, "num_key_value_heads": 40, "hidden_act": "silu", "kv_lora_rank": 256,
     "q_lora_rank": 768, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,

@@ -9,6 +9,7 @@ from ..house import HFType
 
 # MiniMaxConfig (head_dim: null, the model uses hidden_size // num_attention_heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "num_experts_per_tok": 2,
     "num_local_experts": 8, "sliding_window": None, "block_size": 256,

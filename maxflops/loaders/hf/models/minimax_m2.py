@@ -9,6 +9,7 @@ from ..house import HFType
 
 # MiniMaxM2Config
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 1536, "num_hidden_layers": 62,
     "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
     "num_experts_per_tok": 8, "num_local_experts": 256,

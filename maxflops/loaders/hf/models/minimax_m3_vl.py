@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(
+TYPE = HFType(defaults={"tie_word_embeddings": False}, 
     wrapper="minimax_m3_vl_text", text_types=("minimax_m3_vl_text", "minimax_m3"),
     no_effect={"projector_hidden_size": "not counted: the vision projector's width",
                "video_token_index": "the video placeholder token id (no matmul)",

@@ -14,6 +14,7 @@ from ..house import HFType
 
 # MiniMaxM3VLTextConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 200064, "hidden_size": 6144, "intermediate_size": 3072, "num_hidden_layers": 60,
     "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 128, "num_experts_per_tok": 4,
     "num_local_experts": 128, "dense_intermediate_size": 12288, "shared_intermediate_size": 3072,

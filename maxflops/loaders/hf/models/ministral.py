@@ -10,6 +10,7 @@ from ..house import HFType
 # MinistralConfig (head_dim: null; the model reads config.head_dim, so a file without one builds no model, and
 # hidden_size // num_attention_heads is read, as the rotary embedding does)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "sliding_window": 4096,
 }

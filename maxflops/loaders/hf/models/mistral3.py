@@ -5,5 +5,5 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="mistral", text_types=("*",),
+TYPE = HFType(defaults={"tie_word_embeddings": True}, wrapper="mistral", text_types=("*",),
               no_effect={"spatial_merge_size": "not counted: the vision projector's patch merging"})

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # MllamaTextConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 40,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu",
 }

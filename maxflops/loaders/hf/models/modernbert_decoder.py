@@ -11,6 +11,7 @@ from ..house import HFType
 
 # ModernBertDecoderConfig (layer_types and sliding_window: post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 50368, "hidden_size": 768, "intermediate_size": 1152, "num_hidden_layers": 22,
     "num_attention_heads": 12, "hidden_activation": "gelu", "local_attention": 128,
 }

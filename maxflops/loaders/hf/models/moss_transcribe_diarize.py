@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(
+TYPE = HFType(defaults={"tie_word_embeddings": True}, 
     wrapper="qwen3", class_towers=("audio_config",),
     no_effect={"audio_chunk_size": "the audio tower's input chunking (not priced)",
                "audio_merge_size": "the audio projector's frame merging (not priced)",

@@ -9,7 +9,9 @@ from ...reader import Reader
 from ..house import HFType
 
 # MptConfig (attribute_map: hidden_size -> d_model, num_attention_heads -> n_heads, num_hidden_layers -> n_layers)
-DEFAULTS = {"vocab_size": 50368, "hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 24,
+DEFAULTS = {
+    "tie_word_embeddings": True, "vocab_size": 50368, "hidden_size": 2048, "num_attention_heads": 16,
+    "num_hidden_layers": 24,
             "expansion_ratio": 4}
 
 

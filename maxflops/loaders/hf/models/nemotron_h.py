@@ -11,6 +11,7 @@ from ..house import HFType
 
 # NemotronHConfig (no published model: every key of a real file is given)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 131072, "hidden_size": 4096, "num_attention_heads": 32,
     "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 21504, "mlp_hidden_act": "relu2",
     "ssm_state_size": 128, "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "conv_kernel": 4,

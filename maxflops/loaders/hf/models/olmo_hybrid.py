@@ -9,6 +9,7 @@ from ..house import HFType
 
 # OlmoHybridConfig (num_key_value_heads and the linear_* widths: post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 100352, "hidden_size": 3840, "intermediate_size": 11008, "num_hidden_layers": 32,
     "num_attention_heads": 30, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
 }

@@ -8,6 +8,7 @@ from ..house import HFType
 
 # OlmoeConfig (num_key_value_heads: post-init rule; head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 50304, "hidden_size": 2048, "intermediate_size": 2048, "num_hidden_layers": 16,
     "num_attention_heads": 16, "hidden_act": "silu", "num_experts_per_tok": 8, "num_experts": 64,
 }

@@ -10,6 +10,8 @@ from .gpt2 import SUMMARY
 
 # OpenAIGPTConfig, under the readers' names (attribute_map)
 DEFAULTS = {
+    "n_positions": 512,
+    "tie_word_embeddings": True,
     "vocab_size": 40478, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "afn": "gelu",
 }
 
@@ -22,10 +24,10 @@ def _read(r: Reader, d) -> dict:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, read=_read, activation="afn", gated=False, attention=parts.mha, dense_key="hidden_size",
+    defaults=DEFAULTS, positions=("n_positions", 0),  # the learned position table
+    read=_read, activation="afn", gated=False, attention=parts.mha, dense_key="hidden_size",
     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer"},
     no_effect={
-        "n_positions": "the learned position table's length (a gather)",
         "resid_pdrop": "dropout", "embd_pdrop": "dropout", "attn_pdrop": "dropout",
         "summary_type": SUMMARY, "summary_use_proj": SUMMARY, "summary_activation": SUMMARY,
         "summary_proj_to_labels": SUMMARY, "summary_first_dropout": SUMMARY,

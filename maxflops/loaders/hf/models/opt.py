@@ -10,6 +10,8 @@ from ..house import HFType
 
 # OPTConfig (word_embed_proj_dim: null, __post_init__ makes it hidden_size)
 DEFAULTS = {
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": True,
     "vocab_size": 50272, "hidden_size": 768, "num_hidden_layers": 12, "ffn_dim": 3072, "num_attention_heads": 12,
     "activation_function": "relu", "layerdrop": 0.0,
 }
@@ -27,7 +29,8 @@ def _attention(r: Reader, d, o: dict) -> None:
 
 
 TYPE = HFType(
-    defaults=DEFAULTS, activation="activation_function", gated=False, attention=_attention, dense_key="ffn_dim",
+    defaults=DEFAULTS, positions=("max_position_embeddings", 2),  # the learned position table
+    activation="activation_function", gated=False, attention=_attention, dense_key="ffn_dim",
     extras=(parts.no_layerdrop,),
     no_effect={
         "dropout": "dropout", "init_std": "initialization",

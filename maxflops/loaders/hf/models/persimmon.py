@@ -8,6 +8,7 @@ from ..house import HFType
 
 # PersimmonConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 262144, "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 36,
     "num_attention_heads": 64, "hidden_act": "relu2",
 }

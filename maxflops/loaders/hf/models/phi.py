@@ -7,6 +7,7 @@ from ..house import HFType
 
 # PhiConfig (num_key_value_heads: post-init rule; head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 51200, "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
     "num_attention_heads": 32, "hidden_act": "gelu_new",
 }

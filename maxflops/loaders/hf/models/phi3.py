@@ -8,6 +8,7 @@ from ..house import HFType
 
 # Phi3Config (num_key_value_heads: post-init rule; head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
     "num_attention_heads": 32, "hidden_act": "silu", "sliding_window": None,
 }

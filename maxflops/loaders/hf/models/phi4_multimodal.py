@@ -9,6 +9,7 @@ from ..house import HFType
 
 # Phi4MultimodalConfig (head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 200064, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "sliding_window": None,
 }

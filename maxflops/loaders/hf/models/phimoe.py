@@ -9,6 +9,7 @@ from ..house import HFType
 
 # PhimoeConfig (head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu", "num_local_experts": 16,
     "num_experts_per_tok": 2, "sliding_window": None,

@@ -6,4 +6,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen2_5_vl_text", flat_text=True)
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="qwen2_5_vl_text", flat_text=True)

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # Qwen2MoeConfig (no head_dim field: the model uses getattr(config, "head_dim", hidden_size // num_attention_heads))
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24,
     "num_attention_heads": 16, "num_key_value_heads": 16, "hidden_act": "silu", "use_sliding_window": False,
     "sliding_window": 4096, "max_window_layers": 28, "moe_intermediate_size": 1408,

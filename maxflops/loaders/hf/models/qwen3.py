@@ -7,6 +7,7 @@ from ..house import HFType
 
 # Qwen3Config
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "hidden_act": "silu",
     "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28,

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen3_5_text", no_effect={
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="qwen3_5_text", no_effect={
     "language_model_only": "a loading switch of Qwen's (whether the vision tower is loaded); the text decoder is "
                            "the same, and the tower is named, not priced"})

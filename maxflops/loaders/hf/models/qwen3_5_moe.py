@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen3_5_moe_text")
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="qwen3_5_moe_text")

@@ -7,6 +7,7 @@ from ..house import HFType
 
 # Qwen3_5MoeTextConfig (every layer MoE, with a gated shared expert)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
     "num_key_value_heads": 2, "head_dim": 256, "hidden_act": "silu", "linear_conv_kernel_dim": 4,
     "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,

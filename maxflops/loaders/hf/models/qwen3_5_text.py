@@ -8,6 +8,7 @@ from ..house import HFType
 
 # Qwen3_5TextConfig (layer_types: linear but every full_attention_interval-th, default 4)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
     "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "hidden_act": "silu",
     "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,

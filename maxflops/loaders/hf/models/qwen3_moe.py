@@ -7,6 +7,7 @@ from ..house import HFType
 
 # Qwen3MoeConfig (no head_dim field: the model uses hidden_size // num_attention_heads)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 24,
     "num_attention_heads": 32, "num_key_value_heads": 4, "hidden_act": "silu", "moe_intermediate_size": 768,
     "num_experts_per_tok": 8, "num_experts": 128, "sliding_window": 4096,

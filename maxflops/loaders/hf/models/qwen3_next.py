@@ -8,6 +8,7 @@ from ..house import HFType
 
 # Qwen3NextConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 48,
     "num_attention_heads": 16, "num_key_value_heads": 2, "hidden_act": "silu", "head_dim": 256,
     "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,

@@ -5,4 +5,4 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="qwen4_exp_text")
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="qwen4_exp_text")

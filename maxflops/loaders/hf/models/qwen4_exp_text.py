@@ -15,7 +15,8 @@ from ..house import HFType
 from .qwen3_5_moe_text import DEFAULTS as QWEN3_5_MOE
 
 # Qwen4ExpTextConfig
-DEFAULTS = {**QWEN3_5_MOE, "num_experts": 512, "num_experts_per_tok": 10, "hc_count": 4, "hc_lowrank": 320,
+DEFAULTS = {**QWEN3_5_MOE, "tie_word_embeddings": False,
+            "num_experts": 512, "num_experts_per_tok": 10, "hc_count": 4, "hc_lowrank": 320,
             "ple_conv_kernel_size": 4, "ngram_size": 3, "heads_per_ngram": 8}
 _QSA = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget", "indexer_compress_ratio")
 

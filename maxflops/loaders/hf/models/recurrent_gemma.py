@@ -13,6 +13,7 @@ from ..house import HFType
 # RecurrentGemmaConfig (lru_width null: hidden_size; num_key_value_heads null: the heads; head_dim: absent,
 # hidden_size // num_attention_heads, a present one kept)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "num_hidden_layers": 26, "vocab_size": 256000, "hidden_size": 2560, "intermediate_size": 7680,
     "num_attention_heads": 10, "attention_window_size": 2048, "conv1d_width": 4,
     "hidden_activation": "gelu_pytorch_tanh", "block_types": ["recurrent", "recurrent", "attention"],

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # ReformerConfig (transformers 5.24)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 320, "hidden_size": 256, "num_attention_heads": 12, "attention_head_size": 64,
     "attn_layers": ["local", "lsh", "local", "lsh", "local", "lsh"], "feed_forward_size": 512, "hidden_act": "relu",
     "is_decoder": False, "lsh_attn_chunk_length": 64, "lsh_num_chunks_before": 1, "lsh_num_chunks_after": 0,

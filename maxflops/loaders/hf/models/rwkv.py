@@ -9,7 +9,7 @@ from ...reader import NO_EFFECT, Reader
 from ..house import HFType
 
 # RwkvConfig (attention_hidden_size null: hidden_size; intermediate_size null: 4 x hidden_size)
-DEFAULTS = {"vocab_size": 50277, "hidden_size": 4096, "num_hidden_layers": 32}
+DEFAULTS = {"tie_word_embeddings": False, "vocab_size": 50277, "hidden_size": 4096, "num_hidden_layers": 32}
 
 
 def _read(r: Reader, d) -> dict:

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # SarvamMLAConfig (num_key_value_heads: post-init rule; num_nextn_predict_layers: its field num_mtp_layers)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 262144, "hidden_size": 4096, "intermediate_size": 16384, "moe_intermediate_size": 2048,
     "num_hidden_layers": 32, "num_attention_heads": 64, "n_shared_experts": 1, "n_routed_experts": 128,
     "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,

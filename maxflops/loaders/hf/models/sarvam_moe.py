@@ -11,6 +11,7 @@ from . import sarvam_mla
 
 # SarvamMoEConfig (num_nextn_predict_layers: its field num_mtp_layers, saved under this name)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 262144, "hidden_size": 4096, "intermediate_size": 8192, "num_hidden_layers": 19,
     "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 64, "hidden_act": "silu",
     "moe_intermediate_size": 1024, "num_experts_per_tok": 6, "n_shared_experts": 1, "n_routed_experts": 128,

@@ -6,6 +6,7 @@ from ..house import HFType
 
 # SeedOssConfig (num_key_value_heads, head_dim: null -> post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 155136, "hidden_size": 4096, "intermediate_size": 27648, "num_hidden_layers": 64,
     "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
 }

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # SmolLM3Config (head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36,
     "num_attention_heads": 16, "num_key_value_heads": 4, "hidden_act": "silu", "use_sliding_window": False,
     "sliding_window": None, "no_rope_layer_interval": 4,

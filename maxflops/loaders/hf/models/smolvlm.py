@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from ..house import HFType
 
-TYPE = HFType(wrapper="llama", text_types=("*",),
+TYPE = HFType(defaults={"tie_word_embeddings": False}, wrapper="llama", text_types=("*",),
               no_effect={"scale_factor": "not counted: the vision connector's pixel shuffle",
                          "_pad_token_id": "a token id kept by the class (no matmul)"})

@@ -10,6 +10,7 @@ from ..house import HFType
 
 # SolarOpenConfig (no intermediate_size field)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 196608, "hidden_size": 4096, "num_hidden_layers": 48, "num_attention_heads": 64,
     "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu", "moe_intermediate_size": 1280,
     "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128,

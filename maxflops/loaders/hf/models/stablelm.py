@@ -8,6 +8,7 @@ from ..house import HFType
 
 # StableLmConfig
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 50304, "intermediate_size": 6912, "hidden_size": 2560, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 32, "hidden_act": "silu",
 }

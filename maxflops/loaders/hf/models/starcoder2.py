@@ -8,6 +8,7 @@ from ..house import HFType
 
 # Starcoder2Config (head_dim: the model's getattr rule, hidden_size // heads)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 49152, "hidden_size": 3072, "intermediate_size": 12288, "num_hidden_layers": 30,
     "num_attention_heads": 24, "num_key_value_heads": 2, "hidden_act": "gelu_pytorch_tanh", "sliding_window": None,
 }

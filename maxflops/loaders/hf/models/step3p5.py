@@ -22,6 +22,7 @@ from ..house import HFType
 
 # Step3p7TextConfig (sliding_window: null; num_nextn_predict_layers: the kwarg's default 0)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 128815, "hidden_size": 4096, "intermediate_size": 11264, "num_hidden_layers": 45,
     "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu",
     "num_experts_per_tok": 8, "n_routed_experts": 288, "moe_intermediate_size": 1280, "share_expert_dim": 1280,

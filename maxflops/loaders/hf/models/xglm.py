@@ -8,6 +8,7 @@ from ..house import HFType
 
 # XGLMConfig, under the readers' names (attribute_map)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 256008, "hidden_size": 1024, "ffn_dim": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
     "activation_function": "gelu", "layerdrop": 0.0,
 }

@@ -9,6 +9,7 @@ from ..house import HFType
 
 # xLSTMConfig (transformers 5.24; embedding_dim and num_blocks: aliases the class fills from each other)
 DEFAULTS = {
+    "tie_word_embeddings": False,
     "vocab_size": 50304, "hidden_size": 4096, "num_hidden_layers": 32, "num_heads": 8, "qk_dim_factor": 0.5,
     "v_dim_factor": 1.0, "ffn_proj_factor": 2.667, "ffn_round_up_to_multiple_of": 64, "chunk_size": 64,
 }

@@ -9,6 +9,7 @@ from ..house import HFType
 
 # YoutuConfig (head_dim = qk_rope_head_dim, qk_head_dim = qk_nope_head_dim + qk_rope_head_dim: post-init rules)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 32,
     "num_attention_heads": 16, "num_key_value_heads": 16, "kv_lora_rank": 512, "q_lora_rank": 1536,
     "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "hidden_act": "silu",

@@ -11,6 +11,7 @@ from ..house import HFType
 # ZambaConfig (attention_hidden_size / attention_head_dim null: 2 x hidden_size, and that over the heads;
 # mamba_dt_rank "auto": ceil(hidden_size / 16))
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 32000, "hidden_size": 3712, "intermediate_size": 14848, "num_hidden_layers": 76,
     "num_attention_heads": 16, "num_key_value_heads": 16, "n_mamba_heads": 2, "attn_layer_period": 6,
     "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto",

@@ -11,9 +11,10 @@ from ..house import HFType
 
 # Zamba2Config (intermediate_size: null, 4 x hidden_size; num_key_value_heads: null, the heads)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 32000, "hidden_size": 2560, "num_hidden_layers": 54, "mamba_d_state": 64, "mamba_d_conv": 4,
     "mamba_expand": 2, "mamba_ngroups": 1, "n_mamba_heads": 8, "chunk_size": 256, "hidden_act": "gelu",
-    "num_attention_heads": 32, "adapter_rank": 128, "use_shared_attention_adapter": False,
+    "num_attention_heads": 32, "adapter_rank": 128, "use_shared_attention_adapter": False, "num_mem_blocks": 1,
 }
 
 _ZAMBA2_DEFAULT_TYPES = (["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3
@@ -71,9 +72,10 @@ def _read(r: Reader, d) -> dict:
         o["zamba_adapter_rank"] = r.int("adapter_rank", d("adapter_rank"), minimum=1)
         o["zamba_attention_adapters"] = r.bool("use_shared_attention_adapter", d("use_shared_attention_adapter"))
         r.ignore("hidden_act", NO_EFFECT + ": the shared block's MLP is gated whatever its activation")
-        for key in ("num_mem_blocks", "use_mem_rope", "add_bias_linear"):
+        o["zamba_shared_blocks"] = r.int("num_mem_blocks", d("num_mem_blocks"), minimum=1)
+        for key in ("use_mem_rope", "add_bias_linear"):
             if r.has(key):
-                r.ignore(key, NO_EFFECT + " (how many shared blocks take turns, rope, biases)")
+                r.ignore(key, NO_EFFECT + " (rope, biases)")
     else:
         for key in ("num_attention_heads", "num_key_value_heads", "intermediate_size", "adapter_rank",
                     "use_shared_attention_adapter", "hidden_act", "num_mem_blocks", "use_mem_rope"):

@@ -11,6 +11,7 @@ from ..house import HFType
 
 # ZayaConfig (transformers 5.24)
 DEFAULTS = {
+    "tie_word_embeddings": True,
     "vocab_size": 262272, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 8,
     "num_key_value_heads": 2, "head_dim": 128, "hidden_act": "silu", "moe_intermediate_size": 2048,
     "num_experts_per_tok": 1, "num_experts": 16, "router_hidden_size": 256, "cca_time0": 2, "cca_time1": 2,
