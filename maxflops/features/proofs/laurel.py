@@ -8,6 +8,8 @@ from ...proofkit.kernels import dense, rms
 
 
 def reduce(c, out):
+    if not c["altup_num_inputs"]:  # (only AltUp's layer runs the branch: a plain one would leave it out)
+        raise ValueError("laurel_rank: LAuReL without AltUp's streams is not modelled in the Flax model")
     return {"laurel_rank": min(c["laurel_rank"], 5)}
 
 

@@ -9,9 +9,12 @@ from ...proofkit.kernels import dense, rms
 
 def per_layer(c, x, param):
     """The embedding x [B, L, D] projected D -> layers x P, normed: [B, L, layers, P], one slice per decoder layer."""
-    for key in ("layer_loops", "mtp_num_layers", "prompt_tokens"):
+    # (attention residuals' layers add no per-layer embedding; mHC's streams are no [B, L, D] to project)
+    for key in ("layer_loops", "mtp_num_layers", "prompt_tokens", "attn_res_block_size"):
         if c[key]:
             raise ValueError(f"{key}: per-layer embeddings with it are not modelled in the Flax model")
+    if c["mhc_expansion_rate"] > 1:
+        raise ValueError("mhc_expansion_rate: per-layer embeddings with it are not modelled in the Flax model")
     B, L, D = x.shape
     n, P = c["num_decoder_layers"], c["per_layer_input_dim"]
     with jax.named_scope("per_layer_emb_proj"):
