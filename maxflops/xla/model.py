@@ -276,7 +276,8 @@ class Layer(nn.Module):
         if kind.no_grad and not isinstance(x, tuple):  # a pass run without a gradient (torch.no_grad: HRM's early L
             # cycles): its work is not differentiated, and the next pass's input still carries one (HRM injects the
             # H state into every L pass's input): the value is the pass's output, the gradient flows past it
-            # unchanged (no matmul). (Attention residuals' state, the residual and its growing bank: not applied.)
+            # unchanged (no matmul). A state of one array (the residual, mHC's or AltUp's streams); attention
+            # residuals' residual and growing bank: not applied.
             x = jax.lax.stop_gradient(x) + (x_in - jax.lax.stop_gradient(x_in))
         return (x, state["top_idx"], state["aux"]), None
 
@@ -308,7 +309,8 @@ class _Plain:
 
 
 def _scheme(on):
-    """The residual scheme of the features on (a proof module with ``layer``; their checks refuse two), or None."""
+    """The residual scheme of the features on (a proof module with ``layer``; their checks refuse two), or the plain
+    residual."""
     schemes = [proof for _, proof in on if hasattr(proof, "layer")]
     assert len(schemes) <= 1, schemes
     return schemes[0] if schemes else _Plain
