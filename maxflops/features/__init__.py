@@ -4,7 +4,8 @@ patcher's head, MTP modules) or inside them (KV sharing, zero experts, prompt to
 record (:class:`Feature`): its config keys (its section of the schema), its components, its checks, the keys it
 reads only when on (the inert-key warning), its part of a layer's price and of a decode step's bytes. The engine
 (``maxflops.account``), ``decode_traffic``, the config check and the schema read the registry; nothing outside a
-feature's module branches on its keys for those parts.
+feature's module branches on its keys for those parts. Its part of the Flax model that proves the count is its proof
+module, ``maxflops.features.proofs.<name>`` (jax; named in the record, ``Feature.proof``).
 
     FEATURES          the registered features, in the order their prices run around a layer (``order``)
     feature(name)     one of them

@@ -61,4 +61,5 @@ FEATURE = register(Feature(
                                                  "streams' mix around each layer (Gemma 3n)"),
                 Component("altup_proj", WEIGHT, 275, "AltUp: the D -> D projections of the embedding into the "
                                                        "other streams and out of them")),
-    check=check, price=price, decode=decode, head=head, decode_head=decode_head))
+    check=check, price=price, decode=decode, head=head, decode_head=decode_head,
+    proof="maxflops.features.proofs.altup"))

@@ -117,4 +117,5 @@ FEATURE = register(Feature(
                                                     "D -> 1, the weighted sum)"),),
     check=check, price=price, decode=decode, head=head, decode_head=decode_head,
     flags={"attn_res": ()}, mark=mark,  # attn_res: (rows at the mixer's input, rows at the FFN's input); () without
-    reads={"attn_res_qkv_layers": (_qkv_read, "no layer has a letter it names")}))
+    reads={"attn_res_qkv_layers": (_qkv_read, "no layer has a letter it names")},
+    proof="maxflops.features.proofs.attn_res"))

@@ -15,7 +15,8 @@ class Feature:
     ``price`` runs after the layer's mixer and FFN are priced (``maxflops.account.price_forward``), in ``order``
     among the features (their effects on what a rematerialized layer recomputes compose in that order): it adds the
     feature's components to the layer's ``Priced`` and adjusts its tail. ``decode`` adds the feature's weight
-    elements and cache bytes of one layer to a decode step's (``maxflops.traffic``)."""
+    elements and cache bytes of one layer to a decode step's (``maxflops.traffic``). ``proof`` names its part of the
+    Flax model (``maxflops.xla.registry`` lists the hooks such a module may define)."""
 
     name: str
     what: str                       # one line: what it is (the docs' list of features)
@@ -40,6 +41,8 @@ class Feature:
     shared_keys: tuple = ()         # its keys that others read too (its inert rule leaves them out)
     reads: Mapping = dataclasses.field(default_factory=dict)  # key -> (predicate, why): a key of its read under a
     #                                 narrower rule than ``on`` (this rule wins for that key)
+    proof: str = ""                 # its module of the Flax model's part (maxflops.features.proofs.<name>, found by
+    #                                 maxflops.xla.registry), or "": the Flax model has none of its own
 
     @property
     def keys(self) -> tuple:

@@ -28,4 +28,4 @@ FEATURE = register(Feature(
     components=(Component("norm_gate", WEIGHT, 47, "gated norms: the low-rank sigmoid gate on a layer's input norm "
                                                      "(and its FFN's norm on MoE layers), D -> r -> D"),),
     weight_components=("norm_gate",), check=lambda c, err: one_residual_scheme(c, "gated_norm_rank", err),
-    price=price))
+    price=price, proof="maxflops.features.proofs.gated_norms"))

@@ -33,4 +33,5 @@ FEATURE = register(Feature(
     "kv_sharing", "the last layers reuse an earlier layer's keys and values (Gemma 3n, Gemma 4)", SCHEMA,
     switches=("num_kv_shared_layers",), on=lambda c: bool(c["num_kv_shared_layers"]),
     off="no layer shares keys and values (num_kv_shared_layers = 0)", check=check,
-    flags={"kv_shared": False}, mark=mark))  # kv_shared: reuses an earlier layer's keys and values
+    flags={"kv_shared": False}, mark=mark,  # kv_shared: reuses an earlier layer's keys and values
+    proof="maxflops.features.proofs.kv_sharing"))

@@ -25,4 +25,5 @@ FEATURE = register(Feature(
     on=lambda c: bool(c["laurel_rank"]), off="", order=40,
     components=(Component("laurel", WEIGHT, 49, "LAuReL: the low-rank branch D -> r -> D beside the mixer "
                                                   "(Gemma 3n)"),),
-    weight_components=("laurel",), check=lambda c, err: one_residual_scheme(c, "laurel_rank", err), price=price))
+    weight_components=("laurel",), check=lambda c, err: one_residual_scheme(c, "laurel_rank", err), price=price,
+    proof="maxflops.features.proofs.laurel"))

@@ -94,4 +94,5 @@ FEATURE = register(Feature(
     off="the model has no mHC streams (mhc_expansion_rate = 1)", order=30,
     components=(Component("mhc", WEIGHT, 40, "mHC: the stream mixings around attention and the FFN"),
                 Component("mhc_head", WEIGHT, 250, "mHC's hyper head")),
-    check=check, price=price, decode=decode, head=hyper_head, decode_head=decode_hyper_head))
+    check=check, price=price, decode=decode, head=hyper_head, decode_head=decode_hyper_head,
+    proof="maxflops.features.proofs.mhc"))

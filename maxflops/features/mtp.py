@@ -50,4 +50,4 @@ FEATURE = register(Feature(
     components=(Component("mtp_eh_proj", WEIGHT, 230, "an MTP module's eh projection 2D -> D"),
                 Component("mtp_norm", WEIGHT, 240, "Megatron's MTP norm terms"),
                 Component("mtp", MIXED, 310, "everything the MTP modules execute (their rows hold the parts)")),
-    price=price))
+    price=price, proof="maxflops.features.proofs.mtp"))

@@ -53,4 +53,5 @@ FEATURE = register(Feature(
     components=(Component("per_layer_emb", WEIGHT, 220, "per-layer embeddings: gate and projection in each layer"),
                 Component("per_layer_emb_proj", WEIGHT, 270, "per-layer embeddings: the projection D -> layers x "
                                                               "P")),
-    weight_components=("per_layer_emb",), price=price, head=head, decode_head=decode_head, tables=tables))
+    weight_components=("per_layer_emb",), price=price, head=head, decode_head=decode_head, tables=tables,
+    proof="maxflops.features.proofs.per_layer_embeddings"))

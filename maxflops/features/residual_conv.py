@@ -46,4 +46,4 @@ FEATURE = register(Feature(
     components=(Component("residual_conv", WEIGHT, 135, "the causal depthwise convs over each branch's output "
                                                           "before the residual add (Inkling)"),),
     check=lambda c, err: one_residual_scheme(c, "residual_conv_kernel", err, attn_res=False), price=price,
-    decode=decode))
+    decode=decode, proof="maxflops.features.proofs.residual_conv"))

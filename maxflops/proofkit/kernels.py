@@ -28,6 +28,11 @@ def dense(x, w, scope=None):
     return jnp.einsum("...d,df->...f", x, w)
 
 
+def rms(x):
+    """RMS norm without a scale over the last axis (elementwise)."""
+    return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
+
+
 # --- FFN and MoE -------------------------------------------------------------------------------------------------
 
 def mlp(p, x, gated=True, prefix=""):

@@ -14,8 +14,17 @@ delta net's heads of 4, windows <= 5, chunks <= 6, top-k <= 5, ...); the trunk's
 - layer pattern: each run of equal letters shortened to at most 2 (Gemma 3's LLLLLG -> LLG), two cycles of it
   after a dense prefix of at most 1 layer (at least 4 layers); MoE interleave step kept; with ffn_layer_pattern
   (hybrid layer shapes) each distinct (mixer, FFN) pair of layers kept at most twice, in order of first appearance;
-- sequences: batch 2 x 13 tokens (13 = 6 + 6 + 1: a partial chunk), attention tiles <= 4 x 3; MTP at most 1 module;
-- KV sharing: the last layers of the reduced depth, at most one pattern's worth; LAuReL's rank at most 5.
+- sequences: batch 2 x 13 tokens (13 = 6 + 6 + 1: a partial chunk), attention tiles <= 4 x 3.
+
+Each trunk feature reduces its own keys too (its proof module's ``reduce``): MTP at most 1 module; KV sharing the
+last layers of the reduced depth, at most one pattern's worth; LAuReL's rank at most 5; mHC's streams at most 3;
+attention residuals' block at most 2.
+
+Trunk features run through their proof modules (``maxflops.features.proofs``, the hooks listed in
+``maxflops.xla.registry``): a residual scheme (AltUp, attention residuals, mHC) owns the state the layers carry and
+runs each layer's branches; without one a layer is x + branch(norm(x)) per branch. The others wrap a branch's input
+norm (gated norms) or output (residual convs), add beside the mixer (LAuReL) or after the layer (per-layer
+embeddings).
 
 Stand-ins where a model's dataflow is no matmul's business: a KV-shared layer attends its own input tiled to the
 keys' and values' shape (the model's are an earlier layer's: no projection either way), Doge's dynamic mask scales
@@ -25,7 +34,7 @@ the values elementwise, Inkling's relative logits scale each head's output.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, NamedTuple
 
 import flax.linen as nn
 import jax
@@ -38,11 +47,9 @@ from ..resolve import hardware_view
 from ..config import resolve, validate
 from ..families import FAMILIES
 from ..families.base import NO_FFN, NO_MIXER
-from ..features.attn_res import attn_res_queries
-from ..features.layer_loops import layer_order, parse_loop_rule
 from ..plan import FFN_LETTER, build_plan
 from ..proofkit import kernels as K
-from .registry import proof_of, proof_of_kind
+from .registry import feature_proofs, proof_of, proof_of_kind
 
 REDUCED_BATCH, REDUCED_LENGTH = 2, 13
 
@@ -57,16 +64,12 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     out = dict(c)
     out.update(emb_dim=32, vocab_size=64, mlp_dim=48, moe_mlp_dim=16, moe_latent_size=12 if c["moe_latent_size"] else 0,
                per_device_batch_size=float(REDUCED_BATCH), max_target_length=REDUCED_LENGTH,
-               gradient_accumulation_steps=1, mtp_num_layers=min(c["mtp_num_layers"], 1),
+               gradient_accumulation_steps=1,
                attention_block_q=min(c["attention_block_q"], 4), attention_block_kv=min(c["attention_block_kv"], 3))
     # each family's own keys, from the most general family to the most specific (the registry's order reversed):
     # where two reduce one key (the top-k), the more specific one's value stands
     for fam in reversed(FAMILIES):
         out.update(proof_of(fam).reduce(c))
-    if c["mhc_expansion_rate"] > 1:
-        out["mhc_expansion_rate"] = min(c["mhc_expansion_rate"], 3)
-    if c["laurel_rank"]:
-        out["laurel_rank"] = min(c["laurel_rank"], 5)
     if c["num_experts"] > 1:
         e = min(c["num_experts"], 8)
         out.update(num_experts=e, num_experts_per_tok=max(1, min(c["num_experts_per_tok"], e // 2)))
@@ -76,6 +79,7 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
                              "give a shallower one")
         if c["layer_widths"]:
             raise ValueError("layer_loops: a looped model with layer_widths is not reduced here")
+        _reduce_features(c, out)
         out.update(overrides)
         return resolve(out)
     pattern = c["attention_layer_pattern"]
@@ -97,17 +101,19 @@ def reduce_config(config, **overrides) -> dict[str, Any]:
     layers = max(dense_prefix + 2 * max(len(pattern), c["interleave_moe_layer_step"]), 4)
     if ffn and layers % len(pattern):  # whole cycles of the pairs
         layers += len(pattern) - layers % len(pattern)
-    if c["mtp_num_layers"] and not c["mtp_layer_pattern"] and c["mtp_layer_numbering"] == "own":
-        out["mtp_layer_pattern"] = c["attention_layer_pattern"][(n - 1) % len(c["attention_layer_pattern"])]
     out.update(attention_layer_pattern=pattern, first_num_dense_layers=dense_prefix, num_decoder_layers=layers)
-    if c["num_kv_shared_layers"]:  # the last layers of the reduced depth reuse keys and values: one pattern's worth
-        out["num_kv_shared_layers"] = min(c["num_kv_shared_layers"], len(pattern), layers - 1)
-    if c["attn_res_block_size"]:  # attention residuals: snapshots every 2 layers (several over the reduced depth)
-        out["attn_res_block_size"] = min(c["attn_res_block_size"], 2)
+    _reduce_features(c, out)
     if c["layer_widths"]:
         out.update(_reduce_layer_widths(c, out))
     out.update(overrides)
     return resolve(out)
+
+
+def _reduce_features(c, out) -> None:
+    """The features' own keys (their proof modules' ``reduce``), after the trunk's depth."""
+    for _, proof in feature_proofs(c):
+        if hasattr(proof, "reduce"):
+            out.update(proof.reduce(c, out))
 
 
 def _reduce_layer_widths(c, out) -> dict:
@@ -157,15 +163,16 @@ class Layer(nn.Module):
     segments: tuple = ()  # packed (THD) documents of the one row, lengths summing to its length; () = one sequence
 
     @nn.compact
-    def __call__(self, carry, ple=None, messages=None):
-        """``ple``: this layer's per-layer embedding [B, L, P] (Gemma 4's, Gemma 3n's), or None; ``messages``: a
-        looped pass's previous pass (its snapshots after its first, its output), or None."""
+    def __call__(self, carry, inputs=None, messages=None):
+        """``inputs``: {feature: this layer's slice of its per-layer input} (Gemma 4's, Gemma 3n's per-layer
+        embedding), or None; ``messages``: a looped pass's previous pass (its snapshots after its first, its output),
+        or None. x is the residual scheme's state (the residual [B, L, D] without one)."""
         x, top_idx, aux = carry
         c = dict(self.cfg)
         c.update(self.kind.widths)  # a layer of its own widths (layer_widths)
         # the longest sequence of the step (packed documents run one by one: the longest of them), for a layer whose
         # work is read only when some sequence is long enough (a compressor that forms no block)
-        lead = x[0] if isinstance(x, tuple) else x  # (attention residuals: the running residual and the bank)
+        lead = jax.tree_util.tree_leaves(x)[0]  # (a scheme's state: its first array is [B, L, ..., D])
         c["step_longest_sequence"] = max(self.segments) if self.segments else lead.shape[1]
         kind = self.kind
         D = lead.shape[-1]
@@ -236,145 +243,77 @@ class Layer(nn.Module):
             with jax.named_scope("mlp"):
                 return K.mlp(_mlp_params(p, "", D, width, gated), h, gated)
 
-        if c["altup_num_inputs"]:  # AltUp: x is the streams [B, L, n, D]
-            x = _altup_layer(p, x, kind, mixer, ffn, c["laurel_rank"])
-            if ple is not None:  # the per-layer embedding from the corrected active stream into the others
-                x = x.at[:, :, 1:].add(_per_layer(p, x[:, :, 0], ple)[:, :, None, :])
-            return (x, state["top_idx"], state["aux"]), None
-        def branch_conv(y, tag):
-            """Inkling: a causal depthwise conv over a branch's output, each document's its own."""
-            Kc = c["residual_conv_kernel"]
-            if not Kc:
-                return y
-            w = p(f"res_conv_{tag}", (Kc, 1, D))
-            bounds = np.cumsum((0,) + (self.segments or (y.shape[1],)))
-            with jax.named_scope("residual_conv"):
-                return y + jnp.concatenate([K.causal_conv(y[:, a:b], w, Kc) for a, b in zip(bounds[:-1], bounds[1:])],
-                                           axis=1)
+        segments = self.segments
+        on = feature_proofs(c)
+        got = inputs or {}
 
-        if kind.attn_res:  # attention residuals: x is (the running residual, the bank of snapshots)
-            x = _attn_res_layer(p, x, kind.attn_res, lambda h: branch_conv(mixer(h), "attn"),
-                                lambda h: branch_conv(ffn(h), "ffn"), c["weighted_sum_impl"] == "einsum",
-                                attn_res_queries(kind, c), messages, c["loop_message_rank"])
-            return (x, state["top_idx"], state["aux"]), None
-        branches = [("attn", mixer)] if kind.mixer != NO_MIXER else []
-        branches += [("ffn", ffn)] if kind.ffn != NO_FFN else []
+        def wrapped(branch, tag):  # a branch's output through the features' wraps (a residual conv)
+            def run(h):
+                y = branch(h)
+                for _, proof in on:
+                    if hasattr(proof, "branch_output"):
+                        y = proof.branch_output(c, p, y, tag, segments)
+                return y
+            return run
+
+        def norm(h, tag):  # a branch's input: a feature's norm (a gated norm), else RMS
+            for _, proof in on:
+                if hasattr(proof, "branch_input"):
+                    y = proof.branch_input(c, kind, p, h, tag)
+                    if y is not None:
+                        return y
+            return _rms(h)
+
+        run = Run(wrapped(mixer, "attn") if kind.mixer != NO_MIXER else None,
+                  wrapped(ffn, "ffn") if kind.ffn != NO_FFN else None, norm,
+                  tuple(lambda h, normed, proof=proof: proof.beside_mixer(c, p, h, normed)
+                        for _, proof in on if hasattr(proof, "beside_mixer")),
+                  tuple(lambda y, proof=proof, rows=got.get(name): proof.after_layer(c, p, y, rows)
+                        for name, proof in on if hasattr(proof, "after_layer")
+                        and (name in got or not hasattr(proof, "per_layer"))))
         x_in = x
-        for tag, branch in branches:
-            if c["mhc_expansion_rate"] > 1:
-                x = _mhc(p, x, branch, tag, c["weighted_sum_impl"] == "einsum",
-                         not c["mhc_plain_residual"], c["mhc_lowrank"])
-                continue
-            if c["gated_norm_rank"] and (tag == "attn" or kind.ffn == "moe"):  # A.X K2's GatedRMSNorm
-                y = branch(_gated_norm(p, x, tag, c["gated_norm_rank"]))
-            else:
-                y = branch(_rms(x))
-            x = x + branch_conv(y, tag)
-        if ple is not None:  # the per-layer embedding, gated by the layer's output, added to it
-            x = x + _per_layer(p, x, ple)
-        if kind.no_grad:  # a pass run without a gradient (torch.no_grad: HRM's early L cycles): its work is not
-            # differentiated, and the next pass's input still carries one (HRM injects the H state into every L
-            # pass's input): the value is the pass's output, the gradient flows past it unchanged (no matmul)
+        x = _scheme(on).layer(c, kind, p, x, run, messages)
+        if kind.no_grad and not isinstance(x, tuple):  # a pass run without a gradient (torch.no_grad: HRM's early L
+            # cycles): its work is not differentiated, and the next pass's input still carries one (HRM injects the
+            # H state into every L pass's input): the value is the pass's output, the gradient flows past it
+            # unchanged (no matmul). A state of one array (the residual, mHC's or AltUp's streams); attention
+            # residuals' residual and growing bank: not applied.
             x = jax.lax.stop_gradient(x) + (x_in - jax.lax.stop_gradient(x_in))
         return (x, state["top_idx"], state["aux"]), None
 
 
-def _per_layer(p, x, ple):
-    """Per-layer embeddings in a layer (Gemma 4's, Gemma 3n's): a gate D -> P of the layer's output times the layer's
-    slice of the embedding's projection, then P -> D, normed."""
-    D, P = x.shape[-1], ple.shape[-1]
-    with jax.named_scope("per_layer_emb"):
-        g = jax.nn.gelu(K.dense(x, p("ple_gate", (D, P)))) * ple
-        return _rms(K.dense(g, p("ple_out", (P, D))))
+class Run(NamedTuple):
+    """What a residual scheme's ``layer`` runs in one layer (``maxflops.xla.registry``)."""
+
+    mixer: Any  # h -> the mixer's output (the features' wraps on it), or None: the layer has no mixer
+    ffn: Any  # h -> the FFN's output, likewise
+    norm: Any  # (x, tag) -> a branch's input ("attn", "ffn"): a feature's norm, else RMS
+    beside: tuple  # ((h, normed) -> h plus a feature's branch beside the mixer on its normed input, ...)
+    after: tuple  # (y -> what a feature adds to the layer's output y, ...)
+
+    @property
+    def branches(self) -> list:
+        return [(tag, b) for tag, b in (("attn", self.mixer), ("ffn", self.ffn)) if b is not None]
 
 
-def _altup_layer(p, x, kind, mixer, ffn, laurel_rank):
-    """One layer under AltUp (Gemma 3n's Gemma3nTextDecoderLayer, without its per-layer embedding): the streams x
-    [B, L, n, D] predicted (a router D -> n on the normed active stream, tanh, coefficients n -> n^2, the streams
-    mixed n x n over D, plus themselves); the layer on the active prediction (its mixer on the normed input, beside it
-    LAuReL's D -> r -> D normed, then the FFN); the correction (the router on the layer's output, coefficients n -> n
-    plus one, each stream's innovation scaled by its coefficient: elementwise)."""
-    B, L, n, D = x.shape
-    router = p("altup_router", (D, n))
-    with jax.named_scope("altup"):
-        mod = jnp.tanh(K.dense(_rms(x[:, :, 0]), router))
-        coefs = K.dense(mod, p("altup_predict", (n, n * n))).reshape(B, L, n, n)
-        pred = jnp.einsum("blnd,blnm->blmd", x, coefs) + x
-    active = pred[:, :, 0]
-    h = active
-    if kind.mixer != NO_MIXER:
-        normed = _rms(active)
-        h = h + mixer(normed)
-        if laurel_rank:
-            with jax.named_scope("laurel"):
-                h = h + _rms(K.dense(K.dense(normed, p("laurel_left", (D, laurel_rank))),
-                                     p("laurel_right", (laurel_rank, D))))
-    if kind.ffn != NO_FFN:
-        h = h + ffn(_rms(h))
-    with jax.named_scope("altup"):
-        correct = K.dense(jnp.tanh(K.dense(_rms(h), router)), p("altup_correct", (n, n))) + 1.0
-    return pred + (h - active)[:, :, None, :] * correct[..., None]
+class _Plain:
+    """The residual without a scheme: x + branch(norm(x)) per branch, then what features add after the layer."""
+
+    @staticmethod
+    def layer(c, kind, p, x, run, messages):
+        for tag, branch in run.branches:
+            x = x + branch(run.norm(x, tag))
+        for add in run.after:
+            x = x + add(x)
+        return x
 
 
-def _gated_norm(p, x, tag, r):
-    """A.X K2's GatedRMSNorm: the norm's output y scaled by sigmoid(fc2(silu(fc1(y)))), fc1 D -> r, fc2 r -> D."""
-    D = x.shape[-1]
-    y = _rms(x)
-    with jax.named_scope("norm_gate"):
-        g = K.dense(jax.nn.silu(K.dense(y, p(f"gate_fc1_{tag}", (D, r)))), p(f"gate_fc2_{tag}", (r, D)))
-    return y * jax.nn.sigmoid(g)
-
-
-def _attn_res_aggregate(prefix, bank, w, einsum=True):
-    """Attention residuals' aggregate (Kimi K3): over the rows [bank..., prefix] [B, L, R, D], a score per row (its
-    RMS-normed row against w, D -> 1), softmax over the rows, the weighted sum of the rows. ``einsum``: both
-    contractions as dots; else a multiply and a sum (Megatron-Bridge's)."""
-    rows = jnp.concatenate([bank, prefix[:, :, None, :]], axis=2)
-    normed = rows * jax.lax.rsqrt(jnp.mean(rows * rows, -1, keepdims=True) + 1e-5)
-    with jax.named_scope("attn_res"):
-        scores = jnp.einsum("blrd,d->blr", normed, w) if einsum else (normed * w).sum(-1)
-        probs = jax.nn.softmax(scores, -1)
-        return jnp.einsum("blr,blrd->bld", probs, rows) if einsum else (probs[..., None] * rows).sum(2)
-
-
-def _message_gate(p, h, message, j, r):
-    """Inkling 2 Loop's message gate: from the normed input and message side by side (2D -> r), a forget gate and a
-    message gate (r -> D each, tanh): (1 - forget) h + gate message."""
-    D = h.shape[-1]
-    with jax.named_scope("message_gate"):
-        g = K.dense(jnp.concatenate([_rms(h), _rms(message)], -1), p(f"msg_down{j}", (2 * D, r)))
-        forget, keep = (jnp.tanh(K.dense(g, p(f"msg_{w}{j}", (r, D)))) for w in ("forget", "keep"))
-    return (1 - forget) * h + keep * message
-
-
-def _attn_res_layer(p, x, rows, mixer, ffn, einsum, queries=1, messages=None, rank=0):
-    """One layer under attention residuals, as Megatron-Bridge's KimiK3TransformerLayer runs it: the mixer's input
-    aggregates the bank and the running residual (layer 0's is the embedding itself); a block-write layer (its FFN
-    input aggregates one row more) keeps the running residual as a snapshot, and its mixer's output restarts it; the
-    FFN's input aggregates again. ``queries`` 3: the mixer's queries, keys and values each read an aggregate of its
-    own (Inkling 2's full layers). ``messages`` (a looped pass after the first, Inkling 2 Loop): the previous pass's
-    snapshots after its first and its output, aggregated by four queries, gate the query, key, value and FFN inputs
-    (``rank``). The mixer's separate inputs are summed into its one input here (elementwise: the same matmuls)."""
-    prefix, bank = x
-    D = prefix.shape[-1]
-    inputs = [prefix]
-    if rows[0]:
-        inputs = [_attn_res_aggregate(prefix, bank, p("res_attn" + (f"{i}" if i else ""), (D,)), einsum)
-                  for i in range(queries)]
-    sent = None
-    if messages is not None:
-        sent = [_attn_res_aggregate(messages[1], messages[0], p(f"msg_query{j}", (D,)), einsum) for j in range(4)]
-        inputs = [_message_gate(p, inputs[min(j, len(inputs) - 1)], sent[j], j, rank) for j in range(3)]
-    h = sum(inputs[1:], inputs[0])
-    write = rows[1] != rows[0]
-    if write:
-        bank = jnp.concatenate([bank, prefix[:, :, None, :]], axis=2)
-    out = mixer(_rms(h))
-    prefix = out if write else prefix + out
-    h = _attn_res_aggregate(prefix, bank, p("res_mlp", (D,)), einsum)
-    if sent is not None:
-        h = _message_gate(p, h, sent[3], 3, rank)
-    return prefix + ffn(_rms(h)), bank
+def _scheme(on):
+    """The residual scheme of the features on (a proof module with ``layer``; their checks refuse two), or the plain
+    residual."""
+    schemes = [proof for _, proof in on if hasattr(proof, "layer")]
+    assert len(schemes) <= 1, schemes
+    return schemes[0] if schemes else _Plain
 
 
 def _mlp_params(p, prefix, D, F, gated):
@@ -384,65 +323,7 @@ def _mlp_params(p, prefix, D, F, gated):
     return out
 
 
-def _rms(x):
-    return x * jax.lax.rsqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
-
-
-def _gated_weights(p, scope, prefix, x, r):
-    """Gated hyper-connections' input weights (Qwen4-Exp's): the normed streams x [B, L, G, D] through G*D -> r ->
-    G*D, a sigmoid weight per stream and channel; the streams' weighted mean (elementwise), and the normed streams."""
-    B, L, G, D = x.shape
-    xn = _rms(x)
-    with jax.named_scope(scope):
-        w = K.dense(jax.nn.silu(K.dense(xn.reshape(B, L, G * D), p(f"{prefix}_down", (G * D, r))) / G),
-                    p(f"{prefix}_up", (r, G * D)))
-    return (jax.nn.sigmoid(w).reshape(B, L, G, D) * xn).mean(2), xn
-
-
-def _mhc(p, x, branch, tag, einsum_sum=True, mix=True, lowrank=0):
-    """One mHC mixing around ``branch`` over the streams x [B, L, G, D]: a projection of the normed streams to the
-    pre (G), post (G) and residual (G x G) weights, the branch on the pre-weighted sum of the streams (a contraction
-    over G; a multiply and a sum without ``einsum_sum``), and the streams mixed by the residual weights (G x G over
-    D) plus the branch output spread by the post weights (elementwise). ``lowrank`` (Qwen4-Exp's gated
-    hyper-connections, the streams kept): per-channel input weights through G*D -> r -> G*D and the post weights
-    G*D -> G."""
-    B, L, G, D = x.shape
-    if lowrank:
-        h, xn = _gated_weights(p, "mhc", f"hc_{tag}", x, lowrank)
-        with jax.named_scope("mhc"):
-            post = 2 * jax.nn.sigmoid(K.dense(xn.reshape(B, L, G * D), p(f"hc_{tag}_inject", (G * D, G))) / G)
-        return x + post[..., None] * branch(h)[:, :, None, :]
-    with jax.named_scope("mhc"):
-        proj = K.dense(_rms(x.reshape(B, L, G * D)), p(f"hc_{tag}", (G * D, 2 * G + (G * G if mix else 0))))
-    pre, post = jax.nn.sigmoid(proj[..., :G]), 2 * jax.nn.sigmoid(proj[..., G:2 * G])
-    with jax.named_scope("mhc"):
-        h = jnp.einsum("blg,blgd->bld", pre, x) if einsum_sum else (pre[..., None] * x).sum(2)
-    y = branch(_rms(h))
-    if not mix:  # HY-V4: the streams kept, the branch's output added by the post weights
-        return x + post[..., None] * y[:, :, None, :]
-    res = jax.nn.softmax(proj[..., 2 * G:].reshape(B, L, G, G), -1)
-    with jax.named_scope("mhc"):
-        mixed = jnp.einsum("blgh,blgd->blhd", res, x)
-    return mixed + post[..., None] * y[:, :, None, :]
-
-
-def _looped_attn_res(plan, c, carry, make):
-    """The decoder rows of a looped model under attention residuals (Inkling 2 Loop): each pass of a looped block
-    restarts from the residual and snapshots the block began with; a pass after the first gets the previous pass's
-    snapshots after its first and its output as messages where its kind reads them."""
-    starts = {parse_loop_rule(rule)[0] for rule in c["layer_loops"]}
-    before = previous = None
-    # (the decoder rows come first, in layer_order's order; the MTP modules' after them)
-    for r, ((_, i), (layer, p)) in enumerate(zip(plan.rows, layer_order(c))):
-        kind = plan.kinds[i]
-        x, top, aux = carry
-        if layer in starts and p == 1:
-            before = x
-        elif layer in starts:  # a later pass: from the loop's start, the previous pass as its messages
-            previous = (x[1][:, :, before[1].shape[2] + 1:], x[0])
-            carry = (before, top, aux)
-        carry, _ = make(r, kind)(carry, None, previous if kind.messages else None)
-    return carry
+_rms = K.rms
 
 
 def _runs(plan):
@@ -472,63 +353,37 @@ class Decoder(nn.Module):
         if P:  # prompt tokens ahead of every sequence (CPM-Ant): the layers run them, the head does not
             x = jnp.concatenate([jnp.broadcast_to(self.param("prompt", _init(1.0), (P, D)), (B, P, D)), x], axis=1)
             L += P
-        G = c["mhc_expansion_rate"]
-        if G > 1:
-            if c["mtp_num_layers"] and c["mode"] == "train":
-                raise ValueError("mtp_num_layers: MTP modules with mHC streams are not modelled in the Flax model")
-            x = jnp.broadcast_to(x[:, :, None, :], (B, L, G, D))  # the embedding in every stream
-        ple_dim, ple = c["per_layer_input_dim"], None
-        if ple_dim:  # per-layer embeddings: the embedding projected D -> layers x P, one slice per decoder layer
-            for key in ("layer_loops", "mtp_num_layers", "prompt_tokens"):
-                if c[key]:
-                    raise ValueError(f"{key}: per-layer embeddings with it are not modelled in the Flax model")
-            with jax.named_scope("per_layer_emb_proj"):
-                ple = K.dense(x, self.param("ple_proj", _init(), (D, c["num_decoder_layers"] * ple_dim)))
-            ple = _rms(ple.reshape(B, L, c["num_decoder_layers"], ple_dim))
-        A = c["altup_num_inputs"]
-        if A:  # AltUp: the embedding and its projections D -> D, one per other stream
-            if c["mtp_num_layers"] and c["mode"] == "train":
-                raise ValueError("mtp_num_layers: MTP modules with AltUp streams are not modelled in the Flax model")
-            with jax.named_scope("altup_proj"):
-                x = jnp.stack([x] + [K.dense(x, self.param(f"altup_in{i}", _init(), (D, D))) for i in range(1, A)], 2)
+        on = feature_proofs(c)
+        scheme = _scheme(on)
+
+        def param(name, shape):
+            return self.param(name, _init(), shape)
+
+        # the features' per-layer inputs [B, L, layers, ...] (per-layer embeddings), sliced per layer below
+        inputs = {name: proof.per_layer(c, x, param) for name, proof in on if hasattr(proof, "per_layer")}
+        if scheme is not _Plain:  # a residual scheme's state from the embedding (its streams, its bank)
+            x = scheme.enter(c, x, param)
         top = jnp.zeros((B, L, min(c["index_topk"], L)), jnp.int32)
-        if c["attn_res_block_size"]:  # attention residuals: the running residual and an empty bank of snapshots
-            x = (x, jnp.zeros((B, L, 0, D), x.dtype))
         carry = (x, top, jnp.zeros((), emb.dtype))
         layer_cls = nn.remat(Layer) if c["remat_policy"] == "full" else Layer
+        ran = None
+        if hasattr(scheme, "rows"):  # a scheme that runs the rows itself (looped passes over attention residuals)
+            ran = scheme.rows(plan, c, carry, lambda r, kind: layer_cls(kind, self.cfg, self.segments, name=f"row{r}"))
         start = 0
-        if c["attn_res_block_size"] and c["layer_loops"]:  # looped passes over attention residuals: row by row
-            carry = _looped_attn_res(plan, c, carry, lambda r, kind: layer_cls(kind, self.cfg, self.segments,
-                                                                                name=f"row{r}"))
-        for r, (kind, n) in enumerate(_runs(plan) if not (c["attn_res_block_size"] and c["layer_loops"]) else ()):
-            rows = None if ple is None else jnp.moveaxis(ple[:, :, start:start + n], 2, 0)  # [n, B, L, P]
+        for r, (kind, n) in enumerate(_runs(plan) if ran is None else ()):
+            rows = {name: jnp.moveaxis(a[:, :, start:start + n], 2, 0) for name, a in inputs.items()}  # [n, B, L, ..]
             if n == 1:
                 carry, _ = layer_cls(kind, self.cfg, self.segments, name=f"run{r}")(
-                    carry, None if rows is None else rows[0])
+                    carry, {name: a[0] for name, a in rows.items()} or None)
             else:
                 scanned = nn.scan(layer_cls, variable_axes={"params": 0}, split_rngs={"params": True}, length=n)
-                carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, rows)
+                carry, _ = scanned(kind, self.cfg, self.segments, name=f"run{r}")(carry, rows or None)
             start += n
-        x, top, aux = carry
-        if c["attn_res_block_size"]:  # the output: one more aggregate (no norm of its own)
-            x = _attn_res_aggregate(*x, self.param("res_out", _init(), (D,)), c["weighted_sum_impl"] == "einsum")
+        x, top, aux = carry if ran is None else ran
         if P:
             x, L = x[:, P:], L - P
-        if G > 1:  # collapse the streams: the hyper head's weights (a projection), or a plain sum
-            if c["mhc_hyper_head"] and c["mhc_lowrank"]:  # (gated: a weight per stream and channel)
-                x = _gated_weights(lambda name, shape: self.param(name, _init(), shape), "mhc_head", "hc_head", x,
-                                   c["mhc_lowrank"])[0]
-            elif c["mhc_hyper_head"]:
-                with jax.named_scope("mhc_head"):
-                    w = K.dense(_rms(x.reshape(B, L, G * D)), self.param("hc_head", _init(), (G * D, G)))
-                x = (jax.nn.sigmoid(w)[..., None] * x).sum(2)
-            else:
-                x = x.sum(2)
-        if A:  # AltUp's streams out: the active one as it is, the others through D -> D, averaged
-            with jax.named_scope("altup_proj"):
-                x = jnp.mean(jnp.stack([x[:, :, 0]] + [K.dense(x[:, :, i], self.param(f"altup_out{i}", _init(),
-                                                                                         (D, D))) for i in range(1, A)],
-                                       2), 2)
+        if scheme is not _Plain:  # the scheme's state back to [B, L, D]
+            x = scheme.leave(c, x, param)
         logits = [_head(head, x)]
         mtp_kinds = [plan.kinds[i] for _, i in plan.rows if plan.kinds[i].mtp]
         k = 0

@@ -6,6 +6,7 @@ registry."""
 from __future__ import annotations
 
 import pathlib
+import re
 
 import pytest
 
@@ -66,13 +67,26 @@ READ_BY_THE_TRUNK = {
     ("checks.py", "mtp_num_layers"): "the MTP modules' letters, checked by their families",
     ("checks.py", "mtp_layer_pattern"): "the MTP modules' letters, checked by their families",
     ("checks.py", "mtp_ffn_layer_pattern"): "the MTP modules' letters, checked by their families",
+    ("xla/model.py", "double_wide_kv_shared_mlp"): "the dense FFN's width on a KV-shared layer",
+    ("xla/model.py", "prompt_tokens"): "the positions ahead of every sequence (the layers run them, the head does not)",
+    ("xla/model.py", "layer_loops"): "reduce_config keeps a looped model's depth (its rules name its layers)",
+    ("xla/model.py", "engram_layers"): "NOT_BUILT: the refusal names the key (proved elsewhere)",
+    ("xla/model.py", "zero_experts"): "NOT_BUILT: the refusal names the key (a stated input)",
+    ("xla/model.py", "patch_layers"): "NOT_BUILT: the refusal names the key (proved elsewhere)",
+    ("xla/model.py", "patcher_head_layer"): "NOT_BUILT: the refusal names the key (proved elsewhere)",
 }
+# The features' layer flags (maxflops.plan.LayerKind) the proof side's trunk reads, likewise.
+FLAGS_READ_BY_THE_TRUNK = {("xla/model.py", "kv_shared"): "the dense FFN's width on a KV-shared layer"}
+# The proof side's trunk: the Flax model and the modules beside it (a feature's Flax code is its proof module's).
+PROOF_TRUNK = tuple(sorted(str(p.relative_to(ROOT)) for d in ("xla", "proofkit") for p in (ROOT / d).glob("*.py")))
 
 
 def test_no_core_module_names_a_feature_key_but_where_the_trunk_reads_it():
-    """The engine, the check, decode traffic and the components read a feature's keys only through its record, but
-    for the trunk's own parts listed in READ_BY_THE_TRUNK (each still read there)."""
-    for module in ("account.py", "checks.py", "traffic.py", "components.py"):
+    """The engine, the check, decode traffic, the components and the proof side's trunk (the Flax model) read a
+    feature's keys only through its record and its proof module, but for the trunk's own parts listed in
+    READ_BY_THE_TRUNK (each still read there)."""
+    assert "xla/model.py" in PROOF_TRUNK
+    for module in ("account.py", "checks.py", "traffic.py", "components.py", *PROOF_TRUNK):
         text = (ROOT / module).read_text()
         for f in FEATURES:
             for key in f.schema:
@@ -116,3 +130,33 @@ def test_families_ask_for_letters_in_their_stated_order_and_a_letter_is_declared
     twin = dataclasses.replace(mamba2, name="twin")
     with pytest.raises(ValueError, match="pattern letter 'M' declared by families 'mamba2' and 'twin'"):
         letters_of((*FAMILIES, twin))
+
+
+def test_a_features_flax_code_is_its_proof_module_of_the_registrys_hooks():
+    """A feature's part of the Flax model is the module its record names (maxflops.features.proofs.<name>), one per
+    module there; a module defines only the hooks maxflops.xla.registry lists, a residual scheme all three of its
+    own; the proof side's trunk reads a feature's layer flags only where FLAGS_READ_BY_THE_TRUNK says."""
+    import importlib
+    import inspect
+
+    from maxflops.features import FLAGS
+    from maxflops.xla.registry import FEATURE_SLOTS
+
+    named = {f.proof: f for f in FEATURES if f.proof}
+    assert {f"maxflops.features.proofs.{p.stem}" for p in (ROOT / "features" / "proofs").glob("*.py")} - {
+        "maxflops.features.proofs.__init__"} == set(named)
+    for path, f in named.items():
+        assert path == f"maxflops.features.proofs.{f.name}", f.name
+        module = importlib.import_module(path)
+        hooks = {name for name, obj in vars(module).items() if inspect.isfunction(obj) and obj.__module__ == path
+                 and not name.startswith("_")}
+        assert hooks and hooks <= set(FEATURE_SLOTS), (f.name, hooks - set(FEATURE_SLOTS))
+        scheme = {"enter", "layer", "leave"}
+        assert not hooks & scheme or scheme <= hooks, f.name
+    assert {"altup", "attn_res", "mhc"} == {f.name for f in named.values()
+                                            if hasattr(importlib.import_module(f.proof), "layer")}
+    for module in PROOF_TRUNK:
+        text = (ROOT / module).read_text()
+        for flag in FLAGS:
+            read = re.search(rf"kind\.{flag}\b", text) is not None
+            assert read == ((module, flag) in FLAGS_READ_BY_THE_TRUNK), (module, flag)

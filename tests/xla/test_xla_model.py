@@ -569,3 +569,15 @@ def test_what_the_flax_model_does_not_build_is_refused_by_name(extra):
     cfg = maxflops.model_config(num_decoder_layers=2, **extra)
     with pytest.raises(ValueError, match=rf"config key '{key}'.*the Flax model does not build"):
         M.build(cfg, abstract=True, mode="train")
+
+
+@pytest.mark.parametrize("extra,key", [(dict(laurel_rank=4), "laurel_rank"),
+                                       (dict(per_layer_input_dim=6, attn_res_block_size=2), "attn_res_block_size"),
+                                       (dict(per_layer_input_dim=6, mhc_expansion_rate=2), "mhc_expansion_rate")],
+                         ids=["laurel-without-altup", "ple-with-attn-res", "ple-with-mhc"])
+def test_a_feature_its_proof_module_does_not_run_there_is_refused_by_name(extra, key):
+    """LAuReL runs inside AltUp's layer only; attention residuals' layers add no per-layer embedding, and mHC's
+    streams are no [B, L, D] to project it from: the model refuses rather than build one without it."""
+    cfg = maxflops.model_config(num_decoder_layers=4, **extra)
+    with pytest.raises(ValueError, match=rf"^{key}: .*not modelled in the Flax model"):
+        M.build(cfg, abstract=True, mode="train")
