@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from . import stepform, terms
 from .sequences import Packed, Uniform, as_lengths, batch, patch_stream, priced_tokens, program_batch, uses_patches
 from .breakdown import Breakdown, make_breakdown
+from .components import ATTENTION
 from .families import Priced, family_of, ffn_width
 from .features import FEATURES, PRICED
 from .families.base import NO_FFN, NO_MIXER
@@ -373,6 +374,13 @@ def _price_step(c, plan, seqs, decode: bool, steps: int) -> tuple:
 
 def model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
+    raw = _model_raw(kind, c, seqs, decode, steps)
+    if not c["attention_flops"]:  # (a 6N convention: the weights alone)
+        return {k: v for k, v in raw.items() if k not in ATTENTION}
+    return raw
+
+
+def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     p = price_forward(kind, c, seqs, decode)
     fwd = p.out
     if c["mode"] == "train" and not kind.no_grad:  # (a pass without a gradient: its forward)
@@ -400,7 +408,11 @@ def _head(c, tokens, hardware: bool = False) -> dict:
 def head_raw(c, tokens, hardware: bool = False) -> dict:
     """The output head for ``tokens`` tokens, unrounded: the logits (and an mHC hyper-head's projection)."""
     width = c["head_input_dim"] or c["emb_dim"]
-    head = {"logits": terms.logits(width, terms.head_vocab(c, hardware), c["head_dense"]) * tokens}
+    head = {"logits": terms.logits(width, terms.head_vocab(c, hardware), c["head_dense"]) * tokens} \
+        if c["logits_flops"] else {}
+    if c["embedding_flops"] and not (c["logits_via_embedding"] and c["logits_flops"] and width == c["emb_dim"]):
+        # (a 6N convention's embedding in N, once: a tied table is the head's weights already)
+        head["embedding_table"] = 2 * c["vocab_size"] * c["emb_dim"] * tokens
     for f in HEADS:  # the features' parts of the head (an mHC hyper head, the output's attention residuals...)
         head.update(f.head(c, tokens, hardware))
     return head

@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from . import terms
-from .conventions import EXACT_ONLY, RULED_BY, bridge_refusal
+from .conventions import EXACT_ONLY, RULED_BY, WEIGHTS_ONLY, bridge_refusal
 from .families import FAMILIES, LETTERS, letters_in_use
 from .features import FEATURES, inert_rules
 
@@ -69,12 +69,13 @@ def check_relations(c: Mapping[str, Any]) -> None:
                                     "QK^T in both kernels (set flash_backward_recompute true)")
     if c["layer_widths"]:
         _check_layer_widths(c, err)
+    exact = c["convention"] == "exact" or c["convention"] in WEIGHTS_ONLY  # (the exact count's weights)
     for key, what in EXACT_ONLY.items():
-        if c[key] and c["convention"] != "exact":
+        if c[key] and not exact:
             shown = list(c[key]) if isinstance(c[key], tuple) else c[key]
             err("convention", f"{c['convention']!r} has no rule for {what} ({key}={shown!r}); use 'exact'")
     for key, (what, ruled) in RULED_BY.items():
-        if c[key] and c["convention"] not in ruled:
+        if c[key] and c["convention"] not in ruled and not exact:
             err("convention", f"{c['convention']!r} has no rule for {what} ({key}={c[key]!r}); use one of "
                               + ", ".join(map(repr, ruled)))
     if c["moe_router_product_keys"]:
@@ -127,7 +128,8 @@ def check_relations(c: Mapping[str, Any]) -> None:
     parallel = c["parallel_layer_pattern"]
     parallel_used = (parallel[:n_layers] if len(parallel) >= n_layers else parallel).replace(NO_MIXER_LETTER, "")
     for family in FAMILIES:  # each family's own checks, on the letters in use
-        if family.conventions and c["convention"] not in family.conventions:  # a peer with no rule for its layers
+        if family.conventions and c["convention"] not in family.conventions and c["convention"] not in WEIGHTS_ONLY:
+            # a peer with no rule for its layers
             present = [ch for ch in family.letters if ch in used or ch in parallel_used]
             if present:
                 where = "attention_layer_pattern" if present[0] in used else "parallel_layer_pattern"

@@ -105,6 +105,7 @@ register(
     _trunk("moe_shared", 200, "the shared experts (and their gate)"),
     _trunk("layer_up_proj", 210, "a latent FFN's up-projection back to D"),
     _trunk("logits", 260, "the output head"),
+    _trunk("embedding_table", 265, "the token embedding table priced as a matmul (embedding_flops: 6N conventions)"),
     _trunk("vision_encoder", 280, "the vision encoder's weights"),
     _trunk("vision_attention", 290, "the vision encoder's attention", ATTENTION_KIND),
     _trunk("vision_projector", 300, "the vision projector"),

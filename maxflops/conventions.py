@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .families import LETTERS
-from .peers import CONVENTION_BRANCHES, CONVENTIONS  # noqa: F401 (the bundles, as data)
+from .peers import CONVENTION_BRANCHES, CONVENTIONS, WEIGHTS_ONLY  # noqa: F401 (the bundles, as data)
 from .schema import SCHEMA, check_value, coerce
 
 
@@ -30,6 +30,8 @@ def convention_defined(c, convention: str | None = None) -> bool:
     (``bridge_refusal``), and each family's list of the conventions that price its layers (Kimi delta attention:
     exact and Megatron-Bridge only). A config under a convention that is not defined is refused by its check."""
     convention = convention or c["convention"]
+    if convention in WEIGHTS_ONLY:  # (the exact count's weights: defined wherever it is)
+        convention = "exact"
     if convention == "megatron_bridge" and bridge_refusal(c):
         return False
     if convention != "exact" and any(c[key] for key in EXACT_ONLY):  # no peer prices these

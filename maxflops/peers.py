@@ -65,6 +65,17 @@ CONVENTIONS["maxtext_pr1988_before"] = {**CONVENTIONS["maxtext"], "causal_pairs"
 CONVENTIONS["palm"] = {"causal_pairs": "full_square", "window_pairs": "global"}
 
 
+# 6N per token, the weights alone (no attention), each weight matmul forward and backward:
+# - six_n, N with the embedding table (Llama 3's 3.8e25 FLOPs for 405B parameters over 15.6T tokens; GPT-3's C = 6ND):
+#   an untied token table counts as one more matmul;
+# - kaplan, N without the vocabulary (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1:
+#   "excluding all vocabulary and positional embeddings"): no output head either.
+# Both keep the exact count's weights, so they are defined wherever 'exact' is (WEIGHTS_ONLY).
+CONVENTIONS["six_n"] = {"attention_flops": False, "embedding_flops": True}
+CONVENTIONS["kaplan"] = {"attention_flops": False, "logits_flops": False}
+WEIGHTS_ONLY = frozenset({"six_n", "kaplan"})
+
+
 # Later Megatron-LM revisions, each the seed bundle with what that revision changed: main has neither windows nor
 # DSA (DSA layers count as dense MLA, no indexer); #6148's head and #6753 (both on dev) have no window term, scale
 # the dense pairs at floor(mean length) and price the indexer by its gradient rule; #6753 prices the core absorbed.
@@ -131,6 +142,10 @@ DESCRIPTIONS = {
     "megatron_pr6753": "Megatron-LM #6148's head with the DSA core in the absorbed form",
     "maxtext_pr1988_before": "MaxText before its PR #1988: causal attention as the whole square, windows as global",
     "palm": "PaLM's 6N + 12LHQT (llm-foundry's too): the exact count with attention as the whole square",
+    "six_n": "6N per token with the embedding table in N (Llama 3, GPT-3): the exact count's weights, an untied "
+             "token table as one more matmul, no attention",
+    "kaplan": "Kaplan et al.'s 6N, N without the vocabulary: the exact count's weights without the output head, no "
+              "attention",
     "megatron_bridge": "NVIDIA-NeMo/Megatron-Bridge at 067f987d, its hybrid path: main's rules with its "
                        "sliding-window context and a packed batch's padding priced; models with Mamba layers or "
                        "hybrid layer shapes only",

@@ -318,6 +318,12 @@ SCHEMA: dict[str, Field] = {
     "mhc_outer_flops": field_of(False, bool, "Count mHC's elementwise outer product (G*D per token per module) as "
                                        "MaxText's DeepSeek-V4 function does."),
     "router_flops": field_of(True, bool, "Count the MoE router D -> E (Megatron does not)."),
+    "attention_flops": field_of(True, bool, "Count the attention components (sequence mixing: core attention, "
+                                            "indexer scores, recurrences...); 6N conventions leave them out."),
+    "embedding_flops": field_of(False, bool, "Count the token embedding table as a matmul, 2 x vocab x emb_dim per "
+                                             "token, when it is not the output head (6N with the embedding in N, as "
+                                             "Llama 3 and GPT-3 count it)."),
+    "logits_flops": field_of(True, bool, "Count the output head (Kaplan et al.'s 6N leaves the vocabulary out of N)."),
     "mtp_layer_numbering": field_of("own", str, "MTP module k: 'own' numbers itself k for the index-reuse rule and "
                                           "copies the last decoder layer's mixer; 'after_decoder' (Megatron) is "
                                           "layer num_decoder_layers + k for both (on a hybrid its mixer follows "

@@ -9,6 +9,12 @@
 - PaLM (Chowdhery et al. 2022, table 3 and appendix B): 540B trained at 46.2% MFU, 238.3K tokens/s on 6,144 TPU v4
   chips (275 TFLOP/s each), 2,048 tokens, counted as 6N + 12 L H Q T per token: ``convention='palm'``; its N is
   the count's learnable weights (540.35B, as published).
+- Llama 3 (Dubey et al. 2024, section 3.4): the 405B flagship trained on 15.6T tokens at 3.8e25 FLOPs, 6N per token
+  with N the whole model's parameters: ``convention='six_n'``.
+- GPT-3 (Brown et al. 2020, table D.1): 175B, 300B tokens, 3.14e23 FLOPs, 6N per token (attention left out):
+  ``'six_n'`` on GPT-3's shape (96 layers of 12,288, 96 heads, a 4x GELU MLP, a tied table of 50,257).
+- Kaplan et al. 2020 (table 1): N = 2 d_model n_layer (2 d_attn + d_ff), the vocabulary and positions left out, C =
+  6N per token: ``'kaplan'``, exactly.
 """
 
 import pytest
@@ -55,3 +61,41 @@ def test_palm_540b_mfu():
     assert f"{100 * 238.3e3 * per_token / (6144 * 275e12):.1f}" == "46.2"
     exact = maxflops.count(maxflops.model_config(**PALM_540B))
     assert f"{100 * 238.3e3 * exact.total / exact.tokens / (6144 * 275e12):.1f}" == "46.0"   # causal pairs: not it
+
+
+def test_llama3_405b_training_compute():
+    b = tflop("llama3.1-405b", "six_n", max_target_length=8192, per_device_batch_size=1)
+    assert f"{b.total / b.tokens * 15.6e12:.1e}" == "3.8e+25"
+    p = maxflops.parameters(maxflops.load_config("llama3.1-405b"))
+    assert b.total == 6 * p.total * b.tokens and b.attention == 0  # 6N: N every parameter, untied table and head
+
+
+GPT3 = dict(num_decoder_layers=96, emb_dim=12288, num_query_heads=96, num_kv_heads=96, head_dim=128, mlp_dim=49152,
+            mlp_activations=("gelu",), vocab_size=50257, logits_via_embedding=True, position_table_rows=2048,
+            max_target_length=2048, per_device_batch_size=1, mode="train")
+
+
+def test_gpt3_175b_training_compute():
+    b = maxflops.count(maxflops.model_config(**GPT3, convention="six_n"))
+    assert f"{b.total / b.tokens * 300e9:.2e}" == "3.14e+23"
+    p = maxflops.parameters(maxflops.model_config(**GPT3))
+    assert b.total == 6 * (p.total - p.components["position_embeddings"]) * b.tokens  # a tied table counts once
+
+
+def test_kaplan_n_is_table_1s():
+    d, L, ff = 768, 12, 3072  # (GPT-2 small's shape)
+    c = maxflops.model_config(**{**GPT3, "num_decoder_layers": L, "emb_dim": d, "num_query_heads": 12,
+                                 "num_kv_heads": 12, "head_dim": 64, "mlp_dim": ff}, convention="kaplan")
+    b = maxflops.count(c)
+    assert b.total == 6 * 2 * d * L * (2 * d + ff) * b.tokens
+    exact = maxflops.count(c, convention="exact")
+    assert exact.learnable_weight - b.total == 6 * 50257 * d * b.tokens  # the head, the vocabulary left out
+
+
+@pytest.mark.parametrize("model", ["deepseek3-671b", "qwen3-next-80b-a3b", "kimi-linear-48b-a3b", "jamba-1.5-large"])
+def test_6n_is_defined_wherever_the_exact_count_is(model):
+    """The weights alone: any family, MTP counted as the exact count has it (its modules' weights)."""
+    keys = dict(max_target_length=4096, per_device_batch_size=1, mtp_num_layers=0)
+    six, exact = tflop(model, "six_n", **keys), tflop(model, "exact", **keys)
+    p = maxflops.parameters(maxflops.load_config(model, **keys))
+    assert six.attention == 0 and six.learnable_weight == exact.learnable_weight + 6 * p.embeddings * six.tokens
