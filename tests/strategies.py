@@ -32,7 +32,7 @@ REPORTING_KNOBS = (
     "mhc_outer_flops", "router_flops", "mtp_layer_numbering", "mtp_eh_proj", "mtp_logits", "mtp_norm_flops",
     "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops", "packed_tokens",
     "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops", "gdp_core_flops", "compressed_norm_flops",
-    "indexer_kl_flops", "mla_gate_flops", "attn_res_flops",
+    "indexer_kl_flops", "mla_gate_flops", "attn_res_flops", "attention_flops", "embedding_flops", "logits_flops",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).

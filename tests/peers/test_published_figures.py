@@ -50,7 +50,7 @@ def test_the_whole_square_is_twice_the_half_square():
 
 PALM_540B = dict(num_decoder_layers=118, emb_dim=18432, num_query_heads=48, num_kv_heads=1, head_dim=256,
                  mlp_dim=73728, mlp_activations=["silu", "linear"], vocab_size=256000, max_target_length=2048,
-                 per_device_batch_size=1)   # multi-query, SwiGLU, a tied 256K vocabulary (the head is its table)
+                 per_device_batch_size=1, logits_via_embedding=True)  # multi-query, SwiGLU, a tied 256K vocabulary
 
 
 def test_palm_540b_mfu():
