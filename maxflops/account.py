@@ -412,7 +412,7 @@ def head_raw(c, tokens, hardware: bool = False) -> dict:
         if c["logits_flops"] else {}
     if c["embedding_flops"] and not (c["logits_via_embedding"] and c["logits_flops"] and width == c["emb_dim"]):
         # (a 6N convention's embedding in N, once: a tied table is the head's weights already)
-        head["embedding_table"] = 2 * c["vocab_size"] * c["emb_dim"] * tokens
+        head["embedding_table"] = 2 * terms.head_vocab(c, hardware) * c["emb_dim"] * tokens
     for f in HEADS:  # the features' parts of the head (an mHC hyper head, the output's attention residuals...)
         head.update(f.head(c, tokens, hardware))
     return head

@@ -1,28 +1,39 @@
 """A model's parameters: total, and active per token, by component and by layer.
 
 Counted from the same plan and per-token prices as the FLOPs: each weight matmul's forward over one token is 2 x the
-weights it reads (``WEIGHT_MATMULS``), so its parameters are half its per-token FLOPs, with three corrections:
+weights it reads (``traffic.WEIGHT_MATMULS``), so its parameters are half its per-token FLOPs, and:
 
 - routed experts: the total holds all ``num_experts`` (a product-key router's reachable ones), the active count the
   ``num_experts_per_tok`` a token is routed to (a mixture of attention heads' experts alike);
-- a looped block's weights are counted once for all its passes (``layer_loops``);
+- a looped block's weights count once for all its passes (``layer_loops``), a family's shared weights once per copy
+  (Zamba's blocks: ``Family.shared``);
 - the token embedding table (``vocab_size`` x ``emb_dim``, the vocabulary padded as the head's), a learned position
-  table (``position_table_rows`` x ``emb_dim``), the features' tables (per-layer embeddings), and the output head, which is the token table when
-  ``logits_via_embedding`` (tied embeddings) says so.
+  table (``position_table_rows`` x ``emb_dim``), the features' tables (``Feature.tables``: Gemma's per-layer
+  embeddings) and the output head, which is the token table when ``logits_via_embedding`` (tied embeddings) says so.
 
-Active parameters are those one token's forward reads: every dense weight, its experts, the head, and its one row of
-each embedding table, which the convention of model cards leaves in (so ``active`` counts the whole table, as
-``total`` does). MTP modules (``mtp_num_layers``) are counted, on rows of their own after the decoder's.
+Active parameters are those one token's forward reads: every dense weight, its experts, the head, and its row of
+each embedding table, which model cards count whole (so ``active`` holds the whole tables, as ``total`` does). MTP
+modules (``mtp_num_layers``) count, on rows of their own after the decoder's.
 
-Not counted: weights no matmul reads (norm scales, biases, per-channel gates and decays, a depthwise conv's
-kernels: a few thousandths of a model) and tables the config does not size (Engram's n-gram tables). ``tests/core/test_parameters.py`` holds the count to the matrices and embedding tables of transformers' own
-models (the zoo) and to published sizes.
+Not counted: weights no matmul reads (norm scales, biases, per-channel gates and decays, a depthwise conv's kernels:
+a few thousandths of a model) and tables the config does not size (Engram's n-gram tables). Held to transformers'
+own models (tests/loaders/test_hf_params.py), the shipped configs' weight shapes (tests/core/test_parameters.py) and
+published sizes (tests/core/test_models.py, tests/loaders/test_hf_published.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Mapping
+
+from . import terms
+from .components import KNOWN, ordered
+from .families import family_of
+from .families.base import NO_MIXER
+from .features import FEATURES
+from .plan import layer_view
+from .resolve import hardware_view, plan_of, resolve_call
+from .traffic import layer_weights
 
 __all__ = ["Parameters", "parameters"]
 
@@ -66,38 +77,29 @@ EMBEDDING_TABLES = ("embeddings", "position_embeddings", "per_layer_embeddings")
 def parameters(config, **overrides: Any) -> Parameters:
     """The parameters of ``config`` (any input ``count`` takes; ``overrides`` as there). The mode is training's, so
     the MTP modules are counted; nothing else depends on the step."""
-    from . import terms
-    from .resolve import hardware_view, resolve_call
-    from .traffic import layer_weights
-
     c, _ = resolve_call(config, {**overrides, "mode": "train", "convention": "exact"})
     hw = hardware_view(c)
-    from .resolve import plan_of
-
     plan = plan_of(hw)
     kinds_total = [layer_weights(kind, hw, lambda E, k: E) for kind in plan.kinds]
     kinds_active = [layer_weights(kind, hw, lambda E, k: k) for kind in plan.kinds]
-    passes = plan.passes or [1] * len(plan.rows)
     total: dict[str, int] = {}
     active: dict[str, int] = {}
-    rows = []
-    for (name, i), p in zip(plan.rows, passes):
+    rows, once = [], []
+    for (name, i), p in zip(plan.rows, plan.passes or [1] * len(plan.rows)):
         if p != 1:  # a looped block's later passes read the first pass's weights
             continue
+        once.append(plan.kinds[i])
         for into, per in ((total, kinds_total[i]), (active, kinds_active[i])):
             for k, v in per.items():
                 into[k] = into.get(k, 0) + v
         rows.append((name, sum(kinds_total[i].values()), sum(kinds_active[i].values())))
-    _shared_once(plan, hw, [kind for (_, i), p in zip(plan.rows, passes) if p == 1 for kind in (plan.kinds[i],)],
-                 total, active)
+    _shared_once(hw, once, total, active)
     d = hw["emb_dim"]
     vocab = terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"], hw["tensor_parallel_size"])
     head_in = hw["head_input_dim"] or d
     tied = bool(hw["logits_via_embedding"]) and head_in == d
     outside = {"embeddings": vocab * d, "position_embeddings": hw["position_table_rows"] * d,
                "logits": terms.logits(head_in, vocab, hw["head_dense"]) // 2 - (vocab * d if tied else 0)}
-    from .features import FEATURES
-
     for f in FEATURES:  # the features' weights beside the head (an mHC hyper head, AltUp's projections...)
         if f.decode_head is not None:
             outside.update(f.decode_head(hw))
@@ -110,18 +112,14 @@ def parameters(config, **overrides: Any) -> Parameters:
     return Parameters(hw["model_name"], _ordered(total), _ordered(active), tuple(rows), tied)
 
 
-def _shared_once(plan, c, kinds, total: dict, active: dict) -> None:
-    """Weights a family's rows share (Zamba's blocks, run in turn by its hybrid layers) count once per copy: the rows
-    priced them each."""
-    from .families import family_of
-    from .families.base import NO_MIXER
-    from .plan import layer_view
-
+def _shared_once(c, kinds, total: dict, active: dict) -> None:
+    """Weights a family's rows share (Zamba's blocks, run in turn by its hybrid layers) count once per copy: each row
+    priced them."""
     rows: dict = {}
     for kind in kinds:
         if kind.mixer != NO_MIXER and family_of(kind).shared is not None:
             rows.setdefault(family_of(kind).name, []).append(kind)
-    for name, of in rows.items():
+    for of in rows.values():
         per_row, copies = family_of(of[0]).shared(of[0], layer_view(c, of[0]))
         extra = len(of) - min(copies, len(of))
         for into in (total, active):
@@ -132,8 +130,6 @@ def _shared_once(plan, c, kinds, total: dict, active: dict) -> None:
 def _ordered(parts: Mapping[str, int]) -> dict:
     """The embedding tables first, then the components in the report's order (``maxflops.components``), then the
     features' head parts that are no FLOPs component (by name); each non-zero."""
-    from .components import KNOWN, ordered
-
     declared = ordered({k: v for k, v in parts.items() if k in KNOWN and v})
     return {**{k: parts[k] for k in EMBEDDING_TABLES if parts.get(k)}, **declared,
             **{k: parts[k] for k in sorted(parts) if k not in KNOWN and k not in EMBEDDING_TABLES and parts[k]}}

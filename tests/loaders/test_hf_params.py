@@ -41,6 +41,14 @@ def _tables(name, *parts) -> int:
     return sum(v for k, v in PARAMS["params"][name]["embedding"].items() if any(p in k for p in parts))
 
 
+def _zamba_projections(name) -> int:
+    """Every layer's ZambaMambaMixer: x_proj inner -> dt_rank + 2 state and dt_proj dt_rank -> inner (inner = expand x
+    hidden), over its heads."""
+    cfg = CASES[name]["config"]
+    inner, r, n = cfg["mamba_expand"] * cfg["hidden_size"], cfg["mamba_dt_rank"], cfg["mamba_d_state"]
+    return cfg["num_hidden_layers"] * inner * (r + 2 * n + r)
+
+
 def _zero_expert_rows(name) -> int:
     """LongCatFlashExperts allocates gate_up_proj for its zero experts too (n_routed_experts + zero_expert_num rows
     of 2 x expert_ffn_hidden_size), which no token multiplies (a zero expert returns its input)."""
@@ -62,8 +70,8 @@ DEPARTS = {
         ("blt", 11360), ("cpmant", 48384), ("inkling_text", 88), ("inkling2_text", 112),
         ("inkling2_loop_text", 8264))},
     # ZambaMambaMixer's x_proj_weight and dt_proj_weight reach their matmul through a copy (expand, clone), which the
-    # census does not follow: it files them under 'other' (4 Mamba mixers x (1,200 + 240))
-    "zamba": ("the census's: x_proj and dt_proj through a copy", lambda n: -4 * (1200 + 240)),
+    # census does not follow: it files them under 'other'
+    "zamba": ("the census's: x_proj and dt_proj through a copy", lambda n: -_zamba_projections(n)),
 }
 
 

@@ -150,10 +150,7 @@ def load_hf_config(path, *, unknown: str = "error") -> Loaded:
     # the output head is the token table where the governing config's tie_word_embeddings says so: a wrapper's own
     # (transformers ties by the top-level config), at its config class's default; a model class that never ties
     # keeps its own head whatever the file says
-    tied = top.raw("tie_word_embeddings", t.defaults.get("tie_word_embeddings", False), none_ok=True)
-    if not isinstance(tied, bool):  # (the config classes refuse a null)
-        raise top.fail("tie_word_embeddings", "expected true or false, got " + ("null" if tied is None else
-                                                                              type(tied).__name__), tied)
+    tied = top.bool("tie_word_embeddings", t.defaults.get("tie_word_embeddings", False))
     if "logits_via_embedding" not in o:
         o["logits_via_embedding"] = tied and text_type.ties
     if text_type.positions:  # a learned absolute position table
