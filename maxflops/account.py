@@ -375,6 +375,11 @@ def _price_step(c, plan, seqs, decode: bool, steps: int) -> tuple:
 def model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
     raw = _model_raw(kind, c, seqs, decode, steps)
+    if c["mode"] == "train" and not kind.no_grad and (c["recompute_forwards"] or c["recompute_attention_forwards"]):
+        # (a published hardware formula's recomputation: its forwards again, on top of the model count)
+        for k, v in price_forward(kind, c, seqs, decode).out.items():
+            again = c["recompute_forwards"] + (c["recompute_attention_forwards"] if k in ATTENTION else 0)
+            raw[k] = raw.get(k, 0) + v * again * steps
     if not c["attention_flops"]:  # (a 6N convention: the weights alone)
         return {k: v for k, v in raw.items() if k not in ATTENTION}
     return raw

@@ -48,9 +48,9 @@ class Explanation:
         token and ratio, which reproduce it, and the exact count."""
         lines = [f"{self.figure}: {self.central / 1e9:,.3f} GFLOP per token (rounding allows "
                  f"{self.low / 1e9:,.3f} to {self.high / 1e9:,.3f})",
-                 f"{'convention':<24} {'variant':<16} {'GFLOP/token':>14} {'ratio':>9}  reproduces"]
+                 f"{'convention':<26} {'variant':<16} {'GFLOP/token':>14} {'ratio':>9}  reproduces"]
         for c in self.candidates:
-            lines.append(f"{c.convention:<24} {c.variant:<16} {c.flops_per_token / 1e9:>14,.3f} {c.ratio:>9.5f}  "
+            lines.append(f"{c.convention:<26} {c.variant:<16} {c.flops_per_token / 1e9:>14,.3f} {c.ratio:>9.5f}  "
                          f"{'yes' if c.reproduces else ''}")
         hits = [c for c in self.candidates if c.reproduces]
         lines.append("reproduced by " + ", ".join(f"{c.convention}{' ' + c.variant if c.variant else ''}"

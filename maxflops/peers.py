@@ -65,6 +65,18 @@ CONVENTIONS["maxtext_pr1988_before"] = {**CONVENTIONS["maxtext"], "causal_pairs"
 CONVENTIONS["palm"] = {"causal_pairs": "full_square", "window_pairs": "global"}
 
 
+# Megatron-LM's papers count a GPT layer's GEMMs, attention as the whole square: model FLOPs 72 B s l h^2 (1 + s/6h +
+# V/12hl) (Korthikanti et al. 2022, appendix A eq. 7: PaLM's count on a GPT), and hardware FLOPs with the
+# recomputation on top, the logits not recomputed:
+# - selective (eq. 8), 72 B s l h^2 (1 + s/3h + V/12hl): the attention term doubled, three more forwards of it (the
+#   paper's text adds one; its table 5's HFU is eq. 8's);
+# - full (Narayanan et al. 2021, eq. 3; the "Megatron paper formula" many trainers print with its factor 4),
+#   96 B s l h^2 (1 + s/6h + V/16lh): every layer's forward once more.
+CONVENTIONS["megatron_papers"] = dict(CONVENTIONS["palm"])
+CONVENTIONS["megatron_papers_selective"] = {**CONVENTIONS["palm"], "recompute_attention_forwards": 3}
+CONVENTIONS["megatron_papers_full"] = {**CONVENTIONS["palm"], "recompute_forwards": 1}
+
+
 # 6N per token, the weights alone (no attention), each weight matmul forward and backward:
 # - six_n, N with the embedding table (Llama 3's 3.8e25 FLOPs for 405B parameters over 15.6T tokens; GPT-3's C = 6ND):
 #   an untied token table counts as one more matmul;
@@ -142,6 +154,12 @@ DESCRIPTIONS = {
     "megatron_pr6753": "Megatron-LM #6148's head with the DSA core in the absorbed form",
     "maxtext_pr1988_before": "MaxText before its PR #1988: causal attention as the whole square, windows as global",
     "palm": "PaLM's 6N + 12LHQT (llm-foundry's too): the exact count with attention as the whole square",
+    "megatron_papers": "Megatron-LM's papers' model FLOPs, 72 B s l h^2 (1 + s/6h + V/12hl) on a GPT (Korthikanti et al. "
+                       "2022, eq. 7): PaLM's count",
+    "megatron_papers_selective": "Korthikanti et al. 2022's hardware FLOPs with selective recomputation (eq. 8, "
+                                 "s/3h): the attention term counted twice",
+    "megatron_papers_full": "Narayanan et al. 2021's hardware FLOPs with full recomputation (eq. 3, 96 B s l h^2 "
+                            "(1 + s/6h + V/16lh)): every layer's forward once more, the logits not",
     "six_n": "6N per token with the embedding table in N (Llama 3, GPT-3): the exact count's weights, an untied "
              "token table as one more matmul, no attention",
     "kaplan": "Kaplan et al.'s 6N, N without the vocabulary: the exact count's weights without the output head, no "

@@ -324,6 +324,16 @@ SCHEMA: dict[str, Field] = {
                                              "token, when it is not the output head (6N with the embedding in N, as "
                                              "Llama 3 and GPT-3 count it)."),
     "logits_flops": field_of(True, bool, "Count the output head (Kaplan et al.'s 6N leaves the vocabulary out of N)."),
+    "recompute_forwards": field_of(0, int, "Train: forwards of every decoder layer (and MTP module) a published "
+                                           "hardware-FLOPs formula adds for recomputation, the output head left "
+                                           "alone: 1 under full recomputation (Narayanan et al. 2021's "
+                                           "96 B s l h^2 (1 + s/6h + V/16lh)). A reporting knob: hardware FLOPs "
+                                           "price what remat_policy recomputes.", minimum=0),
+    "recompute_attention_forwards": field_of(0, int, "Train: forwards of the attention components added on top of "
+                                                     "recompute_forwards: 3 in Korthikanti et al. 2022's eq. 8 for "
+                                                     "selective recomputation (its s/3h term; the paper's text adds "
+                                                     "one forward of QK^T and of the attention over V, its formula "
+                                                     "and its table 5 three).", minimum=0),
     "mtp_layer_numbering": field_of("own", str, "MTP module k: 'own' numbers itself k for the index-reuse rule and "
                                           "copies the last decoder layer's mixer; 'after_decoder' (Megatron) is "
                                           "layer num_decoder_layers + k for both (on a hybrid its mixer follows "

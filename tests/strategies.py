@@ -33,6 +33,7 @@ REPORTING_KNOBS = (
     "mla_norm_flops", "padded_vocab_in_model_flops", "mamba_scan_flops", "mamba_inner_width", "ssm_conv_flops", "packed_tokens",
     "mamba1_scan_flops", "kda_output_gate", "kda_core_state_ops", "gdp_core_flops", "compressed_norm_flops",
     "indexer_kl_flops", "mla_gate_flops", "attn_res_flops", "attention_flops", "embedding_flops", "logits_flops",
+    "recompute_forwards", "recompute_attention_forwards",
 )
 
 # Knobs whose non-exact value changes the pair rule of a prefill (decode always counts the exact new-token keys).
@@ -596,6 +597,8 @@ def knob_value(key):
         return st.integers(1, 4)
     if key in ("mamba_scan_flops", "mamba1_scan_flops"):
         return st.integers(1, 7)
+    if key in ("recompute_forwards", "recompute_attention_forwards"):
+        return st.integers(0, 3)
     raise AssertionError(key)
 
 

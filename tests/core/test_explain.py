@@ -13,7 +13,7 @@ def test_maxtext_pr1988_figure_is_the_whole_square():
     cfg = maxflops.load_config("llama2-7b", max_target_length=8192, per_device_batch_size=4)
     e = maxflops.explain(cfg, tflop_per_step="1721.22")
     hits = {c.convention for c in e.candidates if c.reproduces}
-    assert hits == {"maxtext_pr1988_before", "palm"}                   # the whole square, nothing else differs
+    assert hits == {"maxtext_pr1988_before", "palm", "megatron_papers"}  # the whole square, nothing else differs
     assert e.candidates[0].reproduces and not any(c.reproduces for c in e.candidates[len(hits):])
     after = maxflops.explain(cfg, tflop_per_step="1510.11")
     assert "maxtext" in {c.convention for c in after.candidates if c.reproduces}
@@ -23,7 +23,7 @@ def test_maxtext_pr1988_figure_is_the_whole_square():
 def test_palm_mfu_over_its_cluster():
     e = maxflops.explain(maxflops.model_config(**PALM_540B), mfu="46.2", peak_tflops="275", tokens_per_s="238.3e3",
                          devices=6144)
-    assert {c.convention for c in e.candidates if c.reproduces} == {"maxtext_pr1988_before", "palm"}
+    assert {c.convention for c in e.candidates if c.reproduces} == {"maxtext_pr1988_before", "palm", "megatron_papers"}
     # 46.2% of 275 TFLOP/s over 238.3K tokens/s on 6,144 chips, each figure +- half its last digit
     assert e.low == pytest.approx(0.4615 * 274.5e12 * 6144 / 238.35e3, rel=1e-12)
     assert e.high == pytest.approx(0.4625 * 275.5e12 * 6144 / 238.25e3, rel=1e-12)
@@ -42,7 +42,7 @@ def test_from_the_command_line_and_bad_figures(capsys):
     argv = ["maxflops", "explain", "llama2-7b", "--config.max_target_length=8192", "--config.per_device_batch_size=4"]
     assert cli.main(argv + ["--tflop-per-step=1721.22"]) == 0
     out = capsys.readouterr().out
-    assert "reproduced by maxtext_pr1988_before, palm" in out
+    assert "reproduced by maxtext_pr1988_before, megatron_papers, palm" in out
     assert cli.main(argv + ["--tflop-per-step=1721.22", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["candidates"][0]["reproduces"] is True

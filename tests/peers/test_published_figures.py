@@ -17,6 +17,8 @@
   6N per token: ``'kaplan'``, exactly.
 """
 
+from fractions import Fraction
+
 import pytest
 
 import maxflops
@@ -99,3 +101,68 @@ def test_6n_is_defined_wherever_the_exact_count_is(model):
     six, exact = tflop(model, "six_n", **keys), tflop(model, "exact", **keys)
     p = maxflops.parameters(maxflops.load_config(model, **keys))
     assert six.attention == 0 and six.learnable_weight == exact.learnable_weight + 6 * p.embeddings * six.tokens
+
+
+# Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer Models"), table 3: GPT models of
+# a heads of h/a, l layers, a 4h GELU MLP, s = 2,048 and v = 51,200, no data parallelism (the batch is the GPU
+# count); table 5: the iteration time with sequence parallelism and selective recomputation, the MFU and the HFU on
+# A100s (312 TFLOP/s). name -> (a, h, l, global batch, GPUs, seconds, MFU %, HFU %)
+KORTHIKANTI = {"22B": (64, 6144, 48, 4, 8, "1.10", "41.5", "43.7"),
+               "175B": (96, 12288, 96, 64, 64, "13.75", "51.4", "52.8"),
+               "530B": (128, 20480, 105, 280, 280, "37.83", "56.0", "57.0"),
+               "1T": (160, 25600, 128, 512, 512, "71.49", "56.3", "57.0")}
+
+
+def megatron_gpt(a, h, l, batch, **keys):
+    """One of the papers' GPT models, the whole batch on one 'device' (the papers count per iteration)."""
+    return maxflops.model_config(num_decoder_layers=l, emb_dim=h, num_query_heads=a, num_kv_heads=a, head_dim=h // a,
+                                 mlp_dim=4 * h, mlp_activations=("gelu",), vocab_size=51200, logits_via_embedding=True,
+                                 max_target_length=2048, per_device_batch_size=batch, mode="train", **keys)
+
+
+def printed(text):
+    """The interval a printed number stands for: half a unit of its last digit either side."""
+    from decimal import Decimal
+    d = Decimal(text)
+    half = Decimal(1).scaleb(d.as_tuple().exponent) / 2
+    return Fraction(d - half), Fraction(d + half)
+
+
+@pytest.mark.parametrize("name", KORTHIKANTI)
+def test_megatron_papers_closed_forms(name):
+    """Each convention equals its paper's closed form, as an integer: eq. 7 (model), eq. 8 (selective
+    recomputation, its s/3h) and Narayanan et al. 2021's eq. 3 (full recomputation, 96 and V/16lh)."""
+    a, h, l, batch, *_ = KORTHIKANTI[name]
+    B, s, v = batch, 2048, 51200
+    forms = {"megatron_papers": 72 * B * l * s * h * h * (1 + Fraction(s, 6 * h) + Fraction(v, 12 * h * l)),
+             "megatron_papers_selective": 72 * B * l * s * h * h * (1 + Fraction(s, 3 * h) + Fraction(v, 12 * h * l)),
+             "megatron_papers_full": 96 * B * l * s * h * h * (1 + Fraction(s, 6 * h) + Fraction(v, 16 * l * h))}
+    for convention, form in forms.items():
+        b = maxflops.count(megatron_gpt(a, h, l, batch, convention=convention))
+        assert form.denominator == 1 and b.total == form, convention
+        assert b.hardware_flops == maxflops.count(megatron_gpt(a, h, l, batch)).hardware_flops  # what runs: the same
+    assert maxflops.count(megatron_gpt(a, h, l, batch, convention="palm")).total == \
+        maxflops.count(megatron_gpt(a, h, l, batch, convention="megatron_papers")).total      # PaLM's 6N + 12LHQT
+
+
+@pytest.mark.parametrize("name", KORTHIKANTI)
+def test_korthikanti_table_5_mfu_and_hfu(name):
+    """Some iteration time inside its printed rounding gives both the MFU (eq. 7) and the HFU (eq. 8) as printed."""
+    a, h, l, batch, gpus, seconds, mfu, hfu = KORTHIKANTI[name]
+    low, high = printed(seconds)
+    for convention, percent in (("megatron_papers", mfu), ("megatron_papers_selective", hfu)):
+        flops = maxflops.count(megatron_gpt(a, h, l, batch, convention=convention)).total
+        lo, hi = printed(percent)   # percent = 100 flops / (t gpus 312e12): the times that print it
+        low = max(low, Fraction(100 * flops, gpus * 312 * 10 ** 12) / hi)
+        high = min(high, Fraction(100 * flops, gpus * 312 * 10 ** 12) / lo)
+    assert low < high, (name, float(low), float(high))
+    exact = maxflops.count(megatron_gpt(a, h, l, batch)).total   # causal pairs: the papers' figures are above it
+    t = float(printed(seconds)[0] + printed(seconds)[1]) / 2
+    assert f"{100 * exact / (t * gpus * 312e12):.1f}" != mfu
+
+
+def test_korthikanti_abstract_530b_on_2240_gpus():
+    """The abstract's 54.2% MFU: the 530B model at 8-way data parallelism, 39.15 s an iteration."""
+    a, h, l, batch, gpus, *_ = KORTHIKANTI["530B"]
+    flops = maxflops.count(megatron_gpt(a, h, l, 8 * batch, convention="megatron_papers")).total
+    assert f"{100 * flops / (39.15 * 8 * gpus * 312e12):.1f}" == "54.2"
