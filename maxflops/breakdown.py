@@ -70,7 +70,7 @@ class Breakdown:
     learnable_weight: int
     attention: int
     components: Mapping[str, int]
-    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head, hw)
+    _source: tuple = dataclasses.field(repr=False, compare=False, default=None)  # (plan, priced, head, hw, params)
     not_priced: tuple = ()  # parts of the model or program these figures leave out (config key not_priced)
 
     @property
@@ -93,7 +93,7 @@ class Breakdown:
     @functools.cached_property
     def layers(self) -> tuple:
         """LayerRow per decoder layer, per MTP module, and the head, in execution order (built on first use)."""
-        plan, priced, head, _ = self._source
+        plan, priced, head, *_ = self._source
         hw_plan, hw_priced, hw_head = self._hardware
         frozen = [types.MappingProxyType(p) for p in priced]
         hw_frozen = [types.MappingProxyType(p) for p in hw_priced]
@@ -110,6 +110,13 @@ class Breakdown:
     @functools.cached_property
     def _hardware(self):
         return self._source[3]()
+
+    @functools.cached_property
+    def parameters(self):
+        """The model's parameters (``maxflops.parameters`` of the same config, counted on first use): total and active
+        per token, by component and by layer. They do not depend on the step: the same for train, prefill and
+        decode, and under every convention."""
+        return self._source[4]()
 
     @functools.cached_property
     def hardware_components(self) -> Mapping[str, int]:
@@ -133,26 +140,30 @@ class Breakdown:
 
     def to_dict(self) -> dict:
         """The breakdown as plain JSON types (what ``--json`` prints): totals, per-token figure, components, hardware
-        FLOPs and their components, the layer rows and what is not priced."""
+        FLOPs and their components, the layer rows, what is not priced and the model's parameters."""
         return {"model_name": self.model_name, "mode": self.mode, "convention": self.convention,
-                "not_priced": list(self.not_priced), "tokens": self.tokens, "total": self.total, "learnable_weight": self.learnable_weight,
-                "attention": self.attention, "per_token": self.per_token, "components": dict(self.components),
-                "hardware_flops": self.hardware_flops, "hardware_components": dict(self.hardware_components),
-                "layers": [row.to_dict() for row in self.layers]}
+                "not_priced": list(self.not_priced), "tokens": self.tokens, "total": self.total,
+                "learnable_weight": self.learnable_weight, "attention": self.attention, "per_token": self.per_token,
+                "components": dict(self.components), "hardware_flops": self.hardware_flops,
+                "hardware_components": dict(self.hardware_components), "layers": [row.to_dict() for row in self.layers],
+                "parameters": self.parameters.to_dict()}
 
 
-def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware, not_priced=()) -> Breakdown:
+def make_breakdown(model_name, mode, convention, tokens, plan, priced, head, hardware, parameters,
+                   not_priced=()) -> Breakdown:
     """Sum the priced layer kinds (``priced[i]`` for ``plan.kinds[i]``, each as many times as the plan has it)
-    and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs; it runs on first use."""
+    and the head into a Breakdown. ``hardware()`` returns the same for hardware FLOPs, ``parameters()`` the model's
+    parameters; each runs on first use."""
     components, learnable, attention = _sum_rows(plan, priced, head)
     return assemble(model_name, mode, convention, tokens, ordered(components), learnable, attention,
-                    (plan, priced, head, hardware), not_priced)
+                    (plan, priced, head, hardware, parameters), not_priced)
 
 
 def assemble(model_name, mode, convention, tokens, components, learnable, attention, source, not_priced) -> Breakdown:
     """The Breakdown of rows already summed (``components`` in report order; ``source``: (plan, priced, head,
-    hardware)). The frozen dataclass's own __init__ sets each field through object.__setattr__; filling the
-    instance's __dict__ at once makes the same object in less than half the time (a step loop makes one per count)."""
+    hardware, parameters), the last two functions that run on first use). The frozen dataclass's own __init__ sets
+    each field through object.__setattr__; filling the instance's __dict__ at once makes the same object in less than
+    half the time (a step loop makes one per count)."""
     b = _new(Breakdown)
     b.__dict__.update(model_name=model_name, mode=mode, convention=convention, tokens=tokens,
                       learnable_weight=learnable, attention=attention,

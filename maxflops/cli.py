@@ -420,7 +420,6 @@ def _compare(argv: list[str]) -> int:
     from .compare import keys_behind
     from .config import validate
     from .load import load_config
-    from .parameters import parameters
     from .report import compare_table
 
     unknown, argv = _unknown(argv)
@@ -432,13 +431,11 @@ def _compare(argv: list[str]) -> int:
         name, _, extra = spec.partition(":")
         cfg = load_config(name, unknown=unknown, **{**shared, **_assignments(extra, spec)})
         built.append((spec, cfg, count(cfg), validate(cfg)))
-    (la, fa, a, ca), (lb, fb, b, cb) = built
-    pa, pb = parameters(fa), parameters(fb)
+    (la, _, a, ca), (lb, _, b, cb) = built
     if json_out:
-        print(json.dumps({"A": {"spec": la, **a.to_dict(), "parameters": pa.to_dict()},
-                          "B": {"spec": lb, **b.to_dict(), "parameters": pb.to_dict()}}, indent=1))
+        print(json.dumps({"A": {"spec": la, **a.to_dict()}, "B": {"spec": lb, **b.to_dict()}}, indent=1))
     else:
-        print(compare_table(a, b, ca, cb, la, lb, keys_behind(ca, cb), params=(pa, pb)))
+        print(compare_table(a, b, ca, cb, la, lb, keys_behind(ca, cb)))
     return 0
 
 
@@ -493,7 +490,6 @@ def main(argv: list[str] | None = None) -> int:
     from .account import count
     from .config import validate
     from .loaders.discovery import available_models
-    from .parameters import parameters
     from .report import text_report
     from .traffic import decode_traffic
 
@@ -518,16 +514,15 @@ def main(argv: list[str] | None = None) -> int:
         resolved = validate(fv.config, given=given_keys(argv))
         b = count(resolved)
         traffic = decode_traffic(resolved) if b.mode == "decode" else None
-        params = parameters(resolved)
     except (UsageError, ValueError, TypeError, OSError) as e:
         print(f"maxflops: error: {one_line(e)}", file=sys.stderr)
         return 2
     if fv.json:
         extra = {"decode_traffic": traffic.to_dict()} if traffic is not None else {}
-        print(json.dumps({"config": resolved, **b.to_dict(), "parameters": params.to_dict(), **extra}, indent=1,
+        print(json.dumps({"config": resolved, **b.to_dict(), **extra}, indent=1,
                          default=list))
     else:
-        print(text_report(b, resolved, traffic, params))
+        print(text_report(b, resolved, traffic))
     return 0
 
 

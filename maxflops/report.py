@@ -79,7 +79,7 @@ def _describe(row) -> str:
     return f"{mixer}, {latent}{FFN_LABELS[row.ffn]}{where}{frozen}{own}"
 
 
-def text_report(b: Breakdown, config=None, traffic=None, params=None) -> str:
+def text_report(b: Breakdown, config=None, traffic=None) -> str:
     tok = b.tokens
     lines = []
     title = f"maxflops: {b.model_name}, mode={b.mode}, convention={b.convention}"
@@ -122,6 +122,8 @@ def text_report(b: Breakdown, config=None, traffic=None, params=None) -> str:
         each = "" if n == 1 else f"  ({n} x {row.total / 1e12:,.3f})"
         lines.append(f"  {label:<34} {described:<{dw}} {n * row.total / 1e12:>12,.3f} TFLOPs{each}")
     lines.append("")
+    lines += parameters_table(b.parameters)
+    lines.append("")
     lines.append(f"Total TFLOPs per device per step: {b.total / 1e12:,.3f}  "
                  f"({b.per_token / 1e9:,.3f} GFLOPs/token)")
     if show_hw:
@@ -129,8 +131,7 @@ def text_report(b: Breakdown, config=None, traffic=None, params=None) -> str:
                      f"(what the kernels execute: {_impl_knobs(config)})")
     else:
         lines.append(f"Hardware FLOPs equal model FLOPs ({_impl_knobs(config)})")
-    if params is not None:
-        lines.append(parameters_line(params))
+    lines.append(parameters_line(b.parameters))
     if traffic is not None:
         t = traffic.components
         parts = [f"{label} {t[key] / 1e9:,.3f}" for key, label in (
@@ -225,7 +226,7 @@ def sweep_table(key: str, values, runs, labels) -> str:
     return "\n".join(lines)
 
 
-def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None, params=None) -> str:
+def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None) -> str:
     """Two breakdowns side by side per component (GFLOPs per token), with the difference and the config keys
     behind it (``reasons``: component -> keys, from ``maxflops.compare.keys_behind``)."""
     reasons = reasons or {}
@@ -244,12 +245,19 @@ def compare_table(a, b, ca, cb, label_a: str, label_b: str, reasons=None, params
                               for i, (x, w) in enumerate(zip(r, widths))).rstrip()
     lines = [f"GFLOPs per token: A = {label_a}, B = {label_b}", fmt(head), "  ".join("-" * w for w in widths[:5])]
     lines += [fmt(r) for r in rows]
-    if params is None:
-        return "\n".join(lines)
-    pa, pb = params
+    pa, pb = a.parameters, b.parameters
     lines += ["parameters (B): total A {:,.3f}, B {:,.3f}; active per token A {:,.3f}, B {:,.3f}".format(
         pa.total / 1e9, pb.total / 1e9, pa.active / 1e9, pb.active / 1e9)]
     return "\n".join(lines)
+
+
+def parameters_table(p) -> list[str]:
+    """The report's parameters by component, total and active per token, in billions."""
+    w = max([len("parameters (B)")] + [len(k) for k in p.components])
+    lines = [f"{'parameters (B)':<{w}}  {'total':>10}  {'active':>10}"]
+    for k, v in p.components.items():
+        lines.append(f"{k:<{w}}  {v / 1e9:>10,.3f}  {p.active_components.get(k, 0) / 1e9:>10,.3f}")
+    return lines
 
 
 def parameters_line(p) -> str:

@@ -23,6 +23,7 @@ from fractions import Fraction
 
 from . import masks
 from .breakdown import assemble
+from .parameters import parameters
 from .components import ATTENTION, ordered
 from .config import apply_overrides
 from .checks import check_step
@@ -387,4 +388,5 @@ def step_count(key, price_step, hardware_parts):
         return hardware_parts(apply_overrides(c, given), Uniform(L, B), tokens, False, steps)
 
     return assemble(c["model_name"], mode, c["convention"], _round(tokens * steps), components, learnable,
-                    attention, (plan, rows, head, hardware), c["not_priced"])
+                    attention, (plan, rows, head, hardware, lambda: parameters(apply_overrides(c, given))),
+                    c["not_priced"])

@@ -30,9 +30,9 @@ from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
 from . import masks, terms
-from .account import ffn_width, price_forward
+from .pricing import price_forward
 from .conventions import CONVENTIONS
-from .families import FAMILIES, family_of
+from .families import FAMILIES, family_of, ffn_width
 from .features import FEATURES, weight_components
 from .families.base import NO_MIXER
 from .features.layer_loops import layer_order

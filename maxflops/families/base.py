@@ -16,7 +16,7 @@ NO_MIXER = ""  # LayerKind.mixer of a layer without a mixer ('-' in attention_la
 
 
 class Priced:
-    """One layer kind's forward, as the pricing functions below fill it (see ``maxflops.account.price_forward``).
+    """One layer kind's forward, as the pricing functions below fill it (see ``maxflops.pricing.price_forward``).
 
     ``out``: FLOPs by component; ``qk``: the QK^T part of core_attention; ``tail``: parts not recomputed by remat;
     ``single``: parts with one backward matmul; ``unnamed``: parts no remat policy saves; ``grad_extra``: backward

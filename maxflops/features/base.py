@@ -12,7 +12,7 @@ __all__ = ["Feature", "register", "feature", "registered", "one_residual_scheme"
 class Feature:
     """One trunk feature: everything about it in one record.
 
-    ``price`` runs after the layer's mixer and FFN are priced (``maxflops.account.price_forward``), in ``order``
+    ``price`` runs after the layer's mixer and FFN are priced (``maxflops.pricing.price_forward``), in ``order``
     among the features (their effects on what a rematerialized layer recomputes compose in that order): it adds the
     feature's components to the layer's ``Priced`` and adjusts its tail. ``decode`` adds the feature's weight
     elements and cache bytes of one layer to a decode step's (``maxflops.traffic``). ``proof`` names its part of the

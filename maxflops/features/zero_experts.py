@@ -1,5 +1,5 @@
 """Zero-computation experts (LongCat-Flash): ``zero_experts`` identity experts the router scores beside the routed
-ones; a top-k slot routed to one runs no matmul (``maxflops.account.routed_slots``: the share ``zero_expert_share``
+ones; a top-k slot routed to one runs no matmul (``maxflops.pricing.routed_slots``: the share ``zero_expert_share``
 gives them, or uniform routing's)."""
 
 from __future__ import annotations

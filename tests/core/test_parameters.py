@@ -52,3 +52,22 @@ def test_the_rules_on_drawn_configs(kw):
     assert untied.total - p.total == (vocab * d if tied_applies else 0)
     for mode in ("train", "prefill", "decode"):  # the step changes nothing
         assert maxflops.parameters(cfg, mode=mode).to_dict() == p.to_dict()
+
+
+@pytest.mark.parametrize("name", ["deepseek3-671b", "gemma4-26b", "qwen3-next-80b-a3b"])
+def test_a_breakdown_carries_its_models_parameters(name):
+    """``count(...).parameters`` is ``maxflops.parameters`` of the same config, whatever the step, the convention or the
+    route the count took (a step form's second length); ``to_dict`` and the text report carry them."""
+    from maxflops.report import text_report
+
+    cfg = maxflops.load_config(name, max_target_length=4096)
+    want = maxflops.parameters(cfg).to_dict()
+    for keys in ({}, {"max_target_length": 2048}, {"mode": "decode"}, {"convention": "megatron_papers"},
+                 {"per_device_batch_size": 3}):
+        b = maxflops.count(cfg, **keys)
+        assert b.parameters.to_dict() == want and b.to_dict()["parameters"] == want, keys
+    p = maxflops.count(cfg).parameters
+    text = text_report(maxflops.count(cfg), validate(cfg))
+    assert f"{'moe_routed':<14}  {p.components['moe_routed'] / 1e9:>10,.3f}  " \
+           f"{p.active_components['moe_routed'] / 1e9:>10,.3f}" in text
+    assert f"Parameters: {p.total / 1e9:,.3f}B total" in text

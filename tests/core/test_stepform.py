@@ -36,7 +36,7 @@ BATCHES = (1, 3, 0.5)
 
 
 def snapshot(b) -> tuple:
-    plan, rows, head, _ = b._source
+    plan, rows, head, *_ = b._source
     return (b.total, b.learnable_weight, b.attention, b.tokens, list(b.components.items()),
             [list(r.items()) for r in rows], list(head.items()), b.not_priced)
 

@@ -49,7 +49,7 @@ def test_an_undeclared_component_is_an_error_not_a_weight():
     c = resolve({"num_decoder_layers": 1})
     plan = build_plan(c)
     with pytest.raises(ValueError, match=r"component 'mystery_mixer' is not declared"):
-        make_breakdown("m", "train", "exact", 1, plan, [{"mystery_mixer": 10}], {}, lambda: None)
+        make_breakdown("m", "train", "exact", 1, plan, [{"mystery_mixer": 10}], {}, lambda: None, lambda: None)
 
 
 def _is_mixer(node) -> bool:

@@ -55,9 +55,9 @@ def test_prices_run_in_the_features_order_and_inert_rules_cover_their_keys():
 # The keys a core module still reads itself, each with where (what the trunk's own parts need of a feature that
 # lives inside them): nothing else of a feature is named outside its module.
 READ_BY_THE_TRUNK = {
-    ("account.py", "double_wide_kv_shared_mlp"): "the dense FFN's width on a KV-shared layer",
-    ("account.py", "zero_experts"): "the router's scored experts",
-    ("account.py", "zero_expert_share"): "the routed experts' slots (routed_slots)",
+    ("pricing.py", "double_wide_kv_shared_mlp"): "the dense FFN's width on a KV-shared layer",
+    ("pricing.py", "zero_experts"): "the router's scored experts",
+    ("pricing.py", "zero_expert_share"): "the routed experts' slots (routed_slots)",
     ("account.py", "prompt_tokens"): "the tokens each layer sees beside the head's",
     ("traffic.py", "prompt_tokens"): "the cache each sequence holds",
     ("account.py", "patches_per_sequence"): "the patch stream's positions",
@@ -86,7 +86,7 @@ def test_no_core_module_names_a_feature_key_but_where_the_trunk_reads_it():
     feature's keys only through its record and its proof module, but for the trunk's own parts listed in
     READ_BY_THE_TRUNK (each still read there)."""
     assert "xla/model.py" in PROOF_TRUNK
-    for module in ("account.py", "checks.py", "traffic.py", "components.py", *PROOF_TRUNK):
+    for module in ("account.py", "pricing.py", "checks.py", "traffic.py", "components.py", *PROOF_TRUNK):
         text = (ROOT / module).read_text()
         for f in FEATURES:
             for key in f.schema:

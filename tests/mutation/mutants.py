@@ -24,6 +24,7 @@ class Mutant:
 T, M, S, TR, P, A = ("maxflops/terms.py", "maxflops/masks.py", "maxflops/sequences.py", "maxflops/traffic.py",
                      "maxflops/plan.py", "maxflops/account.py")
 SF, Q = "maxflops/stepform.py", "maxflops/loaders/quantization.py"
+PR = "maxflops/pricing.py"
 GDN, DSA = "maxflops/families/gdn/__init__.py", "maxflops/families/dsa/__init__.py"
 CMP, ATT = "maxflops/families/compressed/__init__.py", "maxflops/families/attention/__init__.py"
 
@@ -245,7 +246,7 @@ MUTANTS = [
            'the QK^T part (recomputed under context-saving remat, flash) priced at d_v'),
     Mutant("wi_share_plain_ffn", A, "wi_share = Fraction(2, 3) if len(c[\"mlp_activations\"]) == 2 else Fraction(1, 2)",
            "wi_share = Fraction(2, 3)", "remat of a plain FFN: the up projection taken as 2/3 of its matmuls"),
-    Mutant("ragged_dense_no_topk", A, "p.out[\"moe_routed\"] = E * c[\"num_experts_per_tok\"] * per_expert_token * tokens",
+    Mutant("ragged_dense_no_topk", PR, "p.out[\"moe_routed\"] = E * c[\"num_experts_per_tok\"] * per_expert_token * tokens",
            "p.out[\"moe_routed\"] = E * per_expert_token * tokens", "ragged_dense: each token once against every expert"),
     Mutant("context_recompute_nothing", 'maxflops/training.py', "return qk + unnamed\n", "return unnamed\n",
            "a context-saving remat policy recomputes no QK^T"),
@@ -268,13 +269,13 @@ MUTANTS = [
            "MaxText's skip within top-k: a sequence of K+1 tokens skipped"),
     Mutant("decode_indexer_no_self", "maxflops/families/dsa/__init__.py", "return seqs.count, seqs.sum(lambda kv: kv + 1)", "return seqs.count, seqs.sum(lambda kv: kv)",
            "decode indexer does not score the new key"),
-    Mutant("double_wide_ignored", A, "(2 if kind.kv_shared and c[\"double_wide_kv_shared_mlp\"] else 1)", "1",
+    Mutant("double_wide_ignored", PR, "(2 if kind.kv_shared and c[\"double_wide_kv_shared_mlp\"] else 1)", "1",
            "double-wide KV-shared MLP ignored"),
-    Mutant("double_wide_tail_narrow", A, "p.tail[\"mlp\"] = terms.mlp_down(d_ffn, width) * tokens",
+    Mutant("double_wide_tail_narrow", PR, "p.tail[\"mlp\"] = terms.mlp_down(d_ffn, width) * tokens",
            "p.tail[\"mlp\"] = terms.mlp_down(d_ffn, c[\"mlp_dim\"]) * tokens", "the dense tail at mlp_dim on double-wide layers"),
-    Mutant("shared_expert_width_ignored", A, "width = c[\"shared_expert_mlp_dim\"] or c[\"moe_mlp_dim\"]", "width = c[\"moe_mlp_dim\"]",
+    Mutant("shared_expert_width_ignored", PR, "width = c[\"shared_expert_mlp_dim\"] or c[\"moe_mlp_dim\"]", "width = c[\"moe_mlp_dim\"]",
            "shared expert width ignored"),
-    Mutant('router_input_tail_mlp_dim', A, 'Fraction(terms.mlp_down(d_exp, c["moe_mlp_dim"]), per_expert_token)',
+    Mutant('router_input_tail_mlp_dim', PR, 'Fraction(terms.mlp_down(d_exp, c["moe_mlp_dim"]), per_expert_token)',
            'Fraction(terms.mlp_down(d_exp, c["mlp_dim"]), per_expert_token)',
            "the routed tail's share computed at mlp_dim"),
     Mutant("engram_ngram_orders", "maxflops/features/engram.py", "(c[\"engram_max_ngram_size\"] - 1)", "c[\"engram_max_ngram_size\"]",
@@ -343,7 +344,7 @@ MUTANTS = [
     Mutant('window_bridge_at_window_strict', ATT, '    if span * rows < tokens:',
            '    if span * rows <= tokens:',
            "Bridge's window: a row exactly one window long priced by the window formula, not the half square"),
-    Mutant('decode_dispatch_one_token_groups', A, '        return seqs.count, 1',
+    Mutant('decode_dispatch_one_token_groups', PR, '        return seqs.count, 1',
            '        return 1, seqs.count',
            "decode capacity: the step's new tokens dispatched as groups of one token"),
     Mutant('traffic_prompt_cache_dropped', TR, '        Uniform(hw["decode_kv_length"] + hw["prompt_tokens"], batch(hw))',
