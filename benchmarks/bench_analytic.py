@@ -3,8 +3,9 @@
     python benchmarks/bench_analytic.py            # prints and rewrites the "Analytic engine" section
 
 Measures (median of repeats, this machine): count() for deepseek3.2-671b, glm5 and deepseek4-284b, a 1,000-point sweep over
-sequence lengths, packed accounting of 100,000 documents, per-step cost with the same config object, and the
-wall time of `python -c "import maxflops"` against a bare interpreter.
+sequence lengths, packed accounting of 100,000 documents, per-step cost with the same config object, the parameter
+count, explain() of a published MFU on every shipped model, and the wall time of `python -c "import maxflops"`
+against a bare interpreter.
 """
 
 from __future__ import annotations
@@ -132,6 +133,26 @@ def main() -> None:
             load_and_count(path)
             t = median_time(lambda: load_and_count(path), repeats=9)
             rows.append((f"load_hf_config + count(), {what}", t, TARGETS["load"]))
+
+    # A reviewer's questions: the parameters (warm, and on a count's first use of them), and explain() of a published
+    # MFU on every shipped model, each call at a new length so that every convention's count is a new one
+    maxflops.parameters(ds)
+    t = median_time(lambda: maxflops.parameters(ds), repeats=9, inner=100)
+    rows.append(("parameters(), deepseek3.2-671b, same config object", t, 1e-3))
+    lengths_p = iter(range(5000, 10 ** 9))
+    t = median_time(lambda: maxflops.count(ds, max_target_length=next(lengths_p)).parameters, repeats=9, inner=20)
+    rows.append(("count(...).parameters on a new count, deepseek3.2-671b", t, 1e-3))
+    lengths_e = iter(range(3000, 10 ** 9, 7))
+    per_model = {}
+    for name in maxflops.available_models():
+        cfg = maxflops.load_config(name)
+        maxflops.explain(cfg, mfu="40.0", peak_tflops="989", tokens_per_s="1000")
+        per_model[name] = median_time(lambda: maxflops.explain(maxflops.load_config(name, max_target_length=next(
+            lengths_e)), mfu="40.0", peak_tflops="989", tokens_per_s="1000"), repeats=3)
+    slowest = max(per_model, key=per_model.get)
+    rows.append((f"explain(), a published MFU: the slowest of the {len(per_model)} shipped models ({slowest}; every "
+                 f"convention counted anew)", per_model[slowest], 1.0))
+    rows.append(("explain(), the same: the median shipped model", statistics.median(per_model.values()), None))
 
     # As a user's install runs it: byte-compiled once (pip writes the .pyc files; a shell with
     # PYTHONDONTWRITEBYTECODE would compile every module at every import, about 80 ms here), into a temporary
