@@ -128,10 +128,10 @@ def explain(config, devices: int = 1, **figure) -> Explanation:
     if c["mtp_num_layers"]:
         variants.append(("without MTP", {"mtp_num_layers": 0}))
     out = []
+    viewed = {variant: validate({**c, **knobs}) for variant, knobs in variants}
     for convention in CONVENTIONS:
         for variant, knobs in variants:
-            vc = validate({**c, **knobs, "convention": convention})
-            if not convention_defined(vc, convention):
+            if not convention_defined(viewed[variant], convention):  # (a convention without a rule for the model)
                 continue
             b = count(config, convention=convention, **knobs)
             f = b.total / b.tokens

@@ -55,3 +55,16 @@ def test_from_the_command_line_and_bad_figures(capsys):
         assert err.count("\n") == 1 and said in err, err
     with pytest.raises(ValueError, match="a training figure"):
         maxflops.explain(maxflops.load_config("llama2-7b", mode="prefill"), tflop_per_step="1")
+
+
+def test_a_model_only_some_conventions_price():
+    """Kimi K3's attention residuals: Megatron-Bridge's function and the exact count's weights have a rule for them,
+    the others none; explain ranks those that do and refuses nothing."""
+    from maxflops.conventions import convention_defined
+    from maxflops.config import validate
+
+    cfg = maxflops.load_config("kimi-k3")
+    e = maxflops.explain(cfg, mfu="40.0", peak_tflops="989", tokens_per_s="1000")
+    c = validate(cfg)
+    assert {x.convention for x in e.candidates} == {n for n in maxflops.CONVENTIONS if convention_defined(c, n)} \
+        == {"exact", "megatron_bridge", "six_n", "kaplan"}
