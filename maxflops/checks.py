@@ -313,7 +313,7 @@ READ_WHEN: dict = {
                          "mode is not 'decode': a training or prefill step reads max_target_length (set mode='decode' "
                          "to count a decode step)"),
     **{k: (lambda c: c["mode"] == "train", "mode is not 'train': only a training step runs a backward pass")
-       for k in ("flash_backward_split",)},
+       for k in ("flash_backward_split", "recompute_forwards", "recompute_attention_forwards")},
     "gradient_accumulation_steps": (lambda c: c["mode"] == "train",
                                     "mode is not 'train': only a training step accumulates micro-batches"),
     **{k: (lambda c: c["num_experts"] > 1 and c["moe_impl"] == "capacity",
