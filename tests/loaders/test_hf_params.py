@@ -49,6 +49,17 @@ def _zamba_projections(name) -> int:
     return cfg["num_hidden_layers"] * inner * (r + 2 * n + r)
 
 
+def _cpmant_lookups(name) -> int:
+    """CpmAntModel's lookup tables beyond the token rows: input_embedding's prompt_types x prompt_length prompt rows
+    (after its vocab_size token rows), segment_embedding (segment_types x hidden_size) and
+    CpmAntSegmentPositionEmbedding's relative_attention_bias (segment_types^2 + position_bias_num_buckets rows of
+    num_attention_heads, read by F.embedding and added to the scores)."""
+    cfg = CASES[name]["config"]
+    prompts, segments = cfg["prompt_types"] * cfg["prompt_length"], cfg["segment_types"]
+    return (prompts + segments) * cfg["hidden_size"] + \
+        (segments * segments + cfg["position_bias_num_buckets"]) * cfg["num_attention_heads"]
+
+
 def _zero_expert_rows(name) -> int:
     """LongCatFlashExperts allocates gate_up_proj for its zero experts too (n_routed_experts + zero_expert_num rows
     of 2 x expert_ffn_hidden_size), which no token multiplies (a zero expert returns its input)."""
@@ -60,15 +71,18 @@ def _zero_expert_rows(name) -> int:
 DEPARTS = {
     "gemma3n": ("the towers' embedders transformers runs on text (tables and projections: test_hf_zoo.eager_only)",
                 lambda n: _tables(n, "embed_audio", "embed_vision") + _embedders(n)),
+    "cpmant": ("the prompt rows of input_embedding, segment_embedding and position_bias.relative_attention_bias "
+               "(lookups)", _cpmant_lookups),
     "longcat_flash": ("the zero experts' rows of gate_up_proj", _zero_expert_rows),
     "mllama": ("MllamaTextModel's token table has 8 rows beyond vocab_size (its image tokens')",
                lambda n: 8 * CASES[n]["config"]["hidden_size"]),
-    # not traced yet (each difference stated at its value, so that a change in either count shows here): BLT's
-    # hash n-gram tables and its patcher's own; CPM-Ant's prompt and segment tables and relative-position bias;
-    # Inkling's relative-position logits bank (a matmul not over the tokens)
+    # stated at their value until maxflops.parameters counts what its FLOPs price (so that a change in either count
+    # shows here): BLT's difference nets its hash n-gram and patcher byte tables (lookups) against the patch family's
+    # projections ('Y' and 'U' priced at the one-token probe's k P positions, patch_proj and patcher_logits left out);
+    # Inkling's the relative-position logits' bank (proj: d_rel x extent a GQA layer, which rel_logits multiplies by
+    # each token's heads) and Inkling 2 Loop's besides its message gates (run on the passes after the first only)
     **{t: ("not traced yet", lambda n, d=d: d) for t, d in (
-        ("blt", 11360), ("cpmant", 48384), ("inkling_text", 88), ("inkling2_text", 112),
-        ("inkling2_loop_text", 8264))},
+        ("blt", 11360), ("inkling_text", 88), ("inkling2_text", 112), ("inkling2_loop_text", 8264))},
     # ZambaMambaMixer's x_proj_weight and dt_proj_weight reach their matmul through a copy (expand, clone), which the
     # census does not follow: it files them under 'other'
     "zamba": ("the census's: x_proj and dt_proj through a copy", lambda n: -_zamba_projections(n)),
