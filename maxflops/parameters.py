@@ -5,8 +5,10 @@ weights it reads (``traffic.WEIGHT_MATMULS``), so its parameters are half its pe
 
 - routed experts: the total holds all ``num_experts`` (a product-key router's reachable ones), the active count the
   ``num_experts_per_tok`` a token is routed to (a mixture of attention heads' experts alike);
-- a looped block's weights count once for all its passes (``layer_loops``), a family's shared weights once per copy
-  (Zamba's blocks: ``Family.shared``);
+- a looped block's weights count once for all its passes (``layer_loops``; a pass after the first adds only the
+  weights the first does not read, Inkling 2 Loop's message gates: ``traffic.weights_once``), a family's shared
+  weights once per copy (Zamba's blocks: ``Family.shared``), and a family's weights that half its FLOPs do not give
+  as it states them (``Family.weights``: Inkling's relative-position bank, the patch family's projections);
 - the token embedding table (``vocab_size`` x ``emb_dim``, the vocabulary padded as the head's), a learned position
   table (``position_table_rows`` x ``emb_dim``), the features' tables (``Feature.tables``: Gemma's per-layer
   embeddings) and the output head, which is the token table when ``logits_via_embedding`` (tied embeddings) says so.
@@ -33,7 +35,7 @@ from .families.base import NO_MIXER
 from .features import FEATURES
 from .plan import layer_view
 from .resolve import hardware_view, plan_of, resolve_call
-from .traffic import layer_weights
+from .traffic import layer_weights, weights_once
 
 __all__ = ["Parameters", "parameters"]
 
@@ -84,15 +86,15 @@ def parameters(config, **overrides: Any) -> Parameters:
     kinds_active = [layer_weights(kind, hw, lambda E, k: k) for kind in plan.kinds]
     total: dict[str, int] = {}
     active: dict[str, int] = {}
-    rows, once = [], []
-    for (name, i), p in zip(plan.rows, plan.passes or [1] * len(plan.rows)):
-        if p != 1:  # a looped block's later passes read the first pass's weights
-            continue
-        once.append(plan.kinds[i])
-        for into, per in ((total, kinds_total[i]), (active, kinds_active[i])):
+    rows = []
+    # a looped block's passes read one set of weights: each layer once (traffic.weights_once)
+    firsts = [(name, i) for (name, i), p in zip(plan.rows, plan.passes or [1] * len(plan.rows)) if p == 1]
+    once = [plan.kinds[i] for _, i in firsts]
+    for (name, _), t, a in zip(firsts, weights_once(plan, hw, kinds_total), weights_once(plan, hw, kinds_active)):
+        for into, per in ((total, t), (active, a)):
             for k, v in per.items():
                 into[k] = into.get(k, 0) + v
-        rows.append((name, sum(kinds_total[i].values()), sum(kinds_active[i].values())))
+        rows.append((name, sum(t.values()), sum(a.values())))
     _shared_once(hw, once, total, active)
     d = hw["emb_dim"]
     vocab = terms.padded_vocab(hw["vocab_size"], hw["make_vocab_size_divisible_by"], hw["tensor_parallel_size"])

@@ -92,20 +92,13 @@ def decode_traffic(config, segment_lengths: Sequence[int] | Any = None, **overri
             sum(elements.values()) * wb
 
     per_kind = [_layer(kind, hw, seqs) for kind in plan.kinds]
-    # a looped layer's weights are read once for all its passes (its caches are each pass's own): the rows of a
-    # first pass, numbered as layers, and the message weights of a second pass (loop_message_rank)
-    passes = plan.passes or [1] * len(plan.rows)
-    once = [i for (_, i), p in zip(plan.rows, passes) if p == 1]
-    if rules:  # layer by layer: a rule may name layers
-        for layer, i in enumerate(once):
-            out["weights"] += price(per_kind[i][0], layer)
+    # a looped layer's weights are read once for all its passes (its caches are each pass's own)
+    if rules or plan.passes:  # layer by layer: a rule may name layers
+        for layer, elements in enumerate(weights_once(plan, hw, [e for e, _ in per_kind])):
+            out["weights"] += price(elements, layer if rules else None)
     else:
-        for k, (elements, _) in enumerate(per_kind):
-            out["weights"] += price(elements, None) * once.count(k)
-    second = [(layer, i) for (_, i), (layer, p) in zip(plan.rows, layer_order(hw)) if p == 2]
-    for layer, i in second:
-        if plan.kinds[i].messages:
-            out["weights"] += price({"message_gate": per_kind[i][0]["message_gate"]}, layer if rules else None)
+        for (elements, _), rows in zip(per_kind, plan.multiplicity):
+            out["weights"] += price(elements, None) * rows
     for (_, cache), rows in zip(per_kind, plan.multiplicity):
         for name, value in cache.items():
             out[name] += value * rows
@@ -147,10 +140,33 @@ def layer_weights(kind: LayerKind, c: Mapping[str, Any], reached, seqs=None, cac
         more = reached(E, k) - k
         elements["qkv_proj"] += more * per_expert
         elements["out_proj"] += more * per_expert
+    own: dict = {}  # the families' weights that half their FLOPs do not give (Family.weights): they replace them
+    for mixer in (kind, kind.parallel):
+        if mixer is not None and mixer.mixer != NO_MIXER and family_of(mixer).weights is not None:
+            for k, v in family_of(mixer).weights(mixer, c).items():
+                own[k] = own.get(k, 0) + v
+    elements.update(own)
     cache = {} if cache is None else cache
     for f in DECODES:  # the features' weights and caches (attention residuals' score vectors, residual convs...)
         f.decode(kind, c, one if seqs is None else seqs, elements, cache)
     return elements
+
+
+def weights_once(plan, c: Mapping[str, Any], per_kind: list) -> list:
+    """Each layer's weight elements once (``per_kind[i]`` for ``plan.kinds[i]``), in layer order, the MTP modules
+    after the decoder's layers. A looped layer's weights serve all its passes, so its elements are, component by
+    component, the most any of its passes reads (a pass after the first may read weights the first does not: Inkling
+    2 Loop's message gates)."""
+    if not plan.passes:
+        return [per_kind[i] for _, i in plan.rows]
+    order = layer_order(c)
+    rows = [dict(per_kind[i]) for (_, i), p in zip(plan.rows, plan.passes) if p == 1]  # (list index = layer)
+    for r, ((_, i), p) in enumerate(zip(plan.rows, plan.passes)):
+        if p != 1:
+            mine = rows[order[r][0]]
+            for k, v in per_kind[i].items():
+                mine[k] = max(mine.get(k, 0), v)
+    return rows
 
 
 def _layer(kind: LayerKind, c: Mapping[str, Any], seqs) -> tuple:

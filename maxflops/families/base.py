@@ -78,6 +78,9 @@ class Family:
     #                       they run; the cross-attention layers of a text-only step); read by the plan
     weight_components: tuple = ()  # of its components, the matmuls whose per-token FLOPs are 2 x the weights they
     #                       read (decode traffic's weights, maxflops.parameters)
+    weights: Callable | None = None  # (kind, c) -> {component: elements}: a layer's weights where half its per-token
+    #                       FLOPs do not give them (a bank all heads share, projections over a stream of its own);
+    #                       they replace that reading for the components named (decode traffic, maxflops.parameters)
     shared: Callable | None = None  # (kind, c) -> ({component: elements of one row}, copies): weights its rows
     #                       share, copies sets of them in all (Zamba's shared blocks; maxflops.parameters)
     shared_keys: tuple = ()  # its keys that other families or the trunk read too (the inert rule of its letters

@@ -68,7 +68,7 @@ FEATURE = register(Feature(
     on=lambda c: bool(c["patch_layers"] or c["frozen_layers"]) or c["patcher_head_layer"] >= 0, off="", order=110,
     components=(Component("patcher_logits", WEIGHT, 262, "a patcher's output head over the tokens (BLT's frozen "
                                                            "entropy model: forward only)"),),
-    check=check, price=price,
+    weight_components=("patcher_logits",), check=check, price=price,
     # patches: runs over the patch stream (patches_per_sequence positions a sequence); patcher_head: a patcher's
     # output head after it
     flags={"patches": False, "patcher_head": False}, mark=mark,

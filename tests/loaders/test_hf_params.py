@@ -60,6 +60,17 @@ def _cpmant_lookups(name) -> int:
         (segments * segments + cfg["position_bias_num_buckets"]) * cfg["num_attention_heads"]
 
 
+def _blt_tables(name) -> int:
+    """BltModel's encoder_hash_tok_embedding (encoder_hash_byte_group_nb_functions x len(encoder_hash_byte_group_size)
+    x encoder_hash_byte_group_vocab rows of the encoder's width) and BltPatcher's embed_tokens (its vocab_size rows of
+    its width), both read by a lookup."""
+    cfg = CASES[name]["config"]
+    rows = cfg["encoder_hash_byte_group_nb_functions"] * len(cfg["encoder_hash_byte_group_size"]) * \
+        cfg["encoder_hash_byte_group_vocab"]
+    patcher = cfg["patcher_config"]
+    return rows * cfg["encoder_config"]["hidden_size"] + patcher["vocab_size"] * patcher["hidden_size"]
+
+
 def _zero_expert_rows(name) -> int:
     """LongCatFlashExperts allocates gate_up_proj for its zero experts too (n_routed_experts + zero_expert_num rows
     of 2 x expert_ffn_hidden_size), which no token multiplies (a zero expert returns its input)."""
@@ -76,13 +87,8 @@ DEPARTS = {
     "longcat_flash": ("the zero experts' rows of gate_up_proj", _zero_expert_rows),
     "mllama": ("MllamaTextModel's token table has 8 rows beyond vocab_size (its image tokens')",
                lambda n: 8 * CASES[n]["config"]["hidden_size"]),
-    # stated at their value until maxflops.parameters counts what its FLOPs price (so that a change in either count
-    # shows here): BLT's difference nets its hash n-gram and patcher byte tables (lookups) against the patch family's
-    # projections ('Y' and 'U' priced at the one-token probe's k P positions, patch_proj and patcher_logits left out);
-    # Inkling's the relative-position logits' bank (proj: d_rel x extent a GQA layer, which rel_logits multiplies by
-    # each token's heads) and Inkling 2 Loop's besides its message gates (run on the passes after the first only)
-    **{t: ("not traced yet", lambda n, d=d: d) for t, d in (
-        ("blt", 11360), ("inkling_text", 88), ("inkling2_text", 112), ("inkling2_loop_text", 8264))},
+    "blt": ("the hash n-gram table (encoder_hash_tok_embedding) and the patcher's byte table (patcher.embed_tokens): "
+            "lookups the config does not size for maxflops", _blt_tables),
     # ZambaMambaMixer's x_proj_weight and dt_proj_weight reach their matmul through a copy (expand, clone), which the
     # census does not follow: it files them under 'other'
     "zamba": ("the census's: x_proj and dt_proj through a copy", lambda n: -_zamba_projections(n)),

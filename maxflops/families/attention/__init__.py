@@ -262,15 +262,27 @@ def kv_widths(kind, c) -> tuple:
     return c["num_kv_heads"], c["head_dim"]
 
 
+def rel_extent(kind, c) -> int:
+    """The distances a layer's relative-position logits cover: the window on a windowed layer."""
+    return c["sliding_window_size"] if kind.mixer == WINDOW else c["relative_logits_extent"]
+
+
+def weights(kind, c) -> dict:
+    """Inkling's bank of bias profiles on a GQA layer, d_rel x extent: every head reads the one bank, so its logits'
+    per-token FLOPs are 2 x heads x the bank."""
+    if not c["relative_logits_dim"] or kind.projection != "gqa":
+        return {}
+    return {"rel_logits": c["relative_logits_dim"] * rel_extent(kind, c)}
+
+
 def inkling_parts(p: Priced, kind, c, seqs, decode, tokens, hardware: bool) -> None:
     """Inkling's attention extras on a GQA layer: the relative-position logits (r_proj D -> heads x d_rel, and per
     token its heads' bias profiles over the extent, d_rel -> extent: the window on a windowed layer) and the causal
     depthwise convs over k and v (``kv_conv_kernel`` taps over 2 x KV heads x head width channels)."""
     h, d_rel = c["num_query_heads"], c["relative_logits_dim"]
     if d_rel:
-        extent = c["sliding_window_size"] if kind.mixer == WINDOW else c["relative_logits_extent"]
         p.out["qkv_proj"] += 2 * c["emb_dim"] * h * d_rel * tokens
-        p.out["rel_logits"] = 2 * h * d_rel * extent * tokens
+        p.out["rel_logits"] = 2 * h * d_rel * rel_extent(kind, c) * tokens
     K = c["kv_conv_kernel"]
     if K:
         n_kv, hd = kv_widths(kind, c)
@@ -650,6 +662,7 @@ FAMILY = Family(
     price_hardware=price_hardware,
     decode_cache=decode_cache,
     check=check,
+    weights=weights,
     hf_layer_types={"full_attention": "G", "attention": "G", "full": "G", "sliding_attention": "L",
                     "chunked_attention": "C"},
     claims=90,

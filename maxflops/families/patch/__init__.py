@@ -68,6 +68,20 @@ def _price(p: Priced, kind, c, seqs, tokens, hardware: bool) -> None:
     core(p, H, hd, hd, pairs)
 
 
+def weights(kind, c) -> dict:
+    """One layer's weights, whatever the patches (its FLOPs run over the P k queries or keys, so half of them per
+    token is not the weights): its q/k/v and output projections; the encoder's pooled-patch projection D -> k D, which
+    every 'Y' layer runs, with the patch stream's input projection k D -> D_g on the 'Y' layer that feeds it
+    (transformers' local_encoder.patch_embedding_projection and global_transformer.token_embedding_projection: one
+    module each); the decoder's D_g -> k D on the 'U' layer that projects the patch stream's output."""
+    D, H, Hkv, hd, k = c["emb_dim"], c["num_query_heads"], c["num_kv_heads"], c["head_dim"], c["patch_cross_k"]
+    out = {"qkv_proj": D * H * hd + 2 * D * Hkv * hd, "out_proj": H * hd * D}
+    D_g = patch_width(c)
+    if kind.computes_index:
+        out["patch_proj"] = D * k * D + (k * D * D_g if k * D != D_g else 0) if kind.mixer == ENCODE else D_g * k * D
+    return out
+
+
 def price(p: Priced, kind, c, seqs, decode, tokens) -> None:
     _price(p, kind, c, seqs, tokens, False)
 
@@ -144,6 +158,7 @@ FAMILY = Family(
     decode_cache=decode_cache,
     label=label,
     check=check,
+    weights=weights,
     plan_keys=("num_decoder_layers", "attention_layer_pattern"),
     conventions=("exact",),
 )
