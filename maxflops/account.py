@@ -1,5 +1,6 @@
-"""Plan + terms + masks -> a Breakdown: each layer kind priced (model and hardware), the mode, gradient
-accumulation, conventions. The train multipliers are ``maxflops.training``'s; resolution is ``maxflops.resolve``'s.
+"""Plan + terms + masks -> a Breakdown: each layer kind's forward (``maxflops.pricing``) made a step's model and
+hardware FLOPs, the mode, gradient accumulation, conventions. The train multipliers are ``maxflops.training``'s;
+resolution is ``maxflops.resolve``'s.
 """
 
 from __future__ import annotations
