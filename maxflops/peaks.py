@@ -49,8 +49,18 @@ PEAKS = [
     (r"tpu7|tpu v7|ironwood", "TPU v7 (Ironwood)", {"float8": 4614 * T, "bfloat16": 2307 * T}),
     # NVIDIA A100 datasheet (SXM): bf16 312 TFLOPS dense, tf32 156, fp32 19.5.
     (r"a100", "NVIDIA A100", {"bfloat16": 312 * T, "tf32": 156 * T, "float32": 19.5 * T}),
+    # NVIDIA H200 datasheet, NVL (PCIe card): bf16 1,671 TFLOPS sparse -> 835.5 dense, fp8 1,670.5, tf32 417.5, fp32 60.
+    (r"h200.*nvl", "NVIDIA H200 NVL", {"bfloat16": 835.5 * T, "float8": 1670.5 * T, "tf32": 417.75 * T,
+                                      "float32": 60 * T}),
     # NVIDIA H200 datasheet (SXM): same tensor cores as H100 SXM: bf16 989 dense (1,979 sparse), fp8 1,979.
     (r"h200", "NVIDIA H200", {"bfloat16": 989 * T, "float8": 1979 * T, "tf32": 494.5 * T, "float32": 67 * T}),
+    # NVIDIA H100 datasheet, the two PCIe cards (jax's device_kind 'NVIDIA H100 NVL', 'NVIDIA H100 PCIe'): NVL bf16
+    # 1,671 TFLOPS sparse -> 835.5 dense, fp8 1,670.5, tf32 417.5, fp32 60; PCIe bf16 1,513 -> 756.5, fp8 1,513,
+    # tf32 378, fp32 51. (torchtitan's table: 835 and 756.)
+    (r"h100.*nvl", "NVIDIA H100 NVL", {"bfloat16": 835.5 * T, "float8": 1670.5 * T, "tf32": 417.75 * T,
+                                      "float32": 60 * T}),
+    (r"h100.*pcie", "NVIDIA H100 PCIe", {"bfloat16": 756.5 * T, "float8": 1513 * T, "tf32": 378 * T,
+                                        "float32": 51 * T}),
     # NVIDIA H100 datasheet (SXM): bf16 989 TFLOPS dense (1,979 sparse), fp8 1,979, tf32 494.5, fp32 67.
     (r"h100", "NVIDIA H100", {"bfloat16": 989 * T, "float8": 1979 * T, "tf32": 494.5 * T, "float32": 67 * T}),
     # NVIDIA GB200 NVL72 datasheet: 180 PFLOPS bf16 dense per 72 GPUs -> 2.5 PFLOPS per GPU; fp8 5.
@@ -80,7 +90,8 @@ BANDWIDTHS = [
     (r"a100", 2039 * G),
     # NVIDIA H200 datasheet (SXM): 4.8 TB/s.
     (r"h200", 4800 * G),
-    # NVIDIA H100 datasheet: 3.35 TB/s (SXM), 2 TB/s (PCIe).
+    # NVIDIA H100 datasheet: 3.35 TB/s (SXM), 3.9 TB/s (NVL), 2 TB/s (PCIe).
+    (r"h100.*nvl", 3900 * G),
     (r"h100.*pcie", 2000 * G),
     (r"h100", 3350 * G),
     # NVIDIA GB200 NVL72 datasheet: 576 TB/s per 72 GPUs -> 8 TB/s; HGX B200: 8 TB/s per GPU.

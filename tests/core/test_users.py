@@ -235,6 +235,13 @@ def test_the_peak_read_from_the_device_and_the_compute_dtype(monkeypatch, capsys
     assert (device_peak("NVIDIA H100 80GB HBM3").tflops, device_peak("NVIDIA H100 80GB HBM3", "fp8").tflops) == \
         (989, 1979)
     assert device_peak("TPU v5 lite", "int8").tflops == 394
+    # the PCIe cards of the same chips: their own, lower peaks (NVIDIA's datasheets, halved: dense), not the SXM's
+    from maxflops.peaks import bandwidth
+    assert [device_peak(k).tflops for k in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA H200")] \
+        == [756.5, 835.5, 835.5, 989]
+    assert device_peak("NVIDIA H100 PCIe", "fp8").tflops == 1513 and "H100 PCIe" in device_peak("NVIDIA H100 PCIe").said
+    assert [bandwidth(k) / 1e9 for k in ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H100 80GB HBM3")] == \
+        [2000, 3900, 3350]
     v5e_fp8 = device_peak("TPU v5 lite", "fp8")                 # no fp8 units: its bf16 peak, said
     assert v5e_fp8.tflops == 197 and "no float8 peak for it" in v5e_fp8.said
     with pytest.raises(ValueError, match="give peak_tflops="):
