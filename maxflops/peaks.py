@@ -50,14 +50,14 @@ PEAKS = [
     # NVIDIA A100 datasheet (SXM): bf16 312 TFLOPS dense, tf32 156, fp32 19.5.
     (r"a100", "NVIDIA A100", {"bfloat16": 312 * T, "tf32": 156 * T, "float32": 19.5 * T}),
     # NVIDIA H200 datasheet, NVL (PCIe card): bf16 1,671 TFLOPS sparse -> 835.5 dense, fp8 1,670.5, tf32 417.5, fp32 60.
-    (r"h200.*nvl", "NVIDIA H200 NVL", {"bfloat16": 835.5 * T, "float8": 1670.5 * T, "tf32": 417.75 * T,
+    (r"h200.*nvl", "NVIDIA H200 NVL", {"bfloat16": 835.5 * T, "float8": 1670.5 * T, "tf32": 417.5 * T,
                                       "float32": 60 * T}),
     # NVIDIA H200 datasheet (SXM): same tensor cores as H100 SXM: bf16 989 dense (1,979 sparse), fp8 1,979.
     (r"h200", "NVIDIA H200", {"bfloat16": 989 * T, "float8": 1979 * T, "tf32": 494.5 * T, "float32": 67 * T}),
     # NVIDIA H100 datasheet, the two PCIe cards (jax's device_kind 'NVIDIA H100 NVL', 'NVIDIA H100 PCIe'): NVL bf16
     # 1,671 TFLOPS sparse -> 835.5 dense, fp8 1,670.5, tf32 417.5, fp32 60; PCIe bf16 1,513 -> 756.5, fp8 1,513,
     # tf32 378, fp32 51. (torchtitan's table: 835 and 756.)
-    (r"h100.*nvl", "NVIDIA H100 NVL", {"bfloat16": 835.5 * T, "float8": 1670.5 * T, "tf32": 417.75 * T,
+    (r"h100.*nvl", "NVIDIA H100 NVL", {"bfloat16": 835.5 * T, "float8": 1670.5 * T, "tf32": 417.5 * T,
                                       "float32": 60 * T}),
     (r"h100.*pcie", "NVIDIA H100 PCIe", {"bfloat16": 756.5 * T, "float8": 1513 * T, "tf32": 378 * T,
                                         "float32": 51 * T}),
