@@ -210,10 +210,11 @@ def _price_step(c, plan, seqs, decode: bool, steps: int) -> tuple:
 
 def model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     """Model FLOPs of one row of this kind for the whole step, unrounded (a convention's Fractions kept)."""
-    raw = _model_raw(kind, c, seqs, decode, steps)
+    p = price_forward(kind, c, seqs, decode)
+    raw = _model_raw(p, kind, c, steps)
     if c["mode"] == "train" and not kind.no_grad and (c["recompute_forwards"] or c["recompute_attention_forwards"]):
         # (a published hardware formula's recomputation: its forwards again, on top of the model count)
-        for k, v in price_forward(kind, c, seqs, decode).out.items():
+        for k, v in p.out.items():
             again = c["recompute_forwards"] + (c["recompute_attention_forwards"] if k in ATTENTION else 0)
             raw[k] = raw.get(k, 0) + v * again * steps
     if not c["attention_flops"]:  # (a 6N convention: the weights alone)
@@ -221,8 +222,8 @@ def model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
     return raw
 
 
-def _model_raw(kind: LayerKind, c, seqs, decode: bool, steps: int) -> dict:
-    p = price_forward(kind, c, seqs, decode)
+def _model_raw(p, kind: LayerKind, c, steps: int) -> dict:
+    """The model count of one row from its priced forward ``p``: the mode's passes, each component's rule."""
     fwd = p.out
     if c["mode"] == "train" and not kind.no_grad:  # (a pass without a gradient: its forward)
         if warmup(c) or not INDEXER_COMPONENTS.isdisjoint(fwd):
